@@ -1,0 +1,79 @@
+/**
+ * Composition root of the services and the HTTP app. main.ts adds configuration, the process
+ * lifecycle and the background loops; tests call these directly with their own database and clock.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from './config';
+import { Db, isPostgres } from './db/database';
+import { AccountsService } from './features/accounts/accounts.service';
+import { accountsHandlers } from './features/accounts/accounts.handlers';
+import { ApiKeysService } from './features/api-keys/api-keys.service';
+import { apiKeysHandlers } from './features/api-keys/api-keys.handlers';
+import { ProjectsService } from './features/projects/projects.service';
+import { projectsHandlers } from './features/projects/projects.handlers';
+import { buildApp } from './http/app';
+import type { AllHandlers } from './http/operations';
+import { pendingHandlers } from './http/pending-operations';
+import { createRateLimiter } from './http/rate-limit';
+import { SecretBox } from './security/secret-box';
+import type { Clock } from './shared/clock';
+
+export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
+
+let contractCache: any;
+export function loadContract(): any {
+  return (contractCache ??= JSON.parse(readFileSync(CONTRACT_FILE, 'utf8')));
+}
+
+export interface Services {
+  db: Db;
+  clock: Clock;
+  secretBox: SecretBox;
+  accounts: AccountsService;
+  apiKeys: ApiKeysService;
+  projects: ProjectsService;
+}
+
+export function createServices(deps: { db: Db; clock: Clock; masterKey: Buffer; config: Pick<Config, 'login'> }): Services {
+  const { db, clock } = deps;
+  const accounts = new AccountsService(db, clock, { login: deps.config.login });
+  return {
+    db,
+    clock,
+    secretBox: new SecretBox(deps.masterKey),
+    accounts,
+    apiKeys: new ApiKeysService(db, clock),
+    projects: new ProjectsService(db, clock, accounts),
+  };
+}
+
+export function createHandlers(s: Services): AllHandlers {
+  return {
+    ...apiKeysHandlers(s.apiKeys),
+    ...accountsHandlers(s.accounts),
+    ...projectsHandlers(s.projects),
+    ...pendingHandlers,
+  };
+}
+
+export function createApp(
+  s: Services,
+  opts: { logger: Logger; config: Pick<Config, 'rateLimitPerMinute' | 'bodyLimitBytes' | 'strictResponses'> },
+) {
+  return buildApp({
+    contract: loadContract(),
+    handlers: createHandlers(s),
+    accounts: s.accounts,
+    apiKeys: s.apiKeys,
+    rateLimiter: createRateLimiter(s.db, opts.config.rateLimitPerMinute),
+    logger: opts.logger,
+    bodyLimitBytes: opts.config.bodyLimitBytes,
+    strictResponses: opts.config.strictResponses,
+    readiness: async () => {
+      await s.db.raw('select 1');
+      return { database: isPostgres(s.db) ? 'postgresql' : 'sqlite' };
+    },
+  });
+}

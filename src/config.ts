@@ -1,0 +1,88 @@
+/**
+ * One typed configuration schema, read from VIDMILL_* environment variables and validated at
+ * start. An invalid setting stops the process with a message naming the variable.
+ * docs/configuration.md lists every setting; keep the two in step.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1');
+const int = (min: number, max: number) =>
+  z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(min).max(max);
+
+const schema = z.object({
+  VIDMILL_HOST: z.string().min(1).default('127.0.0.1'),
+  VIDMILL_PORT: int(0, 65535).default(8080),
+  VIDMILL_DATA_DIR: z.string().min(1).default('./data'),
+  VIDMILL_DATABASE_URL: z
+    .string()
+    .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<file>')
+    .optional(),
+  VIDMILL_BOOTSTRAP_EMAIL: z.email('must be an e-mail address').optional(),
+  VIDMILL_BOOTSTRAP_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
+  VIDMILL_MASTER_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+    .optional(),
+  VIDMILL_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(600),
+  VIDMILL_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  VIDMILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  VIDMILL_BODY_LIMIT_BYTES: int(1024, 10 * 1024 * 1024).default(1024 * 1024),
+  VIDMILL_ALLOW_PRIVATE_URLS: bool.default(false),
+  VIDMILL_LOGIN_MAX_FAILURES: int(1, 1000).default(5),
+  VIDMILL_LOGIN_LOCK_MINUTES: int(1, 24 * 60).default(15),
+});
+
+export type RawConfig = z.infer<typeof schema>;
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  database: { client: 'sqlite'; filename: string } | { client: 'pg'; connectionString: string };
+  bootstrap: { email?: string; password?: string };
+  masterKey?: Buffer;
+  rateLimitPerMinute: number;
+  role: 'all' | 'api' | 'worker';
+  logLevel: RawConfig['VIDMILL_LOG_LEVEL'];
+  bodyLimitBytes: number;
+  allowPrivateUrls: boolean;
+  login: { maxFailures: number; lockMinutes: number };
+  /** Strict response validation (tests); production logs response mismatches instead. */
+  strictResponses: boolean;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(
+    Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('VIDMILL_') && v !== '')),
+  );
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const raw = parsed.data;
+  const dataDir = path.resolve(raw.VIDMILL_DATA_DIR);
+  const url = raw.VIDMILL_DATABASE_URL;
+  return {
+    host: raw.VIDMILL_HOST,
+    port: raw.VIDMILL_PORT,
+    dataDir,
+    database:
+      url && !url.startsWith('sqlite:')
+        ? { client: 'pg', connectionString: url }
+        : { client: 'sqlite', filename: url ? path.resolve(url.slice('sqlite:'.length)) : path.join(dataDir, 'vidmill.sqlite') },
+    bootstrap: { email: raw.VIDMILL_BOOTSTRAP_EMAIL, password: raw.VIDMILL_BOOTSTRAP_PASSWORD },
+    masterKey: raw.VIDMILL_MASTER_KEY ? Buffer.from(raw.VIDMILL_MASTER_KEY, 'base64') : undefined,
+    rateLimitPerMinute: raw.VIDMILL_RATE_LIMIT_PER_MINUTE,
+    role: raw.VIDMILL_ROLE,
+    logLevel: raw.VIDMILL_LOG_LEVEL,
+    bodyLimitBytes: raw.VIDMILL_BODY_LIMIT_BYTES,
+    allowPrivateUrls: raw.VIDMILL_ALLOW_PRIVATE_URLS,
+    login: { maxFailures: raw.VIDMILL_LOGIN_MAX_FAILURES, lockMinutes: raw.VIDMILL_LOGIN_LOCK_MINUTES },
+    strictResponses: false,
+  };
+}

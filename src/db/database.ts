@@ -1,0 +1,57 @@
+/** Knex for both dialects: an SQLite file (WAL) by default, PostgreSQL when configured. */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import knex, { Knex } from 'knex';
+import type { Config } from '../config';
+import { migrationSource } from './migrations';
+
+export type Db = Knex;
+
+export function openDatabase(database: Config['database']): Db {
+  if (database.client === 'pg') {
+    return knex({
+      client: 'pg',
+      connection: database.connectionString,
+      pool: { min: 0, max: 10 },
+    });
+  }
+  mkdirSync(path.dirname(database.filename), { recursive: true });
+  return knex({
+    client: 'better-sqlite3',
+    connection: { filename: database.filename },
+    useNullAsDefault: true,
+    // better-sqlite3 is synchronous: one connection serialises every statement and transaction.
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate(conn: any, done: (err: Error | null, conn: unknown) => void) {
+        conn.pragma('journal_mode = WAL');
+        conn.pragma('synchronous = NORMAL');
+        conn.pragma('foreign_keys = ON');
+        conn.pragma('busy_timeout = 5000');
+        done(null, conn);
+      },
+    },
+  });
+}
+
+export function isPostgres(db: Db): boolean {
+  return db.client.config.client === 'pg';
+}
+
+export async function migrateToLatest(db: Db): Promise<void> {
+  await db.migrate.latest({ migrationSource });
+}
+
+/** Row values come back as numbers (SQLite) or Date objects (PostgreSQL); services see Dates. */
+export function asDate(value: unknown): Date {
+  return value instanceof Date ? value : new Date(Number(value));
+}
+
+export function asOptionalDate(value: unknown): Date | undefined {
+  return value === null || value === undefined ? undefined : asDate(value);
+}
+
+export function asBool(value: unknown): boolean {
+  return value === true || value === 1 || value === '1' || value === 't';
+}

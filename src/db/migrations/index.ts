@@ -1,0 +1,16 @@
+/**
+ * Migrations, in order. A migration never changes after it lands; add a new one instead.
+ * Listed explicitly (not read from a folder) so they run the same under tsx, tests and builds.
+ */
+import type { Knex } from 'knex';
+import * as m001 from './001_identity_projects_locations';
+
+const migrations: Record<string, Knex.Migration> = {
+  '001_identity_projects_locations': m001,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name],
+};

@@ -1,0 +1,182 @@
+/**
+ * Users, teams and memberships: bootstrap of an empty installation, Basic authentication with
+ * lockout, team selection rules, and the operations behind the admin CLI.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/database';
+import type { Clock } from '../../shared/clock';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../shared/errors';
+import type { PageRequest } from '../../shared/paging';
+import { decoyHash, generatePassword, hashPassword, verifyPassword } from '../../security/passwords';
+import { BillingType, Team, User, teamsStore, usersStore } from './accounts.store';
+import type { TeamScope } from './team-scope';
+import { projectsStore } from '../projects/projects.store';
+
+export const DEFAULT_PROJECT_NAME = 'Default Project';
+
+export interface AccountsServiceOptions {
+  login: { maxFailures: number; lockMinutes: number };
+}
+
+export class AccountsService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly options: AccountsServiceOptions,
+  ) {}
+
+  /**
+   * On an empty database: creates the owner user, a team and its Default Project. Returns the
+   * generated password when none was configured (to be shown once), else undefined.
+   */
+  async bootstrap(opts: { email?: string; password?: string }, log: Logger): Promise<void> {
+    if ((await usersStore.count(this.db)) > 0) return;
+    const email = opts.email ?? 'owner@vidmill.local';
+    const password = opts.password ?? generatePassword();
+    const { user, team } = await this.createUserWithTeam({ email, password, name: 'Owner', teamName: 'My team' });
+    log.info({ userId: user.id, teamId: team.id, email }, 'created the owner user, team and Default Project');
+    if (!opts.password) {
+      // Printed once, on purpose: there is no other way to learn a generated password.
+      process.stdout.write(
+        `\nVidmill first start: owner ${email} with password ${password}\n` +
+          `(set VIDMILL_BOOTSTRAP_EMAIL / VIDMILL_BOOTSTRAP_PASSWORD to choose them; reset with npm run admin -- reset-password)\n\n`,
+      );
+    }
+  }
+
+  async createUserWithTeam(input: {
+    email: string;
+    password: string;
+    name: string;
+    teamName: string;
+    billingType?: BillingType;
+  }): Promise<{ user: User; team: Team }> {
+    const passwordHash = await hashPassword(input.password);
+    return this.db.transaction(async (trx) => {
+      const user = await this.insertUser(trx, input.email, input.name, passwordHash);
+      const team = await this.insertTeam(trx, input.teamName, input.billingType ?? 'WALLET');
+      await teamsStore.addMember(trx, team.id, user.id, 'owner', this.clock.now());
+      return { user, team };
+    });
+  }
+
+  async createUser(input: { email: string; password: string; name: string }): Promise<User> {
+    const passwordHash = await hashPassword(input.password);
+    return this.insertUser(this.db, input.email, input.name, passwordHash);
+  }
+
+  async createTeam(input: { name: string; billingType?: BillingType; apiEnabled?: boolean; ownerEmail?: string }): Promise<Team> {
+    return this.db.transaction(async (trx) => {
+      const team = await this.insertTeam(trx, input.name, input.billingType ?? 'WALLET', input.apiEnabled ?? true);
+      if (input.ownerEmail) {
+        const owner = await usersStore.byEmail(trx, input.ownerEmail);
+        if (!owner) throw new NotFoundError(`No user with e-mail ${input.ownerEmail}`, 'NOT_FOUND');
+        await teamsStore.addMember(trx, team.id, owner.id, 'owner', this.clock.now());
+      }
+      return team;
+    });
+  }
+
+  async addMember(teamId: string, email: string, role: 'owner' | 'member' = 'member'): Promise<void> {
+    const user = await usersStore.byEmail(this.db, email);
+    if (!user) throw new NotFoundError(`No user with e-mail ${email}`, 'NOT_FOUND');
+    if (!(await teamsStore.byId(this.db, teamId))) throw new NotFoundError(`No team ${teamId}`, 'TEAM_NOT_FOUND');
+    await teamsStore.addMember(this.db, teamId, user.id, role, this.clock.now());
+  }
+
+  async updateTeam(teamId: string, changes: { name?: string; apiEnabled?: boolean; billingType?: BillingType }): Promise<void> {
+    if (!(await teamsStore.byId(this.db, teamId))) throw new NotFoundError(`No team ${teamId}`, 'TEAM_NOT_FOUND');
+    await teamsStore.update(this.db, teamId, changes, this.clock.now());
+  }
+
+  async resetPassword(email: string, password?: string): Promise<string> {
+    const user = await usersStore.byEmail(this.db, email);
+    if (!user) throw new NotFoundError(`No user with e-mail ${email}`, 'NOT_FOUND');
+    const next = password ?? generatePassword();
+    await usersStore.setPassword(this.db, user.id, await hashPassword(next), this.clock.now());
+    return next;
+  }
+
+  /** HTTP Basic authentication; repeated failures lock the e-mail for a while. */
+  async authenticateBasic(email: string, password: string): Promise<User> {
+    const user = await usersStore.byEmail(this.db, email);
+    if (!user) {
+      await verifyPassword(password, await decoyHash()); // same cost as a known e-mail
+      throw new UnauthorizedError('INVALID_CREDENTIALS', 'Invalid e-mail or password');
+    }
+    const now = this.clock.now();
+    if (user.lockedUntil && user.lockedUntil > now) {
+      throw new UnauthorizedError('ACCOUNT_LOCKED', `Too many failed sign-ins; try again after ${user.lockedUntil.toISOString()}`);
+    }
+    if (!(await verifyPassword(password, user.passwordHash))) {
+      const { maxFailures, lockMinutes } = this.options.login;
+      await usersStore.recordFailedLogin(this.db, user.id, maxFailures, new Date(now.getTime() + lockMinutes * 60_000));
+      throw new UnauthorizedError('INVALID_CREDENTIALS', 'Invalid e-mail or password');
+    }
+    if (user.failedLogins > 0) await usersStore.clearFailedLogins(this.db, user.id);
+    return user;
+  }
+
+  async user(userId: string): Promise<User> {
+    const user = await usersStore.byId(this.db, userId);
+    if (!user) throw new UnauthorizedError('INVALID_CREDENTIALS', 'The user of this credential no longer exists');
+    return user;
+  }
+
+  async defaultTeam(userId: string): Promise<Team> {
+    const team = await teamsStore.defaultTeam(this.db, userId);
+    if (!team) throw new ForbiddenError('DEFAULT_TEAM_NOT_API_ENABLED', 'None of your teams is enabled for API use');
+    return team;
+  }
+
+  /** The team an operation acts on: `selectTeamId`, else the user's default team. */
+  async selectTeam(userId: string, selectTeamId?: string): Promise<Team> {
+    if (!selectTeamId) return this.defaultTeam(userId);
+    return this.accessibleTeam(userId, selectTeamId);
+  }
+
+  /** A list filter: one team (`teamId`) or every API-enabled team of the user. */
+  async listScope(userId: string, teamId?: string): Promise<TeamScope> {
+    if (!teamId) return { memberUserId: userId };
+    await this.accessibleTeam(userId, teamId);
+    return { teamId };
+  }
+
+  private async accessibleTeam(userId: string, teamId: string): Promise<Team> {
+    const team = await teamsStore.memberTeam(this.db, userId, teamId);
+    if (!team) {
+      if (!(await teamsStore.byId(this.db, teamId))) throw new NotFoundError(`Team ${teamId} not found`, 'TEAM_NOT_FOUND');
+      throw new ForbiddenError('FORBIDDEN', `You are not a member of team ${teamId}`);
+    }
+    if (!team.apiEnabled) throw new ForbiddenError('ACCESS_DENIED', `Team ${teamId} is not enabled for API use`);
+    return team;
+  }
+
+  /** A team the user belongs to (any team of another user is 404). */
+  async teamOfMember(userId: string, teamId: string): Promise<Team> {
+    const team = await teamsStore.memberTeam(this.db, userId, teamId);
+    if (!team) throw new NotFoundError('Team not found', 'TEAM_NOT_FOUND');
+    return team;
+  }
+
+  teamsOfMember(userId: string, req: PageRequest) {
+    return teamsStore.pageForUser(this.db, userId, req);
+  }
+
+  private async insertUser(db: Db, email: string, name: string, passwordHash: string): Promise<User> {
+    if (await usersStore.byEmail(db, email)) throw new ConflictError('CONFLICT', `A user with e-mail ${email} exists`);
+    const now = this.clock.now();
+    const user = { id: randomUUID(), email: email.toLowerCase(), name, passwordHash, hasConfirmedEmail: true, createdAt: now };
+    await usersStore.insert(db, user);
+    return { ...user, failedLogins: 0, updatedAt: now };
+  }
+
+  private async insertTeam(db: Db, name: string, billingType: BillingType, apiEnabled = true): Promise<Team> {
+    const now = this.clock.now();
+    const team: Team = { id: randomUUID(), name, apiEnabled, billingType, createdAt: now, updatedAt: now };
+    await teamsStore.insert(db, team);
+    await projectsStore.insert(db, { id: randomUUID(), teamId: team.id, name: DEFAULT_PROJECT_NAME, isSample: false, createdAt: now, updatedAt: now });
+    return team;
+  }
+}

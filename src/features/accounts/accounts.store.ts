@@ -1,0 +1,154 @@
+/** SQL for users, teams and memberships. */
+import type { Knex } from 'knex';
+import { asBool, asDate, asOptionalDate } from '../../db/database';
+import type { PageRequest } from '../../shared/paging';
+import { fetchPage } from '../../shared/paging';
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  passwordHash: string;
+  hasConfirmedEmail: boolean;
+  failedLogins: number;
+  lockedUntil?: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type BillingType = 'WALLET' | 'CLOUD_MARKETPLACE';
+
+export interface Team {
+  id: string;
+  name: string;
+  apiEnabled: boolean;
+  billingType: BillingType;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+function toUser(r: any): User {
+  return {
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    passwordHash: r.password_hash,
+    hasConfirmedEmail: asBool(r.has_confirmed_email),
+    failedLogins: Number(r.failed_logins),
+    lockedUntil: asOptionalDate(r.locked_until),
+    createdAt: asDate(r.created_at),
+    updatedAt: asDate(r.updated_at),
+  };
+}
+
+export function toTeam(r: any): Team {
+  return {
+    id: r.id,
+    name: r.name,
+    apiEnabled: asBool(r.api_enabled),
+    billingType: r.billing_type,
+    createdAt: asDate(r.created_at),
+    updatedAt: asDate(r.updated_at),
+  };
+}
+
+export const usersStore = {
+  async count(db: Knex): Promise<number> {
+    const [{ n }] = await db('users').count({ n: '*' });
+    return Number(n);
+  },
+  async byId(db: Knex, id: string): Promise<User | undefined> {
+    const r = await db('users').where({ id }).first();
+    return r && toUser(r);
+  },
+  async byEmail(db: Knex, email: string): Promise<User | undefined> {
+    const r = await db('users').where({ email: email.toLowerCase() }).first();
+    return r && toUser(r);
+  },
+  async insert(db: Knex, u: Pick<User, 'id' | 'email' | 'name' | 'passwordHash' | 'hasConfirmedEmail' | 'createdAt'>): Promise<void> {
+    await db('users').insert({
+      id: u.id,
+      email: u.email.toLowerCase(),
+      name: u.name,
+      password_hash: u.passwordHash,
+      has_confirmed_email: u.hasConfirmedEmail,
+      failed_logins: 0,
+      created_at: u.createdAt,
+      updated_at: u.createdAt,
+    });
+  },
+  async setPassword(db: Knex, id: string, passwordHash: string, now: Date): Promise<void> {
+    await db('users').where({ id }).update({ password_hash: passwordHash, failed_logins: 0, locked_until: null, updated_at: now });
+  },
+  /** Counts a failed login; locks the user when the count reaches `maxFailures`. */
+  async recordFailedLogin(db: Knex, id: string, maxFailures: number, lockUntil: Date): Promise<void> {
+    await db('users')
+      .where({ id })
+      .update({
+        failed_logins: db.raw('failed_logins + 1'),
+        locked_until: db.raw('case when failed_logins + 1 >= ? then ? else locked_until end', [maxFailures, lockUntil]),
+      });
+  },
+  async clearFailedLogins(db: Knex, id: string): Promise<void> {
+    await db('users').where({ id }).andWhere('failed_logins', '>', 0).update({ failed_logins: 0, locked_until: null });
+  },
+};
+
+export const teamsStore = {
+  async insert(db: Knex, t: Pick<Team, 'id' | 'name' | 'apiEnabled' | 'billingType' | 'createdAt'>): Promise<void> {
+    await db('teams').insert({
+      id: t.id,
+      name: t.name,
+      api_enabled: t.apiEnabled,
+      billing_type: t.billingType,
+      created_at: t.createdAt,
+      updated_at: t.createdAt,
+    });
+  },
+  async byId(db: Knex, id: string): Promise<Team | undefined> {
+    const r = await db('teams').where({ id }).first();
+    return r && toTeam(r);
+  },
+  async update(db: Knex, id: string, changes: Partial<Pick<Team, 'name' | 'apiEnabled' | 'billingType'>>, now: Date): Promise<void> {
+    await db('teams')
+      .where({ id })
+      .update({
+        ...(changes.name !== undefined ? { name: changes.name } : {}),
+        ...(changes.apiEnabled !== undefined ? { api_enabled: changes.apiEnabled } : {}),
+        ...(changes.billingType !== undefined ? { billing_type: changes.billingType } : {}),
+        updated_at: now,
+      });
+  },
+  async addMember(db: Knex, teamId: string, userId: string, role: 'owner' | 'member', now: Date): Promise<void> {
+    await db('memberships').insert({ team_id: teamId, user_id: userId, role, created_at: now }).onConflict(['team_id', 'user_id']).ignore();
+  },
+  /** The team if the user is a member of it. */
+  async memberTeam(db: Knex, userId: string, teamId: string): Promise<Team | undefined> {
+    const r = await db('teams')
+      .join('memberships', 'memberships.team_id', 'teams.id')
+      .where({ 'memberships.user_id': userId, 'teams.id': teamId })
+      .first('teams.*');
+    return r && toTeam(r);
+  },
+  /** The user's oldest API-enabled team. */
+  async defaultTeam(db: Knex, userId: string): Promise<Team | undefined> {
+    const r = await db('teams')
+      .join('memberships', 'memberships.team_id', 'teams.id')
+      .where({ 'memberships.user_id': userId, 'teams.api_enabled': true })
+      .orderBy([{ column: 'teams.created_at' }, { column: 'teams.id' }])
+      .first('teams.*');
+    return r && toTeam(r);
+  },
+  pageForUser(db: Knex, userId: string, req: PageRequest) {
+    const base = db('teams').join('memberships', 'memberships.team_id', 'teams.id').where('memberships.user_id', userId);
+    return fetchPage(base, req, toTeam, 'teams');
+  },
+};
+
+/** Subquery: ids of the API-enabled teams a user belongs to (for list filters). */
+export function apiTeamIdsOf(db: Knex, userId: string): Knex.QueryBuilder {
+  return db('memberships')
+    .join('teams', 'teams.id', 'memberships.team_id')
+    .where({ 'memberships.user_id': userId, 'teams.api_enabled': true })
+    .select('memberships.team_id');
+}

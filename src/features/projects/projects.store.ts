@@ -1,0 +1,62 @@
+/** SQL for projects. */
+import type { Knex } from 'knex';
+import { asBool, asDate } from '../../db/database';
+import { fetchPage, PageRequest } from '../../shared/paging';
+import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
+
+export interface Project {
+  id: string;
+  teamId: string;
+  name: string;
+  isSample: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+function toProject(r: any): Project {
+  return {
+    id: r.id,
+    teamId: r.team_id,
+    name: r.name,
+    isSample: asBool(r.is_sample),
+    createdAt: asDate(r.created_at),
+    updatedAt: asDate(r.updated_at),
+  };
+}
+
+export const projectsStore = {
+  async insert(db: Knex, p: Project): Promise<void> {
+    await db('projects').insert({
+      id: p.id,
+      team_id: p.teamId,
+      name: p.name,
+      is_sample: p.isSample,
+      created_at: p.createdAt,
+      updated_at: p.updatedAt,
+    });
+  },
+  async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<Project | undefined> {
+    const r = await whereTeamInScope(db, db('projects').where('projects.id', id), 'projects.team_id', scope).first();
+    return r && toProject(r);
+  },
+  page(db: Knex, scope: TeamScope, req: PageRequest) {
+    return fetchPage(whereTeamInScope(db, db('projects'), 'projects.team_id', scope), req, toProject, 'projects');
+  },
+  /** The team's oldest project with exactly this name. */
+  async oldestNamed(db: Knex, teamId: string, name: string): Promise<Project | undefined> {
+    const r = await db('projects')
+      .where({ team_id: teamId, name })
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .first();
+    return r && toProject(r);
+  },
+  async rename(db: Knex, id: string, name: string, now: Date): Promise<void> {
+    await db('projects').where({ id }).update({ name, updated_at: now });
+  },
+  async hasVideos(db: Knex, id: string): Promise<boolean> {
+    return Boolean(await db('videos').where({ project_id: id }).first('id'));
+  },
+  async delete(db: Knex, id: string): Promise<void> {
+    await db('projects').where({ id }).delete();
+  },
+};

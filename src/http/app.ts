@@ -1,0 +1,139 @@
+/**
+ * The HTTP application. Request path (DESIGN.md): JSON parser (raw body kept, size limit) ->
+ * request id -> pino-http -> auth -> rate limit -> express-openapi-validator -> dispatch by
+ * operationId -> handler. One error mapper answers every failure with the `Error` body.
+ */
+import express, { Request, RequestHandler } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import pinoHttp from 'pino-http';
+import type { Logger } from 'pino';
+import swaggerUi from 'swagger-ui-express';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { AccountsService } from '../features/accounts/accounts.service';
+import type { ApiKeysService } from '../features/api-keys/api-keys.service';
+import { authenticate, principalOf } from './auth';
+import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper';
+import { AllHandlers, assertHandlersMatchContract } from './operations';
+import { rateLimit } from './rate-limit';
+import { requestId } from './request-id';
+
+export interface AppDeps {
+  contract: any;
+  handlers: AllHandlers;
+  accounts: AccountsService;
+  apiKeys: ApiKeysService;
+  rateLimiter: RateLimiterAbstract;
+  logger: Logger;
+  bodyLimitBytes: number;
+  /** Under test: a response that breaks the contract is a 500; in production it is logged. */
+  strictResponses: boolean;
+  readiness: () => Promise<Record<string, unknown>>;
+}
+
+/** The document as served to browsers: this server first, so "Try it out" calls it. */
+function servedContract(contract: any): any {
+  return { ...contract, servers: [{ url: '/api', description: 'This server' }, ...contract.servers] };
+}
+
+function dispatch(handlers: AllHandlers): RequestHandler {
+  return async (req, res, next) => {
+    const operationId = (req as any).openapi?.schema?.operationId as keyof AllHandlers | undefined;
+    const handler = operationId && (handlers[operationId] as (input: unknown) => Promise<any>);
+    if (!handler) return next(new Error(`no handler bound for ${req.method} ${req.path}`));
+    try {
+      const reply = await handler({
+        path: (req as any).openapi.pathParams ?? {},
+        query: req.query ?? {},
+        body: req.body,
+        principal: principalOf(req),
+        requestId: (req as any).id,
+        log: req.log,
+      });
+      for (const [k, v] of Object.entries<string>(reply.headers ?? {})) res.setHeader(k, v);
+      if (reply.body === undefined) res.status(reply.status).end();
+      else res.status(reply.status).json(reply.body);
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+export function buildApp(deps: AppDeps): express.Express {
+  assertHandlersMatchContract(deps.contract, deps.handlers);
+  setDocumentedErrorCodes(deps.contract.components.schemas.ErrorCodeEnum.enum);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'extended');
+
+  app.use(requestId);
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      res.json({ status: 'ready', ...(await deps.readiness()) });
+    } catch (err) {
+      deps.logger.warn({ err }, 'not ready');
+      res.status(503).json({ status: 'not ready', reason: (err as Error).message });
+    }
+  });
+
+  const served = servedContract(deps.contract);
+  app.get('/openapi.json', (_req, res) => {
+    res.json(served);
+  });
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(served, { customSiteTitle: 'Vidmill API', swaggerOptions: { persistAuthorization: true } }));
+
+  const api = express.Router();
+  api.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req) => (req as any).id,
+      customProps: (req) => ({ operationId: (req as any).openapi?.schema?.operationId }),
+      // Lean access lines: no headers, so no credential can reach the log.
+      serializers: {
+        req: (req) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res) => ({ statusCode: res.statusCode }),
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'info'),
+      customErrorMessage: (_req, res) => `request failed with ${res.statusCode}`,
+      customErrorObject: (_req, res, _err, val) => ({ ...val, err: undefined }),
+    }),
+  );
+  api.use(
+    express.json({
+      limit: deps.bodyLimitBytes,
+      type: ['application/json', 'application/*+json'],
+      verify: (req, _res, buf) => {
+        (req as any).rawBody = buf;
+      },
+    }),
+  );
+  api.use(authenticate(deps.accounts, deps.apiKeys));
+  api.use(rateLimit(deps.rateLimiter));
+  api.use(
+    OpenApiValidator.middleware({
+      apiSpec: deps.contract,
+      validateApiSpec: false,
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+      validateResponses: deps.strictResponses
+        ? { removeAdditional: false }
+        : {
+            removeAdditional: false,
+            onError: (err, body, req: Request) => {
+              req.log?.error({ err: err.message, errors: (err as any).errors, path: req.path }, 'response does not match the contract');
+            },
+          },
+      validateSecurity: false,
+      validateFormats: true,
+      ignoreUndocumented: false,
+    }),
+  );
+  api.use(dispatch(deps.handlers));
+  app.use('/api', api);
+
+  app.use((req, res) => sendError(req, res, 404, 'NOT_FOUND', `No such path: ${req.method} ${req.path}`));
+  app.use(errorMapper);
+  return app;
+}

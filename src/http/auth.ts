@@ -1,0 +1,57 @@
+/**
+ * Authentication: HTTP Basic (e-mail and password) on /v1/api-keys, X-API-Key everywhere else.
+ * The principal is attached to the request for the rate limiter and the handlers.
+ */
+import type { Request, RequestHandler } from 'express';
+import { UnauthorizedError } from '../shared/errors';
+import type { AccountsService } from '../features/accounts/accounts.service';
+import type { ApiKeysService } from '../features/api-keys/api-keys.service';
+import type { Principal } from './operations';
+
+export const BASIC_AUTH_PREFIX = '/v1/api-keys';
+
+export function usesBasicAuth(req: Request): boolean {
+  return req.path === BASIC_AUTH_PREFIX || req.path.startsWith(BASIC_AUTH_PREFIX + '/');
+}
+
+export function principalOf(req: Request): Principal {
+  const principal = (req as any).principal as Principal | undefined;
+  if (!principal) throw new Error('request reached a handler without authentication');
+  return principal;
+}
+
+const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Vidmill API keys", charset="UTF-8"' };
+
+function parseBasic(header: string | undefined): { email: string; password: string } {
+  const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header?.trim() ?? '');
+  if (!header) throw new UnauthorizedError('UNAUTHORIZED', 'HTTP Basic authentication with e-mail and password is required', { headers: BASIC_CHALLENGE });
+  if (!match) throw new UnauthorizedError('INVALID_CREDENTIALS', 'Malformed Authorization header; expected Basic credentials', { headers: BASIC_CHALLENGE });
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) throw new UnauthorizedError('INVALID_CREDENTIALS', 'Malformed Basic credentials; expected email:password', { headers: BASIC_CHALLENGE });
+  return { email: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+export function authenticate(accounts: AccountsService, apiKeys: ApiKeysService): RequestHandler {
+  return async (req, _res, next) => {
+    try {
+      if (usesBasicAuth(req)) {
+        const { email, password } = parseBasic(req.headers.authorization);
+        try {
+          const user = await accounts.authenticateBasic(email, password);
+          (req as any).principal = { userId: user.id } satisfies Principal;
+        } catch (err) {
+          if (err instanceof UnauthorizedError) throw new UnauthorizedError(err.errorCode, err.message, { headers: BASIC_CHALLENGE });
+          throw err;
+        }
+      } else {
+        const key = req.headers['x-api-key'];
+        if (typeof key !== 'string' || key === '') throw new UnauthorizedError('MISSING_API_KEY', 'The X-API-Key header is required');
+        (req as any).principal = (await apiKeys.authenticate(key)) satisfies Principal;
+      }
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * One error mapper for the whole API: request-validation errors, body-parser errors, domain
+ * errors and unexpected errors all become the contract's `Error` body. Unexpected errors are
+ * logged with their stack and answered without internals.
+ */
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { DomainError, ValidationIssue } from '../shared/errors';
+
+export interface ErrorBody {
+  timestamp: string;
+  requestId: string;
+  requestPath: string;
+  errorCode: string;
+  errorCodeEnum?: string;
+  message: string;
+  statusCode: number;
+  validationErrors?: ValidationIssue[];
+  errorDetails?: Record<string, unknown> | null;
+}
+
+let documentedCodes = new Set<string>();
+
+/** The documented codes (ErrorCodeEnum) decide when `errorCodeEnum` is present. */
+export function setDocumentedErrorCodes(codes: string[]): void {
+  documentedCodes = new Set(codes);
+}
+
+export function sendError(
+  req: Request,
+  res: Response,
+  status: number,
+  errorCode: string,
+  message: string,
+  extra: { validationErrors?: ValidationIssue[]; errorDetails?: Record<string, unknown>; headers?: Record<string, string> } = {},
+): void {
+  const body: ErrorBody = {
+    timestamp: new Date().toISOString(),
+    requestId: String(res.getHeader('X-Request-Id') ?? ''),
+    requestPath: req.originalUrl.split('?')[0],
+    errorCode,
+    ...(documentedCodes.has(errorCode) ? { errorCodeEnum: errorCode } : {}),
+    message,
+    statusCode: status,
+    ...(extra.validationErrors ? { validationErrors: extra.validationErrors } : {}),
+    ...(extra.errorDetails ? { errorDetails: extra.errorDetails } : {}),
+  };
+  for (const [k, v] of Object.entries(extra.headers ?? {})) res.setHeader(k, v);
+  // Sent as a string: error bodies bypass response validation (their shape is checked by tests).
+  res.status(status).type('application/json').send(JSON.stringify(body));
+}
+
+/** Reads the rejected value at a validator path such as `/body/name` or `/query/pageSize`. */
+function rejectedValue(req: Request, pointer: string): string | undefined {
+  const parts = pointer.replace(/^\//, '').split(/[/.]/).filter(Boolean);
+  const root: any = { body: req.body, query: req.query, path: req.params, headers: req.headers };
+  let cur: any = root;
+  for (const part of parts) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = cur[decodeURIComponent(part)];
+  }
+  if (cur === undefined) return undefined;
+  return typeof cur === 'string' ? cur : JSON.stringify(cur)?.slice(0, 200);
+}
+
+function validationIssues(req: Request, err: any): ValidationIssue[] {
+  return (err.errors ?? []).map((e: any) => {
+    const pointer = String(e.path ?? '');
+    const field = pointer.replace(/^\//, '').replace(/\//g, '.');
+    const value = rejectedValue(req, pointer);
+    return { field, ...(value !== undefined ? { value } : {}), message: String(e.message ?? 'is invalid') };
+  });
+}
+
+const VALIDATOR_STATUS_CODES: Record<number, [string, string]> = {
+  400: ['VALIDATION_ERROR', 'Request validation failed'],
+  404: ['NOT_FOUND', 'No such operation'],
+  405: ['METHOD_NOT_ALLOWED', 'Method not allowed on this path'],
+  413: ['PAYLOAD_TOO_LARGE', 'Request body too large'],
+  415: ['UNSUPPORTED_CONTENT_TYPE', 'Request bodies must be sent as application/json'],
+};
+
+export const errorMapper: ErrorRequestHandler = (err, req, res, _next) => {
+  if (res.headersSent) {
+    req.log?.error({ err }, 'error after the response started');
+    res.end();
+    return;
+  }
+  if (err instanceof DomainError) {
+    return sendError(req, res, err.status, err.errorCode, err.message, err.details);
+  }
+  // body-parser
+  if (err?.type === 'entity.parse.failed') {
+    return sendError(req, res, 400, 'INVALID_REQUEST_BODY', 'The request body is not valid JSON');
+  }
+  if (err?.type === 'entity.too.large') {
+    return sendError(req, res, 413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${err.limit} bytes`);
+  }
+  if (err?.type === 'charset.unsupported' || err?.type === 'encoding.unsupported') {
+    return sendError(req, res, 415, 'UNSUPPORTED_CONTENT_TYPE', err.message);
+  }
+  // express-openapi-validator request errors (response errors carry status 500 and fall through)
+  const known = typeof err?.status === 'number' && err.status < 500 ? VALIDATOR_STATUS_CODES[err.status] : undefined;
+  if (known && Array.isArray(err.errors)) {
+    const [code, message] = known;
+    if (err.status === 400) {
+      return sendError(req, res, 400, code, message, { validationErrors: validationIssues(req, err) });
+    }
+    if (err.status === 405 && err.headers?.Allow) res.setHeader('Allow', err.headers.Allow);
+    return sendError(req, res, err.status, code, err.errors[0]?.message ?? message);
+  }
+  req.log?.error({ err }, 'unexpected error');
+  return sendError(req, res, 500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred');
+};

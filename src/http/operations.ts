@@ -1,0 +1,79 @@
+/**
+ * Typed handlers bound by operationId. Handlers are the only place that sees generated types;
+ * they map them to service calls and back.
+ */
+import type { Logger } from 'pino';
+import type { operations } from '../../generated/api';
+
+/** Operations under the document's `webhooks` are sent by Vidmill, not served. */
+type OutgoingWebhookOperation = 'receiveVideoEvent';
+
+export type OperationId = Exclude<keyof operations, OutgoingWebhookOperation>;
+
+type Parameters<Op extends OperationId> = operations[Op] extends { parameters: infer P } ? P : never;
+type Part<P, K extends string> = P extends { [k in K]?: infer Q } ? (Q extends undefined | never ? {} : NonNullable<Q>) : {};
+type JsonOf<C> = C extends { content: { 'application/json': infer B } } ? B : never;
+type RequestBody<Op extends OperationId> = operations[Op] extends { requestBody: infer R }
+  ? JsonOf<R>
+  : operations[Op] extends { requestBody?: infer R }
+    ? JsonOf<NonNullable<R>> | undefined
+    : undefined;
+
+type Responses<Op extends OperationId> = operations[Op]['responses'];
+type SuccessStatus<Op extends OperationId> = Extract<keyof Responses<Op>, 200 | 201 | 202 | 204>;
+
+/** The authenticated caller. */
+export interface Principal {
+  userId: string;
+  /** Set when the caller authenticated with an API key. */
+  apiKeyId?: string;
+}
+
+export interface HandlerInput<Op extends OperationId> {
+  path: Part<Parameters<Op>, 'path'>;
+  query: Part<Parameters<Op>, 'query'>;
+  body: RequestBody<Op>;
+  principal: Principal;
+  requestId: string;
+  log: Logger;
+}
+
+type ReplyBody<B> = [B] extends [never] ? { body?: undefined } : { body: B };
+
+export type Reply<Op extends OperationId> = {
+  [S in SuccessStatus<Op>]: { status: S; headers?: Record<string, string> } & ReplyBody<JsonOf<Responses<Op>[S]>>;
+}[SuccessStatus<Op>];
+
+export type Handler<Op extends OperationId> = (input: HandlerInput<Op>) => Promise<Reply<Op>>;
+
+export type HandlerMap<Ops extends OperationId> = { [Op in Ops]: Handler<Op> };
+
+/** Every operation of the contract, each with exactly one handler. */
+export type AllHandlers = HandlerMap<OperationId>;
+
+/** Reads the operationIds of a bundled OpenAPI document. */
+export function contractOperationIds(doc: any): string[] {
+  const ids: string[] = [];
+  for (const item of Object.values<any>(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries<any>(item)) {
+      if (['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'].includes(method) && op?.operationId) {
+        ids.push(op.operationId);
+      }
+    }
+  }
+  return ids;
+}
+
+/** Refuses to start unless every operation has exactly one handler and every handler an operation. */
+export function assertHandlersMatchContract(doc: any, handlers: Record<string, unknown>): void {
+  const ids = contractOperationIds(doc);
+  const duplicates = ids.filter((id, i) => ids.indexOf(id) !== i);
+  const missing = ids.filter((id) => typeof handlers[id] !== 'function');
+  const extra = Object.keys(handlers).filter((id) => !ids.includes(id));
+  const problems = [
+    ...duplicates.map((id) => `operationId ${id} appears more than once in the contract`),
+    ...missing.map((id) => `operation ${id} has no handler`),
+    ...extra.map((id) => `handler ${id} matches no operation in the contract`),
+  ];
+  if (problems.length) throw new Error(`Handlers do not match the contract:\n  ${problems.join('\n  ')}`);
+}

@@ -1,0 +1,84 @@
+/**
+ * Operations of the contract whose work belongs to later issues. Each answers 501 with the
+ * `Error` body (`NOT_IMPLEMENTED`); the list shrinks to nothing as the issues land.
+ */
+import { DomainError } from '../shared/errors';
+import type { Handler, OperationId } from './operations';
+
+export const PENDING_OPERATIONS = [
+  // Input and output locations
+  'createBucketInputLocation',
+  'getBucketInputLocations',
+  'getBucketInputLocationById',
+  'patchBucketInputLocation',
+  'deleteBucketInputLocationById',
+  'createBucketOutputLocation',
+  'getBucketOutputLocations',
+  'getBucketOutputLocationById',
+  'patchBucketOutputLocation',
+  'deleteBucketOutputLocationById',
+  // Video in and ingestion
+  'createMasterVideoFromHttps',
+  'createMasterVideoFromBucket',
+  'createMasterVideoFromBucketInputLocationId',
+  'getVideoInStatus',
+  'restartFailedVideoInOperation',
+  'abandonFailedVideoInOperation',
+  'getVideos',
+  'getVideoById',
+  'patchVideo',
+  'deleteVideoById',
+  'getDerivedVideos',
+  'getVideoComparisonLink',
+  // Processing and video out
+  'getVideoProcessingConfigurations',
+  'createVideoProcessingConfiguration',
+  'getVideoProcessingConfigurationById',
+  'deleteVideoProcessingConfigurationById',
+  'createVideoProcessingAppraisal',
+  'createVideoProcessingAppraisalByConfId',
+  'acceptVideoProcessingAppraisal',
+  'startProcessingByVideoId',
+  'startProcessingByVideoIdAndConfId',
+  'getVideoProcessingStatus',
+  'copyVideoDataToBucket',
+  'copyVideoDataToBucketOutputLocationId',
+  'generateVideoDownloadUrl',
+  'getVideoOutStatus',
+  'restartFailedVideoOutOperation',
+  'abandonFailedVideoOutOperation',
+  // Billing
+  'getWalletFinancialDetails',
+  'getWalletBillingPeriods',
+  'getWalletBillingPeriodById',
+  'getWalletTransactionsByBillingPeriodId',
+  'getWalletTransactionsForLatestBillingPeriod',
+  'getCloudMarketplaceSubscriptions',
+  'getCloudMarketplaceSubscriptionByAgreementId',
+  'getCurrentCloudMarketplaceSubscription',
+  'getCloudMarketplaceCreditsUsage',
+  // Webhooks
+  'createWebhook',
+  'getWebhooks',
+  'getWebhookById',
+  'patchWebhook',
+  'deleteWebhookById',
+  'activateWebhookById',
+  'deactivateWebhookById',
+  'testVideoWebhookById',
+  'getWebhookEvents',
+  'getWebhookEventById',
+  'getWebhookPublicKeys',
+  'getWebhookPublicKeyById',
+  'getWebhookPublicKeysJwks',
+] as const satisfies readonly OperationId[];
+
+export type PendingOperation = (typeof PENDING_OPERATIONS)[number];
+
+const notImplemented: Handler<any> = async () => {
+  throw new DomainError(501, 'NOT_IMPLEMENTED', 'This operation is part of the contract but not implemented by this installation yet');
+};
+
+export const pendingHandlers = Object.fromEntries(PENDING_OPERATIONS.map((id) => [id, notImplemented])) as {
+  [Op in PendingOperation]: Handler<Op>;
+};

@@ -1,0 +1,80 @@
+/**
+ * Process entry: configuration -> database -> migrations -> services -> HTTP and/or workers
+ * (VIDMILL_ROLE). SIGINT/SIGTERM stop in order: stop accepting, drain loops, close the pool;
+ * a second signal forces exit.
+ */
+import type { Server } from 'node:http';
+import { ConfigError, loadConfig } from './config';
+import { createApp, createServices } from './composition';
+import { migrateToLatest, openDatabase } from './db/database';
+import { PeriodicTask } from './jobs/periodic-task';
+import { loadMasterKey } from './security/secret-box';
+import { systemClock } from './shared/clock';
+import { createLogger } from './shared/logger';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\nSee docs/configuration.md.\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const db = openDatabase(config.database);
+  await migrateToLatest(db);
+  const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, embedded: config.database.client === 'sqlite' });
+  const services = createServices({ db, clock: systemClock, masterKey, config });
+  await services.accounts.bootstrap(config.bootstrap, log);
+
+  const tasks: PeriodicTask[] = [];
+  if (config.role !== 'api') {
+    tasks.push(
+      new PeriodicTask('api-key-idle-sweep', async () => {
+        const deleted = await services.apiKeys.sweepIdleKeys();
+        if (deleted) log.info({ deleted }, 'deleted API keys unused for 90 days');
+      }, { intervalMs: 60 * 60_000, log }),
+    );
+    tasks.forEach((t) => t.start());
+  }
+
+  let server: Server | undefined;
+  if (config.role !== 'worker') {
+    const app = createApp(services, { logger: log, config });
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.port, config.host, () => resolve(s));
+      s.on('error', reject);
+    });
+    log.info(
+      { url: `http://${config.host}:${config.port}`, docs: `http://${config.host}:${config.port}/docs`, role: config.role, database: config.database.client },
+      'Vidmill is listening',
+    );
+  } else {
+    log.info({ role: config.role, database: config.database.client }, 'Vidmill worker started');
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await Promise.all(tasks.map((t) => t.stop()));
+    await db.destroy();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`Vidmill failed to start: ${err?.stack ?? err}\n`);
+  process.exit(1);
+});
