@@ -96,7 +96,7 @@ export function buildApp(deps: AppDeps): express.Express {
         req: (req) => ({ id: req.id, method: req.method, url: req.url }),
         res: (res) => ({ statusCode: res.statusCode }),
       },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'info'),
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
       customErrorMessage: (_req, res) => `request failed with ${res.statusCode}`,
       customErrorObject: (_req, res, _err, val) => ({ ...val, err: undefined }),
     }),

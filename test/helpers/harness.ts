@@ -1,0 +1,81 @@
+/**
+ * Builds the whole app without listening, on a database of its own and a manual clock, with
+ * response validation strict. Helpers create users with teams and API keys through the services.
+ */
+import { randomBytes } from 'node:crypto';
+import { strict as assert } from 'node:assert';
+import type { Express } from 'express';
+import pino from 'pino';
+import supertest from 'supertest';
+import { loadConfig, type Config } from '../../src/config';
+import { createApp, createServices, loadContract, type Services } from '../../src/composition';
+import { ManualClock } from '../../src/shared/clock';
+import { createTestDatabase, TestDatabase } from './database';
+
+export interface TestUser {
+  userId: string;
+  teamId: string;
+  email: string;
+  password: string;
+  apiKey: string;
+  apiKeyId: string;
+}
+
+export interface Harness {
+  app: Express;
+  services: Services;
+  clock: ManualClock;
+  database: TestDatabase;
+  config: Config;
+  request: supertest.Agent;
+  /** A user with an owner team (and Default Project) and one active API key. */
+  user(opts?: { teamName?: string; billingType?: 'WALLET' | 'CLOUD_MARKETPLACE' }): Promise<TestUser>;
+  close(): Promise<void>;
+}
+
+export async function createHarness(overrides: Partial<Config> = {}): Promise<Harness> {
+  const database = await createTestDatabase();
+  const clock = new ManualClock(new Date());
+  const config: Config = { ...loadConfig({}), database: database.config, strictResponses: true, ...overrides };
+  const services = createServices({ db: database.db, clock, masterKey: randomBytes(32), config });
+  const app = createApp(services, { logger: pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' }), config });
+  return {
+    app,
+    services,
+    clock,
+    database,
+    config,
+    request: supertest(app),
+    async user(opts = {}) {
+      const email = `user-${randomBytes(4).toString('hex')}@example.com`;
+      const password = `pw-${randomBytes(8).toString('hex')}`;
+      const { user, team } = await services.accounts.createUserWithTeam({
+        email,
+        password,
+        name: 'Test User',
+        teamName: opts.teamName ?? 'Test team',
+        billingType: opts.billingType,
+      });
+      const { key, secret } = await services.apiKeys.create(user.id, { name: 'test key', active: true });
+      return { userId: user.id, teamId: team.id, email, password, apiKey: secret, apiKeyId: key.id };
+    },
+    async close() {
+      await database.drop();
+    },
+  };
+}
+
+const errorSchema = loadContract().components.schemas.Error;
+
+/** Asserts an error response: status, `errorCode`, and the `Error` body shape of the contract. */
+export function expectError(res: supertest.Response, status: number, errorCode: string): void {
+  assert.equal(res.status, status, `expected ${status} ${errorCode}, got ${res.status} ${JSON.stringify(res.body)}`);
+  assert.match(String(res.headers['content-type']), /application\/json/);
+  for (const field of errorSchema.required) assert.ok(field in res.body, `Error body lacks ${field}: ${JSON.stringify(res.body)}`);
+  assert.equal(res.body.errorCode, errorCode, `errorCode: ${JSON.stringify(res.body)}`);
+  assert.equal(res.body.statusCode, status);
+  assert.equal(res.body.requestId, res.headers['x-request-id']);
+  assert.ok(!Number.isNaN(Date.parse(res.body.timestamp)));
+}
+
+export const basic = (email: string, password: string) => 'Basic ' + Buffer.from(`${email}:${password}`).toString('base64');
