@@ -24,7 +24,8 @@ async function postgresReachable(): Promise<boolean> {
 
 function runMocha(dialect: 'sqlite' | 'postgres'): boolean {
   console.log(`\n=== npm test: whole suite on ${dialect === 'sqlite' ? 'SQLite' : `PostgreSQL (${PG_URL})`} ===`);
-  const result = spawnSync('npx', ['mocha', ...process.argv.slice(2)], {
+  const files = process.argv.length > 2 ? process.argv.slice(2) : ['test/**/*.test.ts'];
+  const result = spawnSync('npx', ['mocha', ...files], {
     stdio: 'inherit',
     env: { ...process.env, VIDMILL_TEST_DB: dialect },
   });

@@ -1,0 +1,213 @@
+/**
+ * Mock server: serves the WHOLE contract (generated/openapi.json) from its examples, so SDK
+ * consumers can build against Vidmill without running a real server (`npm run mock`).
+ *
+ * - Routes with openapi-backend under `/api` (the servers' base path); literal paths win over
+ *   templated ones (`/v1/projects/default` is not read as `/v1/projects/{id}`).
+ * - Validates requests (parameters and bodies) against the contract: bad input is a 400 with the
+ *   contract's `Error` body (errorCode VALIDATION_ERROR, validationErrors[] of field/message),
+ *   unknown paths a 404 NOT_FOUND, a method the path lacks a 405 METHOD_NOT_ALLOWED.
+ * - Answers each operation with its success status and the example of that response (a mock
+ *   generated from the schema only when no example exists); responses without a body (204)
+ *   send no body. The mock does not authenticate and keeps no state.
+ *
+ * The real server does NOT route with openapi-backend's validation: measured, openapi-backend's
+ * routing plus request validation costs about 3x express-openapi-validator's, so there
+ * express-openapi-validator validates and openapi-backend (validation off) only routes
+ * (docs/architecture.md, DESIGN.md "Request path"). In a mock, one library for both is simpler.
+ *
+ * Environment: VIDMILL_MOCK_HOST (default 127.0.0.1), VIDMILL_MOCK_PORT (default 4010).
+ */
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import express, { ErrorRequestHandler, Request, Response } from 'express';
+import { OpenAPIBackend, type Context } from 'openapi-backend';
+import { dereference } from 'openapi-backend/refparser';
+import { requestId } from '../src/http/request-id';
+import type { ValidationIssue } from '../src/shared/errors';
+
+export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
+const API_ROOT = '/api';
+
+export interface MockServer {
+  /** Base URL of the API, e.g. http://127.0.0.1:4010/api */
+  url: string;
+  close(): Promise<void>;
+}
+
+interface Reply {
+  status: number;
+  body?: unknown;
+}
+
+function errorReply(req: Request, res: Response, status: number, errorCode: string, message: string, validationErrors?: ValidationIssue[]): Reply {
+  return {
+    status,
+    body: {
+      timestamp: new Date().toISOString(),
+      requestId: String(res.getHeader('X-Request-Id') ?? ''),
+      requestPath: req.originalUrl.split('?')[0],
+      errorCode,
+      errorCodeEnum: errorCode, // every code the mock answers with is in ErrorCodeEnum
+      message,
+      statusCode: status,
+      ...(validationErrors ? { validationErrors } : {}),
+    },
+  };
+}
+
+/** The string formats the contract uses beyond openapi-backend's own (int32, int64, byte, ...). */
+const FORMATS: Record<string, (value: string) => boolean> = {
+  uuid: (v) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v),
+  date: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)),
+  'date-time': (v) =>
+    /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)),
+  email: (v) => /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)*$/.test(v),
+  uri: (v) => /^[a-z][a-z0-9+.-]*:/i.test(v) && URL.canParse(v),
+};
+
+/** openapi-backend validates `{ path, query, header, cookie, requestBody }`; name fields like the real server (`body.name`). */
+const LOCATIONS: Record<string, string> = { requestBody: 'body', path: 'path', query: 'query', header: 'headers', cookie: 'cookies' };
+
+function validationIssues(errors: any[]): ValidationIssue[] {
+  return errors.map((e) => {
+    const parts = String(e.instancePath ?? '')
+      .split('/')
+      .filter(Boolean)
+      .map((p) => decodeURIComponent(p.replace(/~1/g, '/').replace(/~0/g, '~')));
+    if (e.keyword === 'required' && e.params?.missingProperty) {
+      // a missing request body is reported as the missing property `requestBody` of the root
+      if (!parts.length && e.params.missingProperty === 'requestBody') return { field: 'body', message: 'the request body is required' };
+      parts.push(e.params.missingProperty);
+    }
+    if (parts.length) parts[0] = LOCATIONS[parts[0]] ?? parts[0];
+    if (e.keyword === 'additionalProperties' && e.params?.additionalProperty) parts.push(e.params.additionalProperty);
+    if (!parts.length && String(e.schemaPath ?? '').startsWith('#/requestBody')) parts.push('body');
+    return { field: parts.join('.'), message: String(e.message ?? 'is invalid') };
+  });
+}
+
+/** The operation's success response: the lowest 2xx status the contract declares. */
+function successStatus(operation: { responses?: Record<string, unknown> }): number {
+  const codes = Object.keys(operation.responses ?? {})
+    .filter((c) => /^2\d\d$/.test(c))
+    .map(Number)
+    .sort((a, b) => a - b);
+  return codes[0] ?? 200;
+}
+
+export async function createMockApp(definition: any = JSON.parse(readFileSync(CONTRACT_FILE, 'utf8'))): Promise<express.Express> {
+  // Expanded into a tree without shared nodes: openapi-backend's "decycle" step before compiling
+  // validators replaces any object seen twice (not only cycles) with a `$ref`, which breaks schemas
+  // such as MasteringDisplay whose red/green/blue points share one `properties` object after
+  // dereferencing. The contract has no reference cycles, so a JSON round trip is a deep copy.
+  const expanded = JSON.parse(JSON.stringify(await dereference(structuredClone(definition))));
+  const api = new OpenAPIBackend({
+    definition: expanded,
+    apiRoot: API_ROOT,
+    validate: true,
+    coerceTypes: true,
+    strict: false,
+    // quick: validators are compiled per operation on its first request (compiling all of them
+    // up front takes seconds), and openapi-backend's document check, which knows OpenAPI 3.0
+    // only and rejects this 3.1 contract, is skipped (the contract is linted in the test suite).
+    quick: true,
+    customizeAjv: (ajv) => {
+      for (const [name, validate] of Object.entries(FORMATS)) ajv.addFormat(name, { type: 'string', validate });
+      return ajv;
+    },
+  });
+
+  // The mock does not authenticate: any (or no) credentials are accepted.
+  for (const scheme of Object.keys(expanded.components?.securitySchemes ?? {})) api.registerSecurityHandler(scheme, () => true);
+
+  api.register({
+    notFound: (_c: Context, req: Request, res: Response) => errorReply(req, res, 404, 'NOT_FOUND', `No such path: ${req.method} ${req.path}`),
+    methodNotAllowed: (_c: Context, req: Request, res: Response) =>
+      errorReply(req, res, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${req.path}`),
+    validationFail: (c: Context, req: Request, res: Response) =>
+      errorReply(req, res, 400, 'VALIDATION_ERROR', 'Request validation failed', validationIssues(c.validation.errors ?? [])),
+    // Every operation is "not implemented" in the mock: answer it from the contract.
+    notImplemented: (c: Context): Reply => {
+      const operation = c.operation;
+      const status = successStatus(operation as any);
+      const response = (operation.responses as any)?.[status];
+      if (!response?.content) return { status };
+      return { status, body: c.api.mockResponseForOperation(operation.operationId!, { code: status }).mock };
+    },
+  });
+  await api.init();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestId);
+  app.use(express.json({ type: ['application/json', 'application/*+json'] }));
+  app.use(async (req, res, next) => {
+    try {
+      const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
+      const reply: Reply = await api.handleRequest(
+        { method: req.method, path: req.path, query: rawQuery, headers: req.headers as Record<string, string | string[]>, body: req.body },
+        req,
+        res,
+      );
+      if (reply.body === undefined) res.status(reply.status).end();
+      else res.status(reply.status).json(reply.body);
+    } catch (err) {
+      next(err);
+    }
+  });
+  const onError: ErrorRequestHandler = (err, req, res, _next) => {
+    let reply: Reply;
+    if (err?.type === 'entity.parse.failed') reply = errorReply(req, res, 400, 'INVALID_REQUEST_BODY', 'The request body is not valid JSON');
+    else if (err?.type === 'entity.too.large') reply = errorReply(req, res, 413, 'PAYLOAD_TOO_LARGE', 'The request body is too large');
+    else {
+      process.stderr.write(`mock server error on ${req.method} ${req.originalUrl}: ${err?.stack ?? err}\n`);
+      reply = errorReply(req, res, 500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred');
+    }
+    res.status(reply.status).json(reply.body);
+  };
+  app.use(onError);
+  return app;
+}
+
+export async function startMockServer(opts: { host?: string; port?: number } = {}): Promise<MockServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const app = await createMockApp();
+  const server = await new Promise<import('node:http').Server>((resolve, reject) => {
+    const s = app.listen(opts.port ?? 4010, host, () => resolve(s));
+    s.on('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${urlHost}:${port}${API_ROOT}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+if (require.main === module) {
+  const host = process.env.VIDMILL_MOCK_HOST || '127.0.0.1';
+  const rawPort = process.env.VIDMILL_MOCK_PORT || '4010';
+  const port = Number(rawPort);
+  if (!/^\d+$/.test(rawPort) || port > 65535) {
+    process.stderr.write(`VIDMILL_MOCK_PORT must be a port number (0-65535), got "${rawPort}"\n`);
+    process.exit(2);
+  }
+  startMockServer({ host, port }).then(
+    (mock) => {
+      process.stdout.write(`Vidmill mock server (examples from generated/openapi.json) at ${mock.url}\n`);
+      const stop = () => void mock.close().then(() => process.exit(0));
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    },
+    (err) => {
+      process.stderr.write(`mock server failed to start: ${err?.stack ?? err}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,265 @@
+/**
+ * A local S3-compatible server for tests: the npm package s3rver, on 127.0.0.1 at a random port
+ * with a temporary directory, behind a front that verifies AWS Signature Version 4.
+ *
+ * Why the front: s3rver checks signatures only for Signature Version 2. For Version 4 (what
+ * @aws-sdk/client-s3 sends) it only looks the access key id up and accepts any signature, so a
+ * wrong secret access key would pass even with `allowMismatchedSignatures: false`. The front
+ * recomputes every V4 signature (Authorization header or presigned query) with the configured
+ * secret and answers like S3 does: 403 InvalidAccessKeyId, SignatureDoesNotMatch or AccessDenied.
+ * Payload bodies are not hashed (s3rver does not either); the signed headers, path and query are.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http, { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+
+export interface S3KeyPair {
+  accessKey: string;
+  secretAccessKey: string;
+}
+
+export interface SignedRequestLog {
+  method: string;
+  url: string;
+  /** Undefined when the signature verified; else the S3 error code answered. */
+  refusedWith?: string;
+}
+
+export interface LocalS3 {
+  /** `http://127.0.0.1:<port>`; use path-style addressing. */
+  endpoint: string;
+  region: string;
+  /** The first accepted key pair. */
+  credentials: S3KeyPair;
+  /** Every request the front received, in order. */
+  requests: SignedRequestLog[];
+  createBucket(name: string): Promise<void>;
+  /** A client signed with the first key pair. */
+  client(): S3Client;
+  close(): Promise<void>;
+}
+
+export function randomKeyPair(): S3KeyPair {
+  return {
+    accessKey: 'AKTEST' + randomBytes(7).toString('hex').toUpperCase(),
+    secretAccessKey: randomBytes(30).toString('base64'),
+  };
+}
+
+// s3rver ships no types; only these members are used.
+interface S3rverInstance {
+  callback(): (req: IncomingMessage, res: ServerResponse) => void;
+  configureBuckets(): Promise<void>;
+  logger: { close(): void };
+}
+interface S3rverAccounts {
+  DUMMY_ACCOUNT: { createKeyPair(accessKey: string, secret: string): void; revokeAccessKey(accessKey: string): void };
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const S3rver: new (options: Record<string, unknown>) => S3rverInstance = require('s3rver');
+// s3rver's own account registry must know the key ids it receives after the front let them in.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const s3rverAccounts: S3rverAccounts = require('s3rver/lib/models/account');
+
+export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyPair[] } = {}): Promise<LocalS3> {
+  const keyPairs = opts.keyPairs?.length ? opts.keyPairs : [randomKeyPair()];
+  const secrets = new Map(keyPairs.map((k) => [k.accessKey, k.secretAccessKey]));
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'vidmill-s3-'));
+  const s3rver = new S3rver({
+    directory,
+    silent: true,
+    vhostBuckets: false,
+    configureBuckets: (opts.buckets ?? []).map((name) => ({ name, configs: [] })),
+  });
+  await s3rver.configureBuckets();
+  for (const k of keyPairs) s3rverAccounts.DUMMY_ACCOUNT.createKeyPair(k.accessKey, k.secretAccessKey);
+
+  const requests: SignedRequestLog[] = [];
+  const forward = s3rver.callback();
+  const server = http.createServer((req, res) => {
+    const refusal = verifySignatureV4(req, secrets);
+    requests.push({ method: req.method ?? '', url: req.url ?? '', refusedWith: refusal?.code });
+    if (refusal) return refuse(req, res, refusal);
+    forward(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const region = 'us-east-1';
+
+  const client = () =>
+    new S3Client({
+      endpoint,
+      region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: keyPairs[0].accessKey, secretAccessKey: keyPairs[0].secretAccessKey },
+    });
+
+  return {
+    endpoint,
+    region,
+    credentials: keyPairs[0],
+    requests,
+    client,
+    async createBucket(name) {
+      const c = client();
+      try {
+        await c.send(new CreateBucketCommand({ Bucket: name }));
+      } finally {
+        c.destroy();
+      }
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const k of keyPairs) s3rverAccounts.DUMMY_ACCOUNT.revokeAccessKey(k.accessKey);
+      s3rver.logger.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Refusal {
+  code: 'AccessDenied' | 'InvalidAccessKeyId' | 'SignatureDoesNotMatch' | 'RequestTimeTooSkewed' | 'AuthorizationHeaderMalformed';
+  message: string;
+}
+
+function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal): void {
+  req.resume();
+  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${refusal.code}</Code><Message>${refusal.message}</Message></Error>`;
+  res.writeHead(403, { 'Content-Type': 'application/xml', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+const ALGORITHM = 'AWS4-HMAC-SHA256';
+const MAX_SKEW_MS = 15 * 60 * 1000;
+
+/** What a Version 4 signature claims, from the Authorization header or a presigned query. */
+interface SignatureClaim {
+  accessKey: string;
+  scope: string[]; // date, region, service, 'aws4_request'
+  signedHeaders: string[];
+  signature: string;
+  amzDate: string;
+  payloadHash: string;
+  presigned: boolean;
+}
+
+function claimOf(req: IncomingMessage, query: URLSearchParams): SignatureClaim | Refusal {
+  const header = req.headers.authorization;
+  if (header) {
+    if (!header.startsWith(ALGORITHM + ' ')) return { code: 'AccessDenied', message: 'Only AWS Signature Version 4 is accepted' };
+    const parts = Object.fromEntries(
+      header
+        .slice(ALGORITHM.length + 1)
+        .split(',')
+        .map((p) => p.trim().split('=') as [string, string]),
+    );
+    if (!parts.Credential || !parts.SignedHeaders || !parts.Signature) {
+      return { code: 'AuthorizationHeaderMalformed', message: 'Credential, SignedHeaders and Signature are required' };
+    }
+    const [accessKey, ...scope] = parts.Credential.split('/');
+    return {
+      accessKey,
+      scope,
+      signedHeaders: parts.SignedHeaders.split(';'),
+      signature: parts.Signature,
+      amzDate: String(req.headers['x-amz-date'] ?? ''),
+      payloadHash: String(req.headers['x-amz-content-sha256'] ?? ''),
+      presigned: false,
+    };
+  }
+  if (query.get('X-Amz-Algorithm') === ALGORITHM) {
+    const [accessKey, ...scope] = (query.get('X-Amz-Credential') ?? '').split('/');
+    return {
+      accessKey,
+      scope,
+      signedHeaders: (query.get('X-Amz-SignedHeaders') ?? '').split(';'),
+      signature: query.get('X-Amz-Signature') ?? '',
+      amzDate: query.get('X-Amz-Date') ?? '',
+      payloadHash: 'UNSIGNED-PAYLOAD',
+      presigned: true,
+    };
+  }
+  return { code: 'AccessDenied', message: 'Anonymous access is not allowed' };
+}
+
+function verifySignatureV4(req: IncomingMessage, secrets: Map<string, string>): Refusal | undefined {
+  const rawUrl = req.url ?? '/';
+  const queryStart = rawUrl.indexOf('?');
+  const rawPath = queryStart < 0 ? rawUrl : rawUrl.slice(0, queryStart);
+  const rawQuery = queryStart < 0 ? '' : rawUrl.slice(queryStart + 1);
+  const claim = claimOf(req, new URLSearchParams(rawQuery));
+  if ('code' in claim) return claim;
+
+  const secret = secrets.get(claim.accessKey);
+  if (secret === undefined) return { code: 'InvalidAccessKeyId', message: 'The AWS Access Key Id you provided does not exist in our records.' };
+  if (claim.scope.length !== 4 || claim.scope[3] !== 'aws4_request' || !claim.amzDate.startsWith(claim.scope[0])) {
+    return { code: 'AuthorizationHeaderMalformed', message: 'The credential scope is malformed' };
+  }
+  const signedAt = parseAmzDate(claim.amzDate);
+  if (!claim.presigned && (Number.isNaN(signedAt) || Math.abs(Date.now() - signedAt) > MAX_SKEW_MS)) {
+    return { code: 'RequestTimeTooSkewed', message: 'The difference between the request time and the current time is too large.' };
+  }
+
+  const canonicalRequest = [
+    req.method ?? 'GET',
+    rawPath,
+    canonicalQuery(rawQuery, claim.presigned),
+    claim.signedHeaders.map((name) => `${name}:${headerValue(req, name)}\n`).join(''),
+    claim.signedHeaders.join(';'),
+    claim.payloadHash,
+  ].join('\n');
+  const stringToSign = [ALGORITHM, claim.amzDate, claim.scope.join('/'), sha256Hex(canonicalRequest)].join('\n');
+  const signingKey = claim.scope.reduce<Buffer | string>((key, part) => hmac(key, part), 'AWS4' + secret);
+  const expected = hmac(signingKey, stringToSign).toString('hex');
+  const provided = claim.signature;
+  const matches = provided.length === expected.length && timingSafeEqual(Buffer.from(provided), Buffer.from(expected));
+  return matches
+    ? undefined
+    : { code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' };
+}
+
+function parseAmzDate(amzDate: string): number {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
+  return m ? Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]) : NaN;
+}
+
+function headerValue(req: IncomingMessage, name: string): string {
+  const value = req.headers[name];
+  const joined = Array.isArray(value) ? value.join(',') : (value ?? '');
+  return joined.trim().replace(/\s+/g, ' ');
+}
+
+/** RFC 3986 encoding as SigV4 wants it: everything but unreserved characters. */
+function uriEncode(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+}
+
+function canonicalQuery(rawQuery: string, presigned: boolean): string {
+  if (!rawQuery) return '';
+  return rawQuery
+    .split('&')
+    .filter(Boolean)
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const key = decodeURIComponent(eq < 0 ? pair : pair.slice(0, eq));
+      const value = eq < 0 ? '' : decodeURIComponent(pair.slice(eq + 1));
+      return [uriEncode(key), uriEncode(value)] as const;
+    })
+    .filter(([key]) => !(presigned && key === 'X-Amz-Signature'))
+    .sort(([ka, va], [kb, vb]) => (ka < kb ? -1 : ka > kb ? 1 : va < vb ? -1 : va > vb ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
+}
+
+function sha256Hex(s: string): string {
+  return createHash('sha256').update(s, 'utf8').digest('hex');
+}
+
+function hmac(key: Buffer | string, data: string): Buffer {
+  return createHmac('sha256', key).update(data, 'utf8').digest();
+}

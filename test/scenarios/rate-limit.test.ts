@@ -1,0 +1,62 @@
+import { strict as assert } from 'node:assert';
+import pino from 'pino';
+import supertest from 'supertest';
+import { createApp } from '../../src/composition';
+import { TEST_DIALECT } from '../helpers/database';
+import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+
+describe(`Rate limits (${TEST_DIALECT})`, () => {
+  let h: Harness;
+  let u: TestUser;
+  beforeEach(async () => {
+    h = await createHarness({ rateLimitPerMinute: 5 });
+    u = await h.user();
+  });
+  afterEach(() => h.close());
+
+  it('every rate-limited operation carries X-RateLimit-Limit/Remaining/Reset', async () => {
+    const res = await h.request.get('/api/v1/projects').set('X-API-Key', u.apiKey);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['x-ratelimit-limit'], '5');
+    assert.equal(res.headers['x-ratelimit-remaining'], '4');
+    const reset = Number(res.headers['x-ratelimit-reset']);
+    assert.ok(reset > 0 && reset <= 60, `reset ${reset}`);
+    // error answers of rate-limited operations carry them too
+    const bad = await h.request.get('/api/v1/projects?pageSize=0').set('X-API-Key', u.apiKey);
+    expectError(bad, 400, 'VALIDATION_ERROR');
+    assert.equal(bad.headers['x-ratelimit-remaining'], '3');
+  });
+
+  it('over the limit: 429 TOO_MANY_REQUESTS with Retry-After', async () => {
+    for (let i = 0; i < 5; i++) assert.equal((await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey)).status, 200);
+    const res = await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey);
+    expectError(res, 429, 'TOO_MANY_REQUESTS');
+    assert.equal(res.headers['x-ratelimit-remaining'], '0');
+    const retryAfter = Number(res.headers['retry-after']);
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+  });
+
+  it('the budget is per API key', async () => {
+    for (let i = 0; i < 6; i++) await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey);
+    const other = await h.user();
+    assert.equal((await h.request.get('/api/v1/account').set('X-API-Key', other.apiKey)).status, 200);
+  });
+
+  it('API key management is not rate limited', async () => {
+    for (let i = 0; i < 7; i++) {
+      const res = await h.request.get('/api/v1/api-keys').set('Authorization', basic(u.email, u.password));
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['x-ratelimit-limit'], undefined);
+    }
+  });
+
+  (TEST_DIALECT === 'postgres' ? it : it.skip)('two API processes on one PostgreSQL database share one budget', async () => {
+    const second = supertest(createApp(h.services, { logger: pino({ level: 'silent' }), config: h.config }));
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const app = i % 2 === 0 ? h.request : second;
+      statuses.push((await app.get('/api/v1/account').set('X-API-Key', u.apiKey)).status);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+  });
+});
