@@ -116,7 +116,8 @@ export function buildApp(deps: AppDeps): express.Express {
     OpenApiValidator.middleware({
       apiSpec: deps.contract,
       validateApiSpec: false,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+      // allErrors: every problem of a request is reported at once in validationErrors.
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, allErrors: true },
       validateResponses: deps.strictResponses
         ? { removeAdditional: false }
         : {

@@ -52,7 +52,7 @@ export function sendError(
 /** Reads the rejected value at a validator path such as `/body/name` or `/query/pageSize`. */
 function rejectedValue(req: Request, pointer: string): string | undefined {
   const parts = pointer.replace(/^\//, '').split(/[/.]/).filter(Boolean);
-  const root: any = { body: req.body, query: req.query, path: req.params, headers: req.headers };
+  const root: any = { body: req.body, query: req.query, path: (req as any).openapi?.pathParams ?? req.params, headers: req.headers };
   let cur: any = root;
   for (const part of parts) {
     if (cur === null || typeof cur !== 'object') return undefined;
@@ -64,11 +64,16 @@ function rejectedValue(req: Request, pointer: string): string | undefined {
 
 function validationIssues(req: Request, err: any): ValidationIssue[] {
   return (err.errors ?? []).map((e: any) => {
-    const pointer = String(e.path ?? '');
+    // The validator names path parameters `params`; the contract calls them `path`.
+    const pointer = String(e.path ?? '').replace(/^\/?params\b/, '/path');
     const field = pointer.replace(/^\//, '').replace(/\//g, '.');
     const value = rejectedValue(req, pointer);
     return { field, ...(value !== undefined ? { value } : {}), message: String(e.message ?? 'is invalid') };
   });
+}
+
+function hasBody(req: Request): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 }
 
 const VALIDATOR_STATUS_CODES: Record<number, [string, string]> = {
@@ -102,6 +107,9 @@ export const errorMapper: ErrorRequestHandler = (err, req, res, _next) => {
   const known = typeof err?.status === 'number' && err.status < 500 ? VALIDATOR_STATUS_CODES[err.status] : undefined;
   if (known && Array.isArray(err.errors)) {
     const [code, message] = known;
+    if (err.status === 415 && !hasBody(req)) {
+      return sendError(req, res, 400, 'MISSING_REQUEST_BODY', 'This operation requires a JSON request body');
+    }
     if (err.status === 400) {
       return sendError(req, res, 400, code, message, { validationErrors: validationIssues(req, err) });
     }

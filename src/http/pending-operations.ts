@@ -6,17 +6,6 @@ import { DomainError } from '../shared/errors';
 import type { Handler, OperationId } from './operations';
 
 export const PENDING_OPERATIONS = [
-  // Input and output locations
-  'createBucketInputLocation',
-  'getBucketInputLocations',
-  'getBucketInputLocationById',
-  'patchBucketInputLocation',
-  'deleteBucketInputLocationById',
-  'createBucketOutputLocation',
-  'getBucketOutputLocations',
-  'getBucketOutputLocationById',
-  'patchBucketOutputLocation',
-  'deleteBucketOutputLocationById',
   // Video in and ingestion
   'createMasterVideoFromHttps',
   'createMasterVideoFromBucket',

@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { PageRequest } from '../../shared/paging';
 import type { AccountsService } from '../accounts/accounts.service';
 import { DEFAULT_PROJECT_NAME } from '../accounts/accounts.service';
+import { videosStore } from '../videos/videos.store';
 import { Project, projectsStore } from './projects.store';
 
 export class ProjectsService {
@@ -52,7 +53,7 @@ export class ProjectsService {
     await this.db.transaction(async (trx) => {
       const project = await projectsStore.byIdInScope(trx, id, { memberUserId: userId });
       if (!project) throw new NotFoundError('Project not found');
-      if (await projectsStore.hasVideos(trx, id)) {
+      if (await videosStore.existsInProject(trx, id)) {
         throw new ConflictError('PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED', 'Delete or move the videos of this project first');
       }
       await projectsStore.delete(trx, id);

@@ -53,9 +53,6 @@ export const projectsStore = {
   async rename(db: Knex, id: string, name: string, now: Date): Promise<void> {
     await db('projects').where({ id }).update({ name, updated_at: now });
   },
-  async hasVideos(db: Knex, id: string): Promise<boolean> {
-    return Boolean(await db('videos').where({ project_id: id }).first('id'));
-  },
   async delete(db: Knex, id: string): Promise<void> {
     await db('projects').where({ id }).delete();
   },

@@ -1,0 +1,141 @@
+/**
+ * Walks every implemented operation of the contract with bad input and expects a 4xx with the
+ * `Error` body and a precise errorCode, never a 5xx. Requests are derived from the contract.
+ */
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import type { Test } from 'supertest';
+import { loadContract } from '../../src/composition';
+import { PENDING_OPERATIONS } from '../../src/http/pending-operations';
+import { TEST_DIALECT } from '../helpers/database';
+import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+
+const doc = loadContract();
+const METHODS = ['get', 'post', 'patch', 'delete', 'put'] as const;
+
+interface Op {
+  method: (typeof METHODS)[number];
+  path: string;
+  operationId: string;
+  params: any[];
+  bodySchema?: any;
+}
+
+const resolve = (x: any): any => (x?.$ref ? resolve(x.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc)) : x);
+
+function operations(): Op[] {
+  const ops: Op[] = [];
+  for (const [path, item] of Object.entries<any>(doc.paths)) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op || (PENDING_OPERATIONS as readonly string[]).includes(op.operationId)) continue;
+      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map(resolve);
+      ops.push({ method, path, operationId: op.operationId, params, bodySchema: resolve(op.requestBody?.content?.['application/json']?.schema) });
+    }
+  }
+  return ops;
+}
+
+/** A string property with maxLength somewhere in the body schema, to overflow. */
+function boundedString(schema: any): { name: string; maxLength: number } | undefined {
+  const s = resolve(schema);
+  for (const part of [s, ...(s?.allOf ?? []).map(resolve)]) {
+    for (const [name, prop] of Object.entries<any>(part?.properties ?? {})) {
+      const p = resolve(prop);
+      if (p.type === 'string' && p.maxLength && !p.format) return { name, maxLength: p.maxLength };
+    }
+  }
+  return undefined;
+}
+
+describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
+  let h: Harness;
+  let u: TestUser;
+  before(async () => {
+    h = await createHarness({ bodyLimitBytes: 4096 });
+    u = await h.user();
+  });
+  after(() => h.close());
+
+  const ops = operations();
+  const withAuth = (op: Op, t: Test) => (op.path.startsWith('/v1/api-keys') ? t.set('Authorization', basic(u.email, u.password)) : t.set('X-API-Key', u.apiKey));
+  const fill = (path: string, value = randomUUID()) => path.replace(/\{[^}]+\}/g, value);
+  const call = (op: Op, path: string) => withAuth(op, (h.request as any)[op.method](`/api${path}`));
+
+  it('covers the implemented operations', () => {
+    assert.ok(ops.length >= 16, `only ${ops.length} operations walked`);
+  });
+
+  for (const op of ops) {
+    describe(`${op.operationId} (${op.method.toUpperCase()} ${op.path})`, () => {
+      if (op.path.includes('{')) {
+        it('invalid uuid in the path is 400 VALIDATION_ERROR', async () => {
+          const req = call(op, fill(op.path, 'not-a-uuid'));
+          const res = await (op.bodySchema ? req.send({ name: 'valid' }) : req);
+          expectError(res, 400, 'VALIDATION_ERROR');
+          assert.ok(res.body.validationErrors?.some((e: any) => e.field.startsWith('path.')), JSON.stringify(res.body));
+        });
+      }
+
+      for (const p of op.params.filter((p) => p.in === 'query')) {
+        const schema = resolve(p.schema);
+        const bad: string[] = [];
+        if (schema.format === 'uuid') bad.push('not-a-uuid');
+        if (schema.type === 'integer') bad.push('abc', String((schema.minimum ?? 0) - 1));
+        if (schema.type === 'integer' && schema.maximum !== undefined) bad.push(String(schema.maximum + 1));
+        if (schema.enum) bad.push('NOT_A_VALUE');
+        for (const value of bad) {
+          it(`query ${p.name}=${value} is 400 VALIDATION_ERROR naming the field`, async () => {
+            const req = call(op, `${fill(op.path)}?${p.name}=${encodeURIComponent(value)}`);
+            const res = await (op.bodySchema ? req.send({}) : req);
+            expectError(res, 400, 'VALIDATION_ERROR');
+            assert.ok(res.body.validationErrors.some((e: any) => e.field === `query.${p.name}`), JSON.stringify(res.body.validationErrors));
+          });
+        }
+      }
+
+      it('an unknown query parameter is 400 VALIDATION_ERROR', async () => {
+        const req = call(op, `${fill(op.path)}?surprise=1`);
+        expectError(await (op.bodySchema ? req.send({}) : req), 400, 'VALIDATION_ERROR');
+      });
+
+      if (!op.bodySchema) return;
+      const target = fill(op.path);
+      it('malformed JSON is 400 INVALID_REQUEST_BODY', async () => {
+        expectError(await call(op, target).set('Content-Type', 'application/json').send('{"name": '), 400, 'INVALID_REQUEST_BODY');
+      });
+      it('a body sent as text/plain is 415 UNSUPPORTED_CONTENT_TYPE', async () => {
+        expectError(await call(op, target).set('Content-Type', 'text/plain').send('{"name":"x"}'), 415, 'UNSUPPORTED_CONTENT_TYPE');
+      });
+      it('a missing body is 400 MISSING_REQUEST_BODY', async () => {
+        expectError(await call(op, target), 400, 'MISSING_REQUEST_BODY');
+      });
+      it('an unknown property is 400 VALIDATION_ERROR', async () => {
+        const res = await call(op, target).send({ unexpected: true });
+        expectError(res, 400, 'VALIDATION_ERROR');
+      });
+      it('a JSON array instead of an object is 400 VALIDATION_ERROR; a bare scalar is 400 INVALID_REQUEST_BODY', async () => {
+        expectError(await call(op, target).set('Content-Type', 'application/json').send('[1,2]'), 400, 'VALIDATION_ERROR');
+        expectError(await call(op, target).set('Content-Type', 'application/json').send('"text"'), 400, 'INVALID_REQUEST_BODY');
+      });
+      it('a body over the size limit is 413 PAYLOAD_TOO_LARGE', async () => {
+        expectError(await call(op, target).send({ name: 'x'.repeat(10_000) }), 413, 'PAYLOAD_TOO_LARGE');
+      });
+      const bounded = boundedString(op.bodySchema);
+      if (bounded) {
+        it(`${bounded.name} over ${bounded.maxLength} characters is 400 VALIDATION_ERROR with the field and value`, async () => {
+          const res = await call(op, target).send({ [bounded.name]: 'x'.repeat(bounded.maxLength + 1) });
+          expectError(res, 400, 'VALIDATION_ERROR');
+          const issue = res.body.validationErrors.find((e: any) => e.field === `body.${bounded.name}`);
+          assert.ok(issue, JSON.stringify(res.body.validationErrors));
+          assert.equal(issue.value, 'x'.repeat(bounded.maxLength + 1));
+        });
+      }
+      if (op.method === 'patch') {
+        it('an empty PATCH body is 400 VALIDATION_ERROR', async () => {
+          expectError(await call(op, target).send({}), 400, 'VALIDATION_ERROR');
+        });
+      }
+    });
+  }
+});

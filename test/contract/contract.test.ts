@@ -1,0 +1,127 @@
+import { strict as assert } from 'node:assert';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { loadContract } from '../../src/composition';
+import { assertHandlersMatchContract, contractOperationIds } from '../../src/http/operations';
+import { createHandlers } from '../../src/composition';
+import { TEST_DIALECT } from '../helpers/database';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+// Dialect-independent: runs in the SQLite pass of npm test.
+(TEST_DIALECT === 'sqlite' ? describe : describe.skip)('Contract (openapi/ -> generated/)', () => {
+  const doc = loadContract();
+
+  it('npm run generate would not change generated/ (no drift)', function () {
+    this.timeout(60_000);
+    const res = spawnSync('npx', ['tsx', 'scripts/generate.ts', '--check'], { encoding: 'utf8' });
+    assert.equal(res.status, 0, res.stderr + res.stdout);
+  });
+
+  it('redocly lint with the recommended rules reports 0 errors', function () {
+    this.timeout(60_000);
+    const res = spawnSync('npx', ['redocly', 'lint', '--config', 'openapi/redocly.yaml', '--format', 'summary', 'generated/openapi.json'], { encoding: 'utf8' });
+    assert.equal(res.status, 0, res.stdout + res.stderr);
+  });
+
+  it('is OpenAPI 3.1, interface version 2.0.0, with production and staging servers ending in /api', () => {
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.info.version, '2.0.0');
+    assert.equal(doc.servers.length, 2);
+    for (const s of doc.servers) assert.match(s.url, /^https:\/\/.+\/api$/);
+  });
+
+  it('declares the spec\'s operations with their paths and methods', () => {
+    const expected: [string, string, string][] = [
+      ['post', '/v1/api-keys', 'createApiKey'], ['get', '/v1/api-keys', 'getApiKeys'], ['get', '/v1/api-keys/{id}', 'getApiKeyById'],
+      ['patch', '/v1/api-keys/{id}', 'patchApiKey'], ['delete', '/v1/api-keys/{id}', 'deleteApiKeyById'],
+      ['post', '/v1/api-keys/{id}/deactivate', 'deactivateApiKeyById'], ['post', '/v1/api-keys/{id}/activate', 'activateApiKeyById'],
+      ['get', '/v1/account', 'getAccount'], ['get', '/v1/teams', 'getTeams'], ['get', '/v1/teams/{id}', 'getTeamById'],
+      ['get', '/v2/wallet/financial-details', 'getWalletFinancialDetails'], ['get', '/v2/wallet/billing-periods', 'getWalletBillingPeriods'],
+      ['get', '/v2/wallet/billing-periods/{id}', 'getWalletBillingPeriodById'],
+      ['get', '/v2/wallet/billing-periods/{id}/transactions', 'getWalletTransactionsByBillingPeriodId'],
+      ['get', '/v2/wallet/billing-periods/latest/transactions', 'getWalletTransactionsForLatestBillingPeriod'],
+      ['get', '/v2/cloud-marketplace/subscriptions', 'getCloudMarketplaceSubscriptions'],
+      ['get', '/v2/cloud-marketplace/subscriptions/{agreementId}', 'getCloudMarketplaceSubscriptionByAgreementId'],
+      ['get', '/v2/cloud-marketplace/subscriptions/current', 'getCurrentCloudMarketplaceSubscription'],
+      ['get', '/v2/cloud-marketplace/credits-usage', 'getCloudMarketplaceCreditsUsage'],
+      ['post', '/v1/projects', 'createProject'], ['get', '/v1/projects', 'getProjects'], ['get', '/v1/projects/default', 'getDefaultProject'],
+      ['get', '/v1/projects/{id}', 'getProjectById'], ['patch', '/v1/projects/{id}', 'patchProject'], ['delete', '/v1/projects/{id}', 'deleteProjectById'],
+      ['post', '/v1/input-locations/bucket', 'createBucketInputLocation'], ['get', '/v1/input-locations/bucket', 'getBucketInputLocations'],
+      ['get', '/v1/input-locations/bucket/{id}', 'getBucketInputLocationById'], ['patch', '/v1/input-locations/bucket/{id}', 'patchBucketInputLocation'],
+      ['delete', '/v1/input-locations/bucket/{id}', 'deleteBucketInputLocationById'],
+      ['post', '/v1/output-locations/bucket', 'createBucketOutputLocation'], ['get', '/v1/output-locations/bucket', 'getBucketOutputLocations'],
+      ['get', '/v1/output-locations/bucket/{id}', 'getBucketOutputLocationById'], ['patch', '/v1/output-locations/bucket/{id}', 'patchBucketOutputLocation'],
+      ['delete', '/v1/output-locations/bucket/{id}', 'deleteBucketOutputLocationById'],
+      ['post', '/v1/videos/in/https', 'createMasterVideoFromHttps'], ['post', '/v1/videos/in/bucket', 'createMasterVideoFromBucket'],
+      ['post', '/v1/videos/in/bucket/{inputLocationId}', 'createMasterVideoFromBucketInputLocationId'],
+      ['get', '/v1/videos', 'getVideos'], ['get', '/v1/videos/{videoId}', 'getVideoById'], ['get', '/v1/videos/{videoId}/in/status', 'getVideoInStatus'],
+      ['get', '/v1/videos/{videoId}/derived', 'getDerivedVideos'],
+      ['post', '/v1/videos/{videoId}/out/bucket/{outputLocationId}', 'copyVideoDataToBucketOutputLocationId'],
+      ['post', '/v1/webhooks', 'createWebhook'], ['get', '/v1/webhooks/events', 'getWebhookEvents'], ['get', '/v1/webhooks/public-keys/{id}', 'getWebhookPublicKeyById'],
+    ];
+    for (const [method, path, operationId] of expected) {
+      assert.equal(doc.paths[path]?.[method]?.operationId, operationId, `${method.toUpperCase()} ${path}`);
+    }
+  });
+
+  it('every operation: unique operationId, tags, summary, description, examples, the Error body on every error status', () => {
+    const ids = contractOperationIds(doc);
+    assert.equal(new Set(ids).size, ids.length);
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const method of METHODS) {
+        const op = item[method];
+        if (!op) continue;
+        const where = `${method.toUpperCase()} ${path}`;
+        assert.ok(op.tags?.length && op.summary && op.description, `${where} lacks tags/summary/description`);
+        const body = op.requestBody?.content?.['application/json'];
+        if (body) assert.ok(body.example !== undefined || body.examples, `${where} request body lacks an example`);
+        for (const [status, response] of Object.entries<any>(op.responses)) {
+          const resolved = response.$ref ? doc.components.responses[response.$ref.split('/').pop()] : response;
+          const json = resolved.content?.['application/json'];
+          if (status.startsWith('2') && json) assert.ok(json.example !== undefined || json.examples, `${where} ${status} lacks an example`);
+          if (/^[45]/.test(status)) assert.equal(json?.schema?.$ref, '#/components/schemas/Error', `${where} ${status} is not the Error body`);
+        }
+        for (const s of ['400', '401', '500']) assert.ok(op.responses[s], `${where} does not declare ${s}`);
+        const isKeyOp = path.startsWith('/v1/api-keys');
+        assert.equal(Boolean(op.responses['429']), !isKeyOp, `${where} 429 declaration`);
+        assert.deepEqual(op.security ?? doc.security, isKeyOp ? [{ basic_auth: [] }] : [{ api_key: [] }], `${where} security`);
+      }
+    }
+  });
+
+  it('request bodies are closed (additionalProperties: false)', () => {
+    const schemas = doc.components.schemas;
+    const closed = (schema: any): boolean => {
+      if (schema.$ref) return closed(schemas[schema.$ref.split('/').pop()]);
+      if (schema.type === 'array') return true; // arrays of ids
+      if (schema.allOf) return schema.allOf.some(closed);
+      return schema.additionalProperties === false;
+    };
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const method of METHODS) {
+        const schema = item[method]?.requestBody?.content?.['application/json']?.schema;
+        if (schema) assert.ok(closed(schema), `${method.toUpperCase()} ${path} accepts unknown properties`);
+      }
+    }
+  });
+
+  it('describes the outgoing webhook request with its four signature headers', () => {
+    const hook = doc.webhooks.videoEvent.post;
+    const headers = hook.parameters.filter((p: any) => p.in === 'header').map((p: any) => p.name).sort();
+    assert.deepEqual(headers, ['X-Vidmill-Algorithm', 'X-Vidmill-Public-Key-Id', 'X-Vidmill-Signature', 'X-Vidmill-Timestamp']);
+    assert.equal(hook.requestBody.content['application/json'].schema.$ref, '#/components/schemas/WebhookEventPayload');
+  });
+
+  it('every operation has exactly one handler and every handler an operation (checked at start)', () => {
+    const handlers = createHandlers({} as any) as Record<string, unknown>;
+    assert.doesNotThrow(() => assertHandlersMatchContract(doc, handlers));
+    const { getAccount: _dropped, ...missing } = handlers;
+    assert.throws(() => assertHandlersMatchContract(doc, missing), /operation getAccount has no handler/);
+    assert.throws(() => assertHandlersMatchContract(doc, { ...handlers, getAcount: async () => undefined }), /handler getAcount matches no operation/);
+  });
+
+  it('the generated types compile with the code that uses them (tsc --noEmit)', function () {
+    this.timeout(120_000);
+    execFileSync('npx', ['tsc', '--noEmit', '-p', '.'], { stdio: 'pipe' });
+  });
+});
