@@ -5,16 +5,18 @@
  * - Routes with openapi-backend under `/api` (the servers' base path); literal paths win over
  *   templated ones (`/v1/projects/default` is not read as `/v1/projects/{id}`).
  * - Validates requests (parameters and bodies) against the contract: bad input is a 400 with the
- *   contract's `Error` body (errorCode VALIDATION_ERROR, validationErrors[] of field/message),
- *   unknown paths a 404 NOT_FOUND, a method the path lacks a 405 METHOD_NOT_ALLOWED.
+ *   contract's `Error` body (errorCode VALIDATION_ERROR, validationErrors[] of field/value/message),
+ *   a missing body 400 MISSING_REQUEST_BODY, a non-JSON body 415 UNSUPPORTED_CONTENT_TYPE, unknown
+ *   paths 404 NOT_FOUND, a method the path lacks 405 METHOD_NOT_ALLOWED (codes as the real server's).
  * - Answers each operation with its success status and the example of that response (a mock
  *   generated from the schema only when no example exists); responses without a body (204)
  *   send no body. The mock does not authenticate and keeps no state.
  *
- * The real server does NOT route with openapi-backend's validation: measured, openapi-backend's
- * routing plus request validation costs about 3x express-openapi-validator's, so there
- * express-openapi-validator validates and openapi-backend (validation off) only routes
- * (docs/architecture.md, DESIGN.md "Request path"). In a mock, one library for both is simpler.
+ * openapi-backend does NOT route the real server (src/http/app.ts): measured, its routing plus
+ * request validation costs about 3x express-openapi-validator's, so the real server validates with
+ * express-openapi-validator and dispatches on the operationId that validator resolved
+ * (docs/architecture.md). For a mock, speed does not matter and one library doing routing,
+ * validation and example responses is the simplest.
  *
  * Environment: VIDMILL_MOCK_HOST (default 127.0.0.1), VIDMILL_MOCK_PORT (default 4010).
  */
@@ -67,25 +69,42 @@ const FORMATS: Record<string, (value: string) => boolean> = {
   uri: (v) => /^[a-z][a-z0-9+.-]*:/i.test(v) && URL.canParse(v),
 };
 
-/** openapi-backend validates `{ path, query, header, cookie, requestBody }`; name fields like the real server (`body.name`). */
+/** openapi-backend validates `{ path, query, header, cookie, requestBody }`; fields are named like the real server's (`body.name`). */
 const LOCATIONS: Record<string, string> = { requestBody: 'body', path: 'path', query: 'query', header: 'headers', cookie: 'cookies' };
 
-function validationIssues(errors: any[]): ValidationIssue[] {
-  return errors.map((e) => {
+/** The rejected value as text, as the real server reports it (absent for a missing field). */
+function rejectedValue(c: Context, parts: string[]): string | undefined {
+  const root: any = { body: c.request.requestBody, query: c.request.query, path: c.request.params, headers: c.request.headers };
+  let cur: any = root;
+  for (const part of parts) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = cur[part];
+  }
+  if (cur === undefined) return undefined;
+  return typeof cur === 'string' ? cur : JSON.stringify(cur)?.slice(0, 200);
+}
+
+function validationIssues(c: Context): ValidationIssue[] {
+  return (c.validation.errors ?? []).map((e: any) => {
     const parts = String(e.instancePath ?? '')
       .split('/')
       .filter(Boolean)
-      .map((p) => decodeURIComponent(p.replace(/~1/g, '/').replace(/~0/g, '~')));
-    if (e.keyword === 'required' && e.params?.missingProperty) {
-      // a missing request body is reported as the missing property `requestBody` of the root
-      if (!parts.length && e.params.missingProperty === 'requestBody') return { field: 'body', message: 'the request body is required' };
-      parts.push(e.params.missingProperty);
-    }
-    if (parts.length) parts[0] = LOCATIONS[parts[0]] ?? parts[0];
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (e.keyword === 'required' && e.params?.missingProperty) parts.push(e.params.missingProperty);
     if (e.keyword === 'additionalProperties' && e.params?.additionalProperty) parts.push(e.params.additionalProperty);
-    if (!parts.length && String(e.schemaPath ?? '').startsWith('#/requestBody')) parts.push('body');
-    return { field: parts.join('.'), message: String(e.message ?? 'is invalid') };
+    if (parts.length) parts[0] = LOCATIONS[parts[0]] ?? parts[0];
+    const value = rejectedValue(c, parts);
+    return { field: parts.join('.'), ...(value !== undefined ? { value } : {}), message: String(e.message ?? 'is invalid') };
   });
+}
+
+/** A required body that is absent: openapi-backend reports the root's property `requestBody` as missing. */
+function bodyMissing(c: Context): boolean {
+  return (c.validation.errors ?? []).some((e: any) => !e.instancePath && e.keyword === 'required' && e.params?.missingProperty === 'requestBody');
+}
+
+function hasBody(req: Request): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** The operation's success response: the lowest 2xx status the contract declares. */
@@ -108,6 +127,7 @@ export async function createMockApp(definition: any = JSON.parse(readFileSync(CO
     apiRoot: API_ROOT,
     validate: true,
     coerceTypes: true,
+    ajvOpts: { allErrors: true }, // every problem of a request at once, as the real server reports them
     strict: false,
     // quick: validators are compiled per operation on its first request (compiling all of them
     // up front takes seconds), and openapi-backend's document check, which knows OpenAPI 3.0
@@ -126,8 +146,12 @@ export async function createMockApp(definition: any = JSON.parse(readFileSync(CO
     notFound: (_c: Context, req: Request, res: Response) => errorReply(req, res, 404, 'NOT_FOUND', `No such path: ${req.method} ${req.path}`),
     methodNotAllowed: (_c: Context, req: Request, res: Response) =>
       errorReply(req, res, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${req.path}`),
-    validationFail: (c: Context, req: Request, res: Response) =>
-      errorReply(req, res, 400, 'VALIDATION_ERROR', 'Request validation failed', validationIssues(c.validation.errors ?? [])),
+    // Like the real server: no body is MISSING_REQUEST_BODY, a body that is not JSON is a 415.
+    validationFail: (c: Context, req: Request, res: Response) => {
+      if (bodyMissing(c) && hasBody(req)) return errorReply(req, res, 415, 'UNSUPPORTED_CONTENT_TYPE', 'Request bodies must be sent as application/json');
+      if (bodyMissing(c)) return errorReply(req, res, 400, 'MISSING_REQUEST_BODY', 'This operation requires a JSON request body');
+      return errorReply(req, res, 400, 'VALIDATION_ERROR', 'Request validation failed', validationIssues(c));
+    },
     // Every operation is "not implemented" in the mock: answer it from the contract.
     notImplemented: (c: Context): Reply => {
       const operation = c.operation;

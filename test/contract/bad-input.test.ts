@@ -59,7 +59,7 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
 
   const ops = operations();
   const withAuth = (op: Op, t: Test) => (op.path.startsWith('/v1/api-keys') ? t.set('Authorization', basic(u.email, u.password)) : t.set('X-API-Key', u.apiKey));
-  const fill = (path: string, value = randomUUID()) => path.replace(/\{[^}]+\}/g, value);
+  const fill = (path: string, value: string = randomUUID()) => path.replace(/\{[^}]+\}/g, value);
   const call = (op: Op, path: string) => withAuth(op, (h.request as any)[op.method](`/api${path}`));
 
   it('covers the implemented operations', () => {
