@@ -11,6 +11,8 @@ import { AccountsService } from './features/accounts/accounts.service';
 import { accountsHandlers } from './features/accounts/accounts.handlers';
 import { ApiKeysService } from './features/api-keys/api-keys.service';
 import { apiKeysHandlers } from './features/api-keys/api-keys.handlers';
+import { LocationsService } from './features/locations/locations.service';
+import { locationsHandlers } from './features/locations/locations.handlers';
 import { ProjectsService } from './features/projects/projects.service';
 import { projectsHandlers } from './features/projects/projects.handlers';
 import { buildApp } from './http/app';
@@ -34,18 +36,21 @@ export interface Services {
   accounts: AccountsService;
   apiKeys: ApiKeysService;
   projects: ProjectsService;
+  locations: LocationsService;
 }
 
 export function createServices(deps: { db: Db; clock: Clock; masterKey: Buffer; config: Pick<Config, 'login'> }): Services {
   const { db, clock } = deps;
   const accounts = new AccountsService(db, clock, { login: deps.config.login });
+  const secretBox = new SecretBox(deps.masterKey);
   return {
     db,
     clock,
-    secretBox: new SecretBox(deps.masterKey),
+    secretBox,
     accounts,
     apiKeys: new ApiKeysService(db, clock),
     projects: new ProjectsService(db, clock, accounts),
+    locations: new LocationsService(db, clock, accounts, secretBox),
   };
 }
 
@@ -54,6 +59,7 @@ export function createHandlers(s: Services): AllHandlers {
     ...apiKeysHandlers(s.apiKeys),
     ...accountsHandlers(s.accounts),
     ...projectsHandlers(s.projects),
+    ...locationsHandlers(s.locations),
     ...pendingHandlers,
   };
 }

@@ -117,7 +117,7 @@ export function buildApp(deps: AppDeps): express.Express {
       apiSpec: deps.contract,
       validateApiSpec: false,
       // allErrors: every problem of a request is reported at once in validationErrors.
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, allErrors: true },
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
       validateResponses: deps.strictResponses
         ? { removeAdditional: false }
         : {

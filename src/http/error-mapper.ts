@@ -59,15 +59,20 @@ function rejectedValue(req: Request, pointer: string): string | undefined {
     cur = cur[decodeURIComponent(part)];
   }
   if (cur === undefined) return undefined;
-  return typeof cur === 'string' ? cur : JSON.stringify(cur)?.slice(0, 200);
+  const text = typeof cur === 'string' ? cur : (JSON.stringify(cur) ?? '');
+  return text.length > MAX_ECHOED_VALUE ? text.slice(0, MAX_ECHOED_VALUE) + '…' : text;
 }
+
+/** Rejected values are echoed back shortened, and never for fields that hold secrets. */
+const MAX_ECHOED_VALUE = 256;
+const SECRET_FIELD = /secret|password|accesskey|apikey|token|authorization/i;
 
 function validationIssues(req: Request, err: any): ValidationIssue[] {
   return (err.errors ?? []).map((e: any) => {
     // The validator names path parameters `params`; the contract calls them `path`.
     const pointer = String(e.path ?? '').replace(/^\/?params\b/, '/path');
     const field = pointer.replace(/^\//, '').replace(/\//g, '.');
-    const value = rejectedValue(req, pointer);
+    const value = SECRET_FIELD.test(field) ? undefined : rejectedValue(req, pointer);
     return { field, ...(value !== undefined ? { value } : {}), message: String(e.message ?? 'is invalid') };
   });
 }

@@ -131,6 +131,13 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
           assert.equal(issue.value, 'x'.repeat(bounded.maxLength + 1));
         });
       }
+      if (bounded) {
+        it(`a number where ${bounded.name} wants a string is 400 VALIDATION_ERROR (bodies are not coerced)`, async () => {
+          const res = await call(op, target).send({ [bounded.name]: 12345678 });
+          expectError(res, 400, 'VALIDATION_ERROR');
+          assert.ok(res.body.validationErrors.some((e: any) => e.field === `body.${bounded.name}`), JSON.stringify(res.body.validationErrors));
+        });
+      }
       if (op.method === 'patch') {
         it('an empty PATCH body is 400 VALIDATION_ERROR', async () => {
           expectError(await call(op, target).send({}), 400, 'VALIDATION_ERROR');
@@ -138,4 +145,17 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       }
     });
   }
+
+  it('a rejected secret is never echoed back in validationErrors', async () => {
+    const secret = 'S'.repeat(300);
+    const res = await h.request
+      .post('/api/v1/input-locations/bucket')
+      .set('X-API-Key', u.apiKey)
+      .send({ name: 'n', bucket: 'bucket', accessKey: 'AKIAEXAMPLE', secretAccessKey: secret });
+    expectError(res, 400, 'VALIDATION_ERROR');
+    const issue = res.body.validationErrors.find((e: any) => e.field === 'body.secretAccessKey');
+    assert.ok(issue, JSON.stringify(res.body.validationErrors));
+    assert.equal(issue.value, undefined);
+    assert.doesNotMatch(res.text, /SSSSSSSS/);
+  });
 });

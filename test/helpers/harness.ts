@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { strict as assert } from 'node:assert';
 import type { Express } from 'express';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
 import { createApp, createServices, loadContract, type Services } from '../../src/composition';
@@ -33,12 +33,14 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function createHarness(overrides: Partial<Config> = {}): Promise<Harness> {
+/** `opts.logger` replaces the silent logger, e.g. to capture what the app logs. */
+export async function createHarness(overrides: Partial<Config> = {}, opts: { logger?: Logger } = {}): Promise<Harness> {
   const database = await createTestDatabase();
   const clock = new ManualClock(new Date());
   const config: Config = { ...loadConfig({}), database: database.config, strictResponses: true, ...overrides };
   const services = createServices({ db: database.db, clock, masterKey: randomBytes(32), config });
-  const app = createApp(services, { logger: pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' }), config });
+  const logger = opts.logger ?? pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' });
+  const app = createApp(services, { logger, config });
   return {
     app,
     services,

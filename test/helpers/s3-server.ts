@@ -59,10 +59,8 @@ interface S3rverInstance {
 interface S3rverAccounts {
   DUMMY_ACCOUNT: { createKeyPair(accessKey: string, secret: string): void; revokeAccessKey(accessKey: string): void };
 }
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver: new (options: Record<string, unknown>) => S3rverInstance = require('s3rver');
 // s3rver's own account registry must know the key ids it receives after the front let them in.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const s3rverAccounts: S3rverAccounts = require('s3rver/lib/models/account');
 
 export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyPair[] } = {}): Promise<LocalS3> {
