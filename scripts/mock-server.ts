@@ -26,6 +26,7 @@ import path from 'node:path';
 import express, { ErrorRequestHandler, Request, Response } from 'express';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { dereference } from 'openapi-backend/refparser';
+import { echoedValue, errorBody, hasBody, setDocumentedErrorCodes } from '../src/http/error-mapper';
 import { requestId } from '../src/http/request-id';
 import type { ValidationIssue } from '../src/shared/errors';
 
@@ -44,19 +45,7 @@ interface Reply {
 }
 
 function errorReply(req: Request, res: Response, status: number, errorCode: string, message: string, validationErrors?: ValidationIssue[]): Reply {
-  return {
-    status,
-    body: {
-      timestamp: new Date().toISOString(),
-      requestId: String(res.getHeader('X-Request-Id') ?? ''),
-      requestPath: req.originalUrl.split('?')[0],
-      errorCode,
-      errorCodeEnum: errorCode, // every code the mock answers with is in ErrorCodeEnum
-      message,
-      statusCode: status,
-      ...(validationErrors ? { validationErrors } : {}),
-    },
-  };
+  return { status, body: errorBody(req, res, status, errorCode, message, { validationErrors }) };
 }
 
 /** The string formats the contract uses beyond openapi-backend's own (int32, int64, byte, ...). */
@@ -72,18 +61,6 @@ const FORMATS: Record<string, (value: string) => boolean> = {
 /** openapi-backend validates `{ path, query, header, cookie, requestBody }`; fields are named like the real server's (`body.name`). */
 const LOCATIONS: Record<string, string> = { requestBody: 'body', path: 'path', query: 'query', header: 'headers', cookie: 'cookies' };
 
-/** The rejected value as text, as the real server reports it (absent for a missing field). */
-function rejectedValue(c: Context, parts: string[]): string | undefined {
-  const root: any = { body: c.request.requestBody, query: c.request.query, path: c.request.params, headers: c.request.headers };
-  let cur: any = root;
-  for (const part of parts) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = cur[part];
-  }
-  if (cur === undefined) return undefined;
-  return typeof cur === 'string' ? cur : JSON.stringify(cur)?.slice(0, 200);
-}
-
 function validationIssues(c: Context): ValidationIssue[] {
   return (c.validation.errors ?? []).map((e: any) => {
     const parts = String(e.instancePath ?? '')
@@ -93,7 +70,8 @@ function validationIssues(c: Context): ValidationIssue[] {
     if (e.keyword === 'required' && e.params?.missingProperty) parts.push(e.params.missingProperty);
     if (e.keyword === 'additionalProperties' && e.params?.additionalProperty) parts.push(e.params.additionalProperty);
     if (parts.length) parts[0] = LOCATIONS[parts[0]] ?? parts[0];
-    const value = rejectedValue(c, parts);
+    const root = { body: c.request.requestBody, query: c.request.query, path: c.request.params, headers: c.request.headers };
+    const value = echoedValue(root, parts);
     return { field: parts.join('.'), ...(value !== undefined ? { value } : {}), message: String(e.message ?? 'is invalid') };
   });
 }
@@ -103,9 +81,6 @@ function bodyMissing(c: Context): boolean {
   return (c.validation.errors ?? []).some((e: any) => !e.instancePath && e.keyword === 'required' && e.params?.missingProperty === 'requestBody');
 }
 
-function hasBody(req: Request): boolean {
-  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-}
 
 /** The operation's success response: the lowest 2xx status the contract declares. */
 function successStatus(operation: { responses?: Record<string, unknown> }): number {
@@ -117,6 +92,7 @@ function successStatus(operation: { responses?: Record<string, unknown> }): numb
 }
 
 export async function createMockApp(definition: any = JSON.parse(readFileSync(CONTRACT_FILE, 'utf8'))): Promise<express.Express> {
+  setDocumentedErrorCodes(definition.components.schemas.ErrorCodeEnum.enum);
   // Expanded into a tree without shared nodes: openapi-backend's "decycle" step before compiling
   // validators replaces any object seen twice (not only cycles) with a `$ref`, which breaks schemas
   // such as MasteringDisplay whose red/green/blue points share one `properties` object after

@@ -25,15 +25,11 @@ export function setDocumentedErrorCodes(codes: string[]): void {
   documentedCodes = new Set(codes);
 }
 
-export function sendError(
-  req: Request,
-  res: Response,
-  status: number,
-  errorCode: string,
-  message: string,
-  extra: { validationErrors?: ValidationIssue[]; errorDetails?: Record<string, unknown>; headers?: Record<string, string> } = {},
-): void {
-  const body: ErrorBody = {
+export type ErrorExtra = { validationErrors?: ValidationIssue[]; errorDetails?: Record<string, unknown>; headers?: Record<string, string> };
+
+/** The contract's `Error` body for this request (also used by the mock server). */
+export function errorBody(req: Request, res: Response, status: number, errorCode: string, message: string, extra: ErrorExtra = {}): ErrorBody {
+  return {
     timestamp: new Date().toISOString(),
     requestId: String(res.getHeader('X-Request-Id') ?? ''),
     requestPath: req.originalUrl.split('?')[0],
@@ -44,40 +40,50 @@ export function sendError(
     ...(extra.validationErrors ? { validationErrors: extra.validationErrors } : {}),
     ...(extra.errorDetails ? { errorDetails: extra.errorDetails } : {}),
   };
-  for (const [k, v] of Object.entries(extra.headers ?? {})) res.setHeader(k, v);
-  // Sent as a string: error bodies bypass response validation (their shape is checked by tests).
-  res.status(status).type('application/json').send(JSON.stringify(body));
 }
 
-/** Reads the rejected value at a validator path such as `/body/name` or `/query/pageSize`. */
-function rejectedValue(req: Request, pointer: string): string | undefined {
-  const parts = pointer.replace(/^\//, '').split(/[/.]/).filter(Boolean);
-  const root: any = { body: req.body, query: req.query, path: (req as any).openapi?.pathParams ?? req.params, headers: req.headers };
-  let cur: any = root;
-  for (const part of parts) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = cur[decodeURIComponent(part)];
-  }
-  if (cur === undefined) return undefined;
-  const text = typeof cur === 'string' ? cur : (JSON.stringify(cur) ?? '');
-  return text.length > MAX_ECHOED_VALUE ? text.slice(0, MAX_ECHOED_VALUE) + '…' : text;
+export function sendError(req: Request, res: Response, status: number, errorCode: string, message: string, extra: ErrorExtra = {}): void {
+  for (const [k, v] of Object.entries(extra.headers ?? {})) res.setHeader(k, v);
+  // Sent as a string: error bodies bypass response validation (their shape is checked by tests).
+  res.status(status).type('application/json').send(JSON.stringify(errorBody(req, res, status, errorCode, message, extra)));
 }
 
 /** Rejected values are echoed back shortened, and never for fields that hold secrets. */
 const MAX_ECHOED_VALUE = 256;
 const SECRET_FIELD = /secret|password|accesskey|apikey|token|authorization/i;
 
+/**
+ * The rejected value at `parts` (e.g. ['body', 'name']) of `root` as text for
+ * `ValidationError.value`: undefined when absent or when the field holds a secret.
+ */
+export function echoedValue(root: Record<string, unknown>, parts: string[]): string | undefined {
+  if (parts.some((p) => SECRET_FIELD.test(p))) return undefined;
+  let cur: any = root;
+  for (const part of parts) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = cur[part];
+  }
+  if (cur === undefined) return undefined;
+  const text = typeof cur === 'string' ? cur : (JSON.stringify(cur) ?? '');
+  return text.length > MAX_ECHOED_VALUE ? text.slice(0, MAX_ECHOED_VALUE) + '…' : text;
+}
+
 function validationIssues(req: Request, err: any): ValidationIssue[] {
+  const root = { body: req.body, query: req.query, path: (req as any).openapi?.pathParams ?? req.params, headers: req.headers };
   return (err.errors ?? []).map((e: any) => {
     // The validator names path parameters `params`; the contract calls them `path`.
-    const pointer = String(e.path ?? '').replace(/^\/?params\b/, '/path');
-    const field = pointer.replace(/^\//, '').replace(/\//g, '.');
-    const value = SECRET_FIELD.test(field) ? undefined : rejectedValue(req, pointer);
-    return { field, ...(value !== undefined ? { value } : {}), message: String(e.message ?? 'is invalid') };
+    const parts = String(e.path ?? '')
+      .replace(/^\/?params\b/, '/path')
+      .split('/')
+      .filter(Boolean)
+      .map(decodeURIComponent);
+    const value = echoedValue(root, parts);
+    return { field: parts.join('.'), ...(value !== undefined ? { value } : {}), message: String(e.message ?? 'is invalid') };
   });
 }
 
-function hasBody(req: Request): boolean {
+/** Whether the request carries a body at all (a missing body is not a content-type problem). */
+export function hasBody(req: Request): boolean {
   return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 }
 
