@@ -3,7 +3,7 @@
  * request id -> pino-http -> auth -> rate limit -> express-openapi-validator -> dispatch by
  * operationId -> handler. One error mapper answers every failure with the `Error` body.
  */
-import express, { Request, RequestHandler } from 'express';
+import express, { Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import pinoHttp from 'pino-http';
 import type { Logger } from 'pino';
@@ -58,6 +58,17 @@ function dispatch(handlers: AllHandlers): RequestHandler {
   };
 }
 
+/** The fields of an access-log line. */
+function accessLine(req: Request, res: Response, val: { responseTime?: number }): Record<string, unknown> {
+  return {
+    method: req.method,
+    url: req.originalUrl,
+    operationId: (req as any).openapi?.schema?.operationId,
+    statusCode: res.statusCode,
+    responseTime: val.responseTime,
+  };
+}
+
 export function buildApp(deps: AppDeps): express.Express {
   assertHandlersMatchContract(deps.contract, deps.handlers);
   setDocumentedErrorCodes(deps.contract.components.schemas.ErrorCodeEnum.enum);
@@ -90,15 +101,15 @@ export function buildApp(deps: AppDeps): express.Express {
     pinoHttp({
       logger: deps.logger,
       genReqId: (req) => (req as any).id,
-      customProps: (req) => ({ operationId: (req as any).openapi?.schema?.operationId }),
-      // Lean access lines: no headers, so no credential can reach the log.
-      serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res) => ({ statusCode: res.statusCode }),
-      },
+      // One child logger per request (reqId) and one flat access line when it finishes; no
+      // headers are logged, so no credential can reach the log.
+      quietReqLogger: true,
+      quietResLogger: true,
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      customSuccessMessage: () => 'request completed',
       customErrorMessage: (_req, res) => `request failed with ${res.statusCode}`,
-      customErrorObject: (_req, res, _err, val) => ({ ...val, err: undefined }),
+      customSuccessObject: (req, res, val) => accessLine(req as Request, res as Response, val),
+      customErrorObject: (req, res, _err, val) => accessLine(req as Request, res as Response, val),
     }),
   );
   api.use(

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { AUTH_CACHE_MS, ApiKeysService } from '../../src/features/api-keys/api-keys.service';
 import { DAY_MS } from '../../src/shared/clock';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
@@ -180,5 +181,17 @@ describe(`API keys (${TEST_DIALECT})`, () => {
     h.clock.advance(DAY_MS);
     for (let i = 0; i < 5; i++) assert.equal((await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey)).status, 200);
     assert.equal(writes.length, 2);
+  });
+
+  it('another process sees a deactivation within AUTH_CACHE_MS (the lookup cache of each process)', async () => {
+    const otherProcess = new ApiKeysService(h.database.db, h.clock);
+    assert.deepEqual(await otherProcess.authenticate(u.apiKey), { userId: u.userId, apiKeyId: u.apiKeyId });
+    assert.equal((await action(u.apiKeyId, 'deactivate')).status, 200);
+    // this process forgot the key at once
+    expectError(await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey), 401, 'INVALID_API_KEY');
+    // the other still has it cached, until the cache time has passed
+    await otherProcess.authenticate(u.apiKey);
+    h.clock.advance(AUTH_CACHE_MS);
+    await assert.rejects(otherProcess.authenticate(u.apiKey), /invalid or inactive/);
   });
 });

@@ -20,7 +20,25 @@ export interface ApiKeyView extends ApiKeyRecord {
 
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 
+/**
+ * How long a successful key lookup is reused by this process. Deactivation, deletion and the
+ * idle sweep clear it at once in the process that makes them; other processes (scale-out) see
+ * the change within this time.
+ */
+export const AUTH_CACHE_MS = 5_000;
+const AUTH_CACHE_SIZE = 10_000;
+
+interface CachedKey {
+  userId: string;
+  apiKeyId: string;
+  lastUsedDay?: string;
+  expiresAt: number;
+}
+
 export class ApiKeysService {
+  /** SHA-256 digest -> the active key it authenticated recently. */
+  private readonly authCache = new Map<string, CachedKey>();
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -86,6 +104,7 @@ export class ApiKeysService {
     if (!key.active) return this.view(key);
     const now = this.clock.now();
     await apiKeysStore.update(this.db, id, { active: false }, now);
+    this.forgetAuthentication(id);
     return this.view({ ...key, active: false, updatedAt: now });
   }
 
@@ -95,18 +114,39 @@ export class ApiKeysService {
       if (key.active) throw new ConflictError('ACTIVE_API_KEY_CANNOT_BE_DELETED', 'Deactivate the API key before deleting it');
       await apiKeysStore.delete(trx, id);
     });
+    this.forgetAuthentication(id);
   }
 
   /**
-   * Authenticates an `X-API-Key` value: one indexed lookup by SHA-256 digest. The last use is
-   * written at most once per key and UTC day (the 90-day rule counts whole days).
+   * Authenticates an `X-API-Key` value: one indexed lookup by SHA-256 digest, reused for
+   * AUTH_CACHE_MS. The last use is written at most once per key and UTC day (the 90-day rule
+   * counts whole days).
    */
   async authenticate(secret: string): Promise<{ userId: string; apiKeyId: string }> {
-    const key = looksLikeApiKey(secret) ? await apiKeysStore.activeByDigest(this.db, digestApiKey(secret)) : undefined;
-    if (!key) throw new UnauthorizedError('INVALID_API_KEY', 'The API key is invalid or inactive');
+    if (!looksLikeApiKey(secret)) throw new UnauthorizedError('INVALID_API_KEY', 'The API key is invalid or inactive');
+    const digest = digestApiKey(secret);
     const now = this.clock.now();
-    if (!key.lastUsedAt || utcDay(key.lastUsedAt) !== utcDay(now)) await apiKeysStore.recordUse(this.db, key.id, now);
-    return { userId: key.userId, apiKeyId: key.id };
+    let cached = this.authCache.get(digest);
+    if (!cached || cached.expiresAt <= now.getTime()) {
+      const key = await apiKeysStore.activeByDigest(this.db, digest);
+      if (!key) {
+        this.authCache.delete(digest);
+        throw new UnauthorizedError('INVALID_API_KEY', 'The API key is invalid or inactive');
+      }
+      if (this.authCache.size >= AUTH_CACHE_SIZE) this.authCache.clear();
+      cached = { userId: key.userId, apiKeyId: key.id, lastUsedDay: key.lastUsedAt && utcDay(key.lastUsedAt), expiresAt: now.getTime() + AUTH_CACHE_MS };
+      this.authCache.set(digest, cached);
+    }
+    const today = utcDay(now);
+    if (cached.lastUsedDay !== today) {
+      await apiKeysStore.recordUse(this.db, cached.apiKeyId, now);
+      cached.lastUsedDay = today;
+    }
+    return { userId: cached.userId, apiKeyId: cached.apiKeyId };
+  }
+
+  private forgetAuthentication(apiKeyId?: string): void {
+    for (const [digest, entry] of this.authCache) if (!apiKeyId || entry.apiKeyId === apiKeyId) this.authCache.delete(digest);
   }
 
   /** Deletes every key whose deletionEligibleAt date has come. Returns how many. */
@@ -114,7 +154,9 @@ export class ApiKeysService {
     const today = new Date(utcDay(this.clock.now()) + 'T00:00:00.000Z');
     // eligible when date(lastUse + 90d) <= today, i.e. lastUse < today - 89d (start of day)
     const cutoff = new Date(today.getTime() - (API_KEY_IDLE_DAYS - 1) * DAY_MS - 1);
-    return apiKeysStore.deleteUnusedSince(this.db, cutoff);
+    const deleted = await apiKeysStore.deleteUnusedSince(this.db, cutoff);
+    if (deleted) this.forgetAuthentication();
+    return deleted;
   }
 
   private async find(db: Db, userId: string, id: string): Promise<ApiKeyRecord> {
