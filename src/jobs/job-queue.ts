@@ -81,7 +81,7 @@ export class JobQueue {
 
   constructor(
     private readonly db: Db,
-    private readonly clock: Clock,
+    readonly clock: Clock,
     opts: JobQueueOptions = {},
   ) {
     this.defaultMaxAttempts = opts.defaultMaxAttempts ?? 5;
