@@ -9,7 +9,10 @@ import { crc32c } from '../../src/net/crc32c';
 import { HttpsRangeSource, RangeNotSupportedError, SourceChangedError } from '../../src/net/https-range-source';
 import { BlobStore, MIB } from '../../src/storage/blob-store';
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
+import { createBucketClient } from '../../src/storage/bucket-access';
+import { BucketRangeSource } from '../../src/storage/bucket-range-source';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ChecksumMismatchError, CopyProgress, copyRanges } from '../../src/videos/copy-engine';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
@@ -157,16 +160,71 @@ describe('Ranged parallel copy engine (HTTPS source with a self-signed certifica
     assert.ok(file.equals(await readAll(await disk.read('videos/e/master'))));
   });
 
-  describe('into S3-compatible storage (multipart upload)', () => {
+  describe('with a local S3-compatible server (bucket sources, multipart upload)', () => {
     let s3: LocalS3;
     let store: S3BlobStore;
     before(async () => {
-      s3 = await startLocalS3({ buckets: ['platform'] });
+      s3 = await startLocalS3({ buckets: ['platform', 'customer'] });
       store = new S3BlobStore({ bucket: 'platform', endpoint: s3.endpoint, region: s3.region, accessKey: s3.credentials.accessKey, secretKey: s3.credentials.secretAccessKey, forcePathStyle: true });
     });
     after(async () => {
+      clients.forEach((c) => c.destroy());
       await store.close();
       await s3.close();
+    });
+
+    const clients: Array<{ destroy(): void }> = [];
+    const bucketSource = (key: string) => {
+      const client = createBucketClient({
+        bucket: 'customer',
+        endpoint: s3.endpoint,
+        region: s3.region,
+        forcePathStyle: true,
+        credentials: { accessKey: s3.credentials.accessKey, secretAccessKey: s3.credentials.secretAccessKey },
+      });
+      clients.push(client);
+      return new BucketRangeSource(client, 'customer', key);
+    };
+    const putCustomerObject = async (key: string, body: Buffer) => {
+      const c = s3.client();
+      await c.send(new PutObjectCommand({ Bucket: 'customer', Key: key, Body: body }));
+      c.destroy();
+    };
+
+    it('copies from a bucket object (HeadObject, ranged GetObject pinned by ETag) to local disk', async () => {
+      await putCustomerObject('in/video.mp4', file);
+      const source = bucketSource('in/video.mp4');
+      const pinned = await source.probe();
+      assert.equal(pinned.size, file.length);
+      const upload = await disk.createUpload('videos/from-bucket/master', pinned.size, { partSize: 1 * MIB });
+      const result = await copyRanges({ source, pinned, upload, concurrency: 4, expectedCrc32c: fileCrc });
+      assert.equal(result.crc32c, fileCrc);
+      assert.ok(file.equals(await readAll(await disk.read('videos/from-bucket/master'))));
+    });
+
+    it('a bucket object replaced during the copy fails it with SourceChangedError', async () => {
+      await putCustomerObject('in/changing.mp4', file);
+      const source = bucketSource('in/changing.mp4');
+      const pinned = await source.probe();
+      const upload = await disk.createUpload('videos/from-bucket-changed/master', pinned.size, { partSize: 1 * MIB });
+      let replaced = false;
+      await assert.rejects(
+        copyRanges({
+          source,
+          pinned,
+          upload,
+          concurrency: 1,
+          retryDelayMs: () => 1,
+          onPart: async () => {
+            if (!replaced) {
+              replaced = true;
+              await putCustomerObject('in/changing.mp4', randomBytes(file.length));
+            }
+          },
+        }),
+        SourceChangedError,
+      );
+      assert.equal(await disk.stat('videos/from-bucket-changed/master'), undefined);
     });
 
     it('copies with parallel UploadPart calls and the same CRC-32C', async () => {
