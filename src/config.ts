@@ -33,6 +33,30 @@ const schema = z.object({
   VIDMILL_ALLOW_PRIVATE_URLS: bool.default(false),
   VIDMILL_LOGIN_MAX_FAILURES: int(1, 1000).default(5),
   VIDMILL_LOGIN_LOCK_MINUTES: int(1, 24 * 60).default(15),
+  VIDMILL_STORAGE: z.enum(['disk', 's3']).default('disk'),
+  VIDMILL_S3_ENDPOINT: z
+    .string()
+    .refine((v) => {
+      try {
+        return ['http:', 'https:'].includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, 'must be an http:// or https:// URL')
+    .optional(),
+  VIDMILL_S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a bucket name (3..63 lower-case letters, digits, dots, hyphens)')
+    .optional(),
+  VIDMILL_S3_REGION: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be a region name such as us-east-1').default('us-east-1'),
+  VIDMILL_S3_ACCESS_KEY: z.string().min(1).max(256).optional(),
+  VIDMILL_S3_SECRET_KEY: z.string().min(1).max(512).optional(),
+  VIDMILL_S3_FORCE_PATH_STYLE: bool.default(false),
+}).superRefine((env, ctx) => {
+  if (env.VIDMILL_STORAGE !== 's3') return;
+  for (const name of ['VIDMILL_S3_BUCKET', 'VIDMILL_S3_ACCESS_KEY', 'VIDMILL_S3_SECRET_KEY'] as const) {
+    if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when VIDMILL_STORAGE=s3' });
+  }
 });
 
 export type RawConfig = z.infer<typeof schema>;
@@ -50,9 +74,15 @@ export interface Config {
   bodyLimitBytes: number;
   allowPrivateUrls: boolean;
   login: { maxFailures: number; lockMinutes: number };
+  /** Platform storage: files under the data directory, or an S3-compatible bucket. */
+  storage: StorageConfig;
   /** Strict response validation (tests); production logs response mismatches instead. */
   strictResponses: boolean;
 }
+
+export type StorageConfig =
+  | { kind: 'disk'; root: string }
+  | { kind: 's3'; bucket: string; endpoint?: string; region: string; accessKey: string; secretKey: string; forcePathStyle: boolean };
 
 export class ConfigError extends Error {}
 
@@ -83,6 +113,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: raw.VIDMILL_BODY_LIMIT_BYTES,
     allowPrivateUrls: raw.VIDMILL_ALLOW_PRIVATE_URLS,
     login: { maxFailures: raw.VIDMILL_LOGIN_MAX_FAILURES, lockMinutes: raw.VIDMILL_LOGIN_LOCK_MINUTES },
+    storage:
+      raw.VIDMILL_STORAGE === 's3'
+        ? {
+            kind: 's3',
+            bucket: raw.VIDMILL_S3_BUCKET!,
+            endpoint: raw.VIDMILL_S3_ENDPOINT,
+            region: raw.VIDMILL_S3_REGION,
+            accessKey: raw.VIDMILL_S3_ACCESS_KEY!,
+            secretKey: raw.VIDMILL_S3_SECRET_KEY!,
+            forcePathStyle: raw.VIDMILL_S3_FORCE_PATH_STYLE,
+          }
+        : { kind: 'disk', root: path.join(dataDir, 'blobs') },
     strictResponses: false,
   };
 }

@@ -4,10 +4,13 @@
  * a second signal forces exit.
  */
 import type { Server } from 'node:http';
+import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from './config';
 import { createApp, createServices } from './composition';
 import { migrateToLatest, openDatabase } from './db/database';
+import { JobQueue } from './jobs/job-queue';
 import { PeriodicTask } from './jobs/periodic-task';
+import { Worker } from './jobs/worker';
 import { loadMasterKey } from './security/secret-box';
 import { systemClock } from './shared/clock';
 import { createLogger } from './shared/logger';
@@ -31,7 +34,14 @@ async function main(): Promise<void> {
   await services.accounts.bootstrap(config.bootstrap, log);
 
   const tasks: PeriodicTask[] = [];
+  const jobs = new JobQueue(db, systemClock);
+  let worker: Worker | undefined;
   if (config.role !== 'api') {
+    // Job kinds register here as they arrive (video in, ingestion, ...). Until then the worker
+    // only sweeps expired leases.
+    worker = new Worker(jobs, { workerId: `${hostname()}:${process.pid}`, log });
+    jobs.onEnqueue(() => worker?.notify());
+    worker.start();
     tasks.push(
       new PeriodicTask('api-key-idle-sweep', async () => {
         const deleted = await services.apiKeys.sweepIdleKeys();
@@ -65,7 +75,7 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    await Promise.all(tasks.map((t) => t.stop()));
+    await Promise.all([worker?.stop({ graceMs: 30_000 }), ...tasks.map((t) => t.stop())]);
     await db.destroy();
     log.info('stopped');
     process.exit(0);

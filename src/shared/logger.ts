@@ -6,7 +6,7 @@ export function createLogger(level: string): Logger {
     level,
     base: { service: 'vidmill' },
     redact: {
-      paths: ['*.password', '*.secretAccessKey', '*.accessKey', '*.apiKey', 'req.headers["x-api-key"]', 'req.headers.authorization'],
+      paths: ['*.password', '*.secretAccessKey', '*.secretKey', '*.accessKey', '*.apiKey', 'req.headers["x-api-key"]', 'req.headers.authorization'],
       censor: '[redacted]',
     },
   });

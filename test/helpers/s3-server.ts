@@ -8,9 +8,13 @@
  * recomputes every V4 signature (Authorization header or presigned query) with the configured
  * secret and answers like S3 does: 403 InvalidAccessKeyId, SignatureDoesNotMatch or AccessDenied.
  * Payload bodies are not hashed (s3rver does not either); the signed headers, path and query are.
+ *
+ * The front also answers the two multipart operations s3rver lacks, from s3rver's own staging
+ * directory: ListParts (GET ?uploadId=, what a resumed upload asks) and AbortMultipartUpload
+ * (DELETE ?uploadId=).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http, { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -82,6 +86,7 @@ export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyP
     const refusal = verifySignatureV4(req, secrets);
     requests.push({ method: req.method ?? '', url: req.url ?? '', refusedWith: refusal?.code });
     if (refusal) return refuse(req, res, refusal);
+    if (answerMultipart(req, res, directory)) return;
     forward(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -118,6 +123,54 @@ export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyP
       rmSync(directory, { recursive: true, force: true });
     },
   };
+}
+
+/** ListParts and AbortMultipartUpload over s3rver's staging directory; false for anything else. */
+function answerMultipart(req: IncomingMessage, res: ServerResponse, directory: string): boolean {
+  const url = new URL(req.url ?? '/', 'http://s3.local');
+  const uploadId = url.searchParams.get('uploadId');
+  const [, bucket, ...keyParts] = url.pathname.split('/').map(decodeURIComponent);
+  if (!uploadId || !bucket || keyParts.length === 0 || (req.method !== 'GET' && req.method !== 'DELETE')) return false;
+  req.resume();
+  const dir = path.join(directory, bucket, '._S3rver_uploads', uploadId);
+  const xml = (status: number, body: string) => {
+    const text = `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
+    res.writeHead(status, { 'Content-Type': 'application/xml', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  if (!/^[0-9a-f]+$/.test(uploadId) || !existsSync(dir)) {
+    xml(404, `<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>`);
+    return true;
+  }
+  if (req.method === 'DELETE') {
+    rmSync(dir, { recursive: true, force: true });
+    res.writeHead(204).end();
+    return true;
+  }
+  const marker = Number(url.searchParams.get('part-number-marker') ?? 0);
+  const maxParts = Math.min(1000, Number(url.searchParams.get('max-parts') ?? 1000));
+  // A part counts once its .md5 file exists: s3rver writes it after the part's data.
+  const numbers = readdirSync(dir)
+    .filter((f) => /^\d+\.md5$/.test(f))
+    .map((f) => Number(f.slice(0, -4)))
+    .filter((n) => n > marker)
+    .sort((a, b) => a - b);
+  const page = numbers.slice(0, maxParts);
+  const truncated = numbers.length > page.length;
+  const parts = page
+    .map((n) => {
+      const st = statSync(path.join(dir, String(n)));
+      const md5 = readFileSync(path.join(dir, `${n}.md5`), 'utf8').trim();
+      return `<Part><PartNumber>${n}</PartNumber><LastModified>${st.mtime.toISOString()}</LastModified><ETag>&quot;${md5}&quot;</ETag><Size>${st.size}</Size></Part>`;
+    })
+    .join('');
+  xml(
+    200,
+    `<ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${bucket}</Bucket><Key>${keyParts.join('/')}</Key><UploadId>${uploadId}</UploadId>` +
+      `<PartNumberMarker>${marker}</PartNumberMarker><NextPartNumberMarker>${page.at(-1) ?? marker}</NextPartNumberMarker><MaxParts>${maxParts}</MaxParts>` +
+      `<IsTruncated>${truncated}</IsTruncated>${parts}</ListPartsResult>`,
+  );
+  return true;
 }
 
 interface Refusal {

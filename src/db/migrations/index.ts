@@ -4,9 +4,11 @@
  */
 import type { Knex } from 'knex';
 import * as m001 from './001_identity_projects_locations';
+import * as m004 from './004_jobs';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
+  '004_jobs': m004,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,278 @@
+/**
+ * The durable job queue: one `jobs` row per unit of background work (copy-in, ingest, clip,
+ * process, copy-out, webhook delivery, sweeps).
+ *
+ * - `enqueue(trx, ...)` inserts inside the caller's transaction, so a domain write and the work
+ *   it causes commit (or roll back) together. Local listeners (`onEnqueue`) are told after the
+ *   commit, so an in-process worker wakes at once; other processes find the row by polling.
+ * - `claim()` is ONE guarded `UPDATE ... RETURNING`: `FOR UPDATE SKIP LOCKED` on PostgreSQL; on
+ *   SQLite the statement takes the database's write lock, so it is atomic as well. The row moves
+ *   `queued -> running` with a fresh lease token in `lease_owner` and `attempts + 1`.
+ * - Every later write by the holder (`heartbeat`, `complete`, `fail`, `release`) is guarded by
+ *   `status = 'running' AND lease_owner = <token>`; a holder whose lease was swept (and perhaps
+ *   re-claimed by another worker) is refused, so a job never has two owners.
+ * - `fail()` retries with capped exponential back-off and jitter until `max_attempts`, then the
+ *   job is `failed`. `sweepExpiredLeases()` requeues running jobs whose lease expired (a crashed
+ *   or stalled worker), or fails them when their attempts are used up.
+ *
+ * Time comes from the injected clock, never from the database server.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { asDate, asOptionalDate, Db, isPostgres } from '../db/database';
+import type { Clock } from '../shared/clock';
+
+export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
+
+export interface Job<P = unknown> {
+  id: string;
+  kind: string;
+  payload: P;
+  status: JobStatus;
+  runAt: Date;
+  attempts: number;
+  maxAttempts: number;
+  lastError?: string;
+  /** The lease token of the current holder: `<workerId>#<random>`, unique per claim. */
+  leaseOwner?: string;
+  leaseExpiresAt?: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A job as returned by `claim()`: running, with a lease. */
+export interface ClaimedJob<P = unknown> extends Job<P> {
+  status: 'running';
+  leaseOwner: string;
+  leaseExpiresAt: Date;
+}
+
+export interface NewJob {
+  kind: string;
+  payload: unknown;
+  /** Not before this instant; default now. */
+  runAt?: Date;
+  /** Default: the queue's `defaultMaxAttempts`. */
+  maxAttempts?: number;
+}
+
+export interface RetryPolicy {
+  /** Delay before the second attempt; doubles with every attempt. */
+  baseMs: number;
+  /** Upper bound of the delay. */
+  maxMs: number;
+}
+
+export interface JobQueueOptions {
+  defaultMaxAttempts?: number;
+  retry?: RetryPolicy;
+  /** Source of jitter in [0, 1); injected by tests. */
+  random?: () => number;
+}
+
+export const MAX_KIND_LENGTH = 64;
+const ERROR_TEXT_LIMIT = 4000;
+
+export class JobQueue {
+  readonly defaultMaxAttempts: number;
+  readonly retry: RetryPolicy;
+  private readonly random: () => number;
+  private readonly listeners = new Set<(kind: string) => void>();
+
+  constructor(
+    private readonly db: Db,
+    readonly clock: Clock,
+    opts: JobQueueOptions = {},
+  ) {
+    this.defaultMaxAttempts = opts.defaultMaxAttempts ?? 5;
+    this.retry = opts.retry ?? { baseMs: 5_000, maxMs: 10 * 60_000 };
+    this.random = opts.random ?? Math.random;
+  }
+
+  /** Called (after commit) for every job enqueued through this queue object. */
+  onEnqueue(listener: (kind: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Inserts a queued job with `trx` (a transaction or the db itself). Listeners hear of it once
+   * the transaction commits; nothing is heard when it rolls back.
+   */
+  async enqueue(trx: Knex | Knex.Transaction, job: NewJob): Promise<string> {
+    if (!job.kind || job.kind.length > MAX_KIND_LENGTH) throw new Error(`job kind must be 1..${MAX_KIND_LENGTH} characters`);
+    const maxAttempts = job.maxAttempts ?? this.defaultMaxAttempts;
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new Error('maxAttempts must be a positive integer');
+    const now = this.clock.now();
+    const id = randomUUID();
+    await trx('jobs').insert({
+      id,
+      kind: job.kind,
+      payload: JSON.stringify(job.payload ?? null),
+      status: 'queued',
+      run_at: job.runAt ?? now,
+      attempts: 0,
+      max_attempts: maxAttempts,
+      last_error: null,
+      lease_owner: null,
+      lease_expires_at: null,
+      created_at: now,
+      updated_at: now,
+    });
+    const tell = () => this.listeners.forEach((l) => l(job.kind));
+    const pending = (trx as Partial<Knex.Transaction>).isTransaction ? (trx as Knex.Transaction).executionPromise : undefined;
+    if (pending) pending.then(tell, () => undefined);
+    else tell();
+    return id;
+  }
+
+  /**
+   * Takes the next due queued job of one of `kinds` (oldest `run_at` first) with a lease of
+   * `leaseMs`, or undefined when none is due. Safe under any number of concurrent claimers.
+   */
+  async claim<P = unknown>(workerId: string, kinds: readonly string[], leaseMs: number): Promise<ClaimedJob<P> | undefined> {
+    if (kinds.length === 0) return undefined;
+    const now = this.clock.now();
+    const token = `${workerId.slice(0, 150)}#${randomUUID()}`;
+    const expires = new Date(now.getTime() + leaseMs);
+    const inKinds = kinds.map(() => '?').join(', ');
+    const lock = isPostgres(this.db) ? 'FOR UPDATE SKIP LOCKED' : '';
+    const result = await this.db.raw(
+      `UPDATE jobs
+          SET status = 'running', lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1, updated_at = ?
+        WHERE status = 'queued'
+          AND id = (SELECT id FROM jobs
+                     WHERE status = 'queued' AND run_at <= ? AND kind IN (${inKinds})
+                     ORDER BY run_at, id
+                     LIMIT 1 ${lock})
+       RETURNING *`,
+      [token, expires, now, now, ...kinds],
+    );
+    const row = rowsOf(result)[0];
+    return row ? (toJob(row) as ClaimedJob<P>) : undefined;
+  }
+
+  /**
+   * Extends the lease to now + `leaseMs` while `job` still holds it (running, same token, not
+   * yet expired). False means the lease is lost: stop working on the job.
+   */
+  async heartbeat(job: ClaimedJob<unknown>, leaseMs: number): Promise<boolean> {
+    const now = this.clock.now();
+    const expires = new Date(now.getTime() + leaseMs);
+    const n = await this.held(job, now).update({ lease_expires_at: expires, updated_at: now });
+    if (n === 1) job.leaseExpiresAt = expires;
+    return n === 1;
+  }
+
+  /** Marks the job done. False when the lease was lost (the result must not count). */
+  async complete(job: ClaimedJob<unknown>, trx: Knex | Knex.Transaction = this.db): Promise<boolean> {
+    const now = this.clock.now();
+    const n = await this.held(job, now, trx).update({ status: 'done', lease_owner: null, lease_expires_at: null, last_error: null, updated_at: now });
+    return n === 1;
+  }
+
+  /**
+   * Records a failed attempt: requeued after a back-off while attempts remain (and the error is
+   * not `permanent`), else `failed`. Returns the new state, or 'lease-lost' when refused.
+   */
+  async fail(job: ClaimedJob<unknown>, error: unknown, opts: { permanent?: boolean } = {}): Promise<'queued' | 'failed' | 'lease-lost'> {
+    const now = this.clock.now();
+    const lastError = errorText(error);
+    const final = opts.permanent || job.attempts >= job.maxAttempts;
+    const n = await this.held(job, now).update(
+      final
+        ? { status: 'failed', lease_owner: null, lease_expires_at: null, last_error: lastError, updated_at: now }
+        : {
+            status: 'queued',
+            lease_owner: null,
+            lease_expires_at: null,
+            last_error: lastError,
+            run_at: new Date(now.getTime() + this.backoffMs(job.attempts)),
+            updated_at: now,
+          },
+    );
+    if (n !== 1) return 'lease-lost';
+    return final ? 'failed' : 'queued';
+  }
+
+  /**
+   * Hands a claimed job back untouched (orderly shutdown): queued again at once, and the attempt
+   * does not count. False when the lease was already lost.
+   */
+  async release(job: ClaimedJob<unknown>): Promise<boolean> {
+    const now = this.clock.now();
+    const n = await this.db('jobs')
+      .where({ id: job.id, status: 'running', lease_owner: job.leaseOwner })
+      .update({ status: 'queued', lease_owner: null, lease_expires_at: null, run_at: now, attempts: this.db.raw('attempts - 1'), updated_at: now });
+    return n === 1;
+  }
+
+  /**
+   * Requeues running jobs whose lease expired (their worker crashed or stalled), or fails them
+   * when no attempt is left. Returns how many of each.
+   */
+  async sweepExpiredLeases(): Promise<{ requeued: number; failed: number }> {
+    const now = this.clock.now();
+    const expired = () => this.db('jobs').where('status', 'running').andWhere('lease_expires_at', '<=', now);
+    const failed = await expired()
+      .andWhere('attempts', '>=', this.db.ref('max_attempts'))
+      .update({ status: 'failed', lease_owner: null, lease_expires_at: null, last_error: 'lease expired (worker lost) on the last attempt', updated_at: now });
+    const requeued = await expired().update({
+      status: 'queued',
+      lease_owner: null,
+      lease_expires_at: null,
+      last_error: 'lease expired (worker lost)',
+      run_at: now,
+      updated_at: now,
+    });
+    return { requeued, failed };
+  }
+
+  async get<P = unknown>(id: string, trx: Knex | Knex.Transaction = this.db): Promise<Job<P> | undefined> {
+    const row = await trx('jobs').where({ id }).first();
+    return row ? (toJob(row) as Job<P>) : undefined;
+  }
+
+  /** The earliest `run_at` of a queued job of `kinds`, so a worker can sleep until then. */
+  async nextRunAt(kinds: readonly string[]): Promise<Date | undefined> {
+    if (kinds.length === 0) return undefined;
+    const row = await this.db('jobs').where('status', 'queued').whereIn('kind', kinds).min({ next: 'run_at' }).first();
+    return row?.next === null || row?.next === undefined ? undefined : asDate(row.next);
+  }
+
+  /** Delay before the attempt after `attempts` failed ones: equal jitter over a capped doubling. */
+  backoffMs(attempts: number): number {
+    const ceiling = Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** Math.max(0, attempts - 1));
+    return Math.round(ceiling / 2 + (ceiling / 2) * this.random());
+  }
+
+  private held(job: ClaimedJob<unknown>, now: Date, trx: Knex | Knex.Transaction = this.db) {
+    return trx('jobs').where({ id: job.id, status: 'running', lease_owner: job.leaseOwner }).andWhere('lease_expires_at', '>', now);
+  }
+}
+
+function rowsOf(result: any): any[] {
+  return Array.isArray(result) ? result : (result?.rows ?? []);
+}
+
+function toJob(row: any): Job {
+  return {
+    id: row.id,
+    kind: row.kind,
+    payload: JSON.parse(row.payload),
+    status: row.status,
+    runAt: asDate(row.run_at),
+    attempts: Number(row.attempts),
+    maxAttempts: Number(row.max_attempts),
+    lastError: row.last_error ?? undefined,
+    leaseOwner: row.lease_owner ?? undefined,
+    leaseExpiresAt: asOptionalDate(row.lease_expires_at),
+    createdAt: asDate(row.created_at),
+    updatedAt: asDate(row.updated_at),
+  };
+}
+
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.length > ERROR_TEXT_LIMIT ? text.slice(0, ERROR_TEXT_LIMIT) : text;
+}

@@ -1,0 +1,283 @@
+/**
+ * The worker loop over the durable job queue (DESIGN.md "Worker loop").
+ *
+ * States: idle -> starting (a first sweep of expired leases) -> running -> stopping -> stopped.
+ * While running it claims due jobs of the kinds it has handlers for, up to `concurrency` at once,
+ * then sleeps until `pollMs` passes, `notify()` is called (an enqueue in this process, a slot
+ * freed) or the next job is due. A failed
+ * claim (database down) backs off exponentially, capped, so a broken database is not hammered.
+ *
+ * Each running job has a heartbeat timer that extends its lease every `heartbeatMs`; when the
+ * queue refuses (the lease was swept and perhaps taken by another worker) the handler's
+ * AbortSignal fires with a LeaseLostError and nothing the handler does afterwards is recorded.
+ * Handler outcome: resolve -> `complete`; throw -> `fail` (retried with back-off unless a
+ * PermanentJobError or attempts are used up).
+ *
+ * `stop()` stops claiming, waits up to `graceMs` for the jobs in flight, then aborts their signals
+ * with a WorkerStoppingError and hands them back (`release`: queued again, attempt not counted) as
+ * soon as their handlers return. Every `sweepIntervalMs` the loop also requeues expired leases
+ * (another process may have died), so any worker rescues any other's jobs.
+ */
+import type { Logger } from 'pino';
+import { ClaimedJob, JobQueue } from './job-queue';
+
+export type WorkerState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+export interface JobContext {
+  /** Aborted when the lease is lost (LeaseLostError) or the worker stops (WorkerStoppingError). */
+  signal: AbortSignal;
+  job: ClaimedJob<unknown>;
+  /** Extends the lease now (besides the timer); false when it is lost. */
+  heartbeat(): Promise<boolean>;
+  log: Logger;
+}
+
+export type JobHandler<P = any> = (payload: P, ctx: JobContext) => Promise<void>;
+
+/** Thrown by a handler when retrying cannot help (bad input, checksum mismatch). */
+export class PermanentJobError extends Error {
+  override name = 'PermanentJobError';
+}
+export class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+  constructor(jobId: string) {
+    super(`lease on job ${jobId} was lost`);
+  }
+}
+export class WorkerStoppingError extends Error {
+  override name = 'WorkerStoppingError';
+  constructor() {
+    super('worker is stopping');
+  }
+}
+
+export interface WorkerOptions {
+  workerId: string;
+  log: Logger;
+  /** Jobs run at once by this worker; default 2. */
+  concurrency?: number;
+  /** Lease length; default 60 s. */
+  leaseMs?: number;
+  /** Heartbeat period; default a third of the lease. */
+  heartbeatMs?: number;
+  /** Longest sleep between polls when nothing wakes the loop; default 2 s. */
+  pollMs?: number;
+  /** Cap of the back-off after failed polls; default 60 s. */
+  maxBackoffMs?: number;
+  /** How often this worker sweeps expired leases; default the lease length. 0 disables. */
+  sweepIntervalMs?: number;
+}
+
+interface Running {
+  job: ClaimedJob<unknown>;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+export class Worker {
+  private state: WorkerState = 'idle';
+  private readonly handlers = new Map<string, JobHandler>();
+  private readonly running = new Map<string, Running>();
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  private woken = false;
+  private failures = 0;
+  private lastSweep = 0;
+  private readonly opts: Required<WorkerOptions>;
+
+  constructor(
+    private readonly queue: JobQueue,
+    options: WorkerOptions,
+  ) {
+    const leaseMs = options.leaseMs ?? 60_000;
+    this.opts = {
+      concurrency: 2,
+      heartbeatMs: Math.max(1, Math.floor(leaseMs / 3)),
+      pollMs: 2_000,
+      maxBackoffMs: 60_000,
+      sweepIntervalMs: leaseMs,
+      ...options,
+      leaseMs,
+    };
+    if (this.opts.concurrency < 1) throw new Error('concurrency must be at least 1');
+    if (this.opts.heartbeatMs >= leaseMs) throw new Error('heartbeatMs must be shorter than leaseMs');
+  }
+
+  get status(): WorkerState {
+    return this.state;
+  }
+
+  /** Job ids running now. */
+  get inFlight(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /** Registers the handler of one job kind; a kind has exactly one handler. */
+  register<P>(kind: string, handler: JobHandler<P>): this {
+    if (this.handlers.has(kind)) throw new Error(`a handler for job kind "${kind}" is already registered`);
+    if (this.state !== 'idle') throw new Error('register handlers before start()');
+    this.handlers.set(kind, handler as JobHandler);
+    return this;
+  }
+
+  start(): void {
+    if (this.state !== 'idle') return;
+    this.state = 'starting';
+    this.loop = this.run();
+  }
+
+  /** Wakes the loop now (a job was enqueued, a slot is free). */
+  notify(): void {
+    this.woken = true;
+    this.wake?.();
+  }
+
+  /**
+   * Stops claiming; waits up to `graceMs` for jobs in flight, then aborts them and hands them back.
+   * Resolves when the loop and every handler have returned.
+   */
+  async stop(opts: { graceMs?: number } = {}): Promise<void> {
+    if (this.state === 'idle') {
+      this.state = 'stopped';
+      return;
+    }
+    if (this.state === 'stopped') return;
+    if (this.state !== 'stopping') {
+      this.state = 'stopping';
+      this.wake?.();
+    }
+    await this.loop;
+    const all = () => Promise.all([...this.running.values()].map((r) => r.done));
+    const graceMs = opts.graceMs ?? 30_000;
+    let timer: NodeJS.Timeout | undefined;
+    const inTime = await Promise.race([
+      all().then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
+    ]);
+    clearTimeout(timer);
+    if (!inTime) {
+      for (const r of this.running.values()) r.abort.abort(new WorkerStoppingError());
+      await all();
+    }
+    this.state = 'stopped';
+  }
+
+  private async run(): Promise<void> {
+    const kinds = [...this.handlers.keys()];
+    // starting: rescue what dead workers left behind before taking new work.
+    try {
+      await this.maybeSweep();
+    } catch (err) {
+      this.opts.log.error({ err, worker: this.opts.workerId }, 'start-up lease sweep failed');
+    }
+    if (this.state !== 'starting') return;
+    this.state = 'running';
+    while (this.state === 'running') {
+      let delay = this.opts.pollMs;
+      try {
+        await this.maybeSweep();
+        while (this.state === 'running' && this.running.size < this.opts.concurrency) {
+          const job = await this.queue.claim(this.opts.workerId, kinds, this.opts.leaseMs);
+          if (!job) break;
+          this.execute(job);
+        }
+        this.failures = 0;
+        if (this.running.size < this.opts.concurrency) {
+          const next = await this.queue.nextRunAt(kinds);
+          if (next) delay = Math.min(delay, Math.max(5, next.getTime() - this.nowMs()));
+        }
+      } catch (err) {
+        this.failures++;
+        delay = Math.min(this.opts.maxBackoffMs, this.opts.pollMs * 2 ** (this.failures - 1));
+        this.opts.log.error({ err, worker: this.opts.workerId, failures: this.failures, retryInMs: delay }, 'job poll failed');
+      }
+      if (this.state !== 'running') break;
+      await this.sleep(delay);
+    }
+  }
+
+  private nowMs(): number {
+    // The queue's clock decides when jobs are due.
+    return this.queue.clock.now().getTime();
+  }
+
+  private async maybeSweep(): Promise<void> {
+    if (!this.opts.sweepIntervalMs) return;
+    const now = Date.now();
+    if (now - this.lastSweep < this.opts.sweepIntervalMs) return;
+    this.lastSweep = now;
+    const swept = await this.queue.sweepExpiredLeases();
+    if (swept.requeued || swept.failed) this.opts.log.warn({ worker: this.opts.workerId, ...swept }, 'swept expired job leases');
+  }
+
+  private execute(job: ClaimedJob<unknown>): void {
+    const handler = this.handlers.get(job.kind)!;
+    const abort = new AbortController();
+    const log = this.opts.log.child({ jobId: job.id, kind: job.kind, attempt: job.attempts });
+    let lost = false;
+    const beat = async (): Promise<boolean> => {
+      if (lost) return false;
+      try {
+        if (await this.queue.heartbeat(job, this.opts.leaseMs)) return true;
+      } catch (err) {
+        // A database hiccup is not a lost lease; the next beat tries again.
+        log.warn({ err }, 'heartbeat failed');
+        return true;
+      }
+      if (!lost) {
+        lost = true;
+        log.warn('job lease lost; aborting its handler');
+        abort.abort(new LeaseLostError(job.id));
+      }
+      return false;
+    };
+    const timer = setInterval(() => void beat(), this.opts.heartbeatMs);
+    const done = (async () => {
+      let outcome: { ok: true } | { ok: false; err: unknown };
+      try {
+        await handler(job.payload, { signal: abort.signal, job, heartbeat: beat, log });
+        outcome = { ok: true };
+      } catch (err) {
+        outcome = { ok: false, err };
+      }
+      clearInterval(timer);
+      try {
+        if (lost) return;
+        if (outcome.ok) {
+          if (!(await this.queue.complete(job))) log.warn('job finished after its lease was lost; result not recorded');
+        } else if (abort.signal.reason instanceof WorkerStoppingError) {
+          await this.queue.release(job);
+          log.info('job handed back on stop');
+        } else {
+          const state = await this.queue.fail(job, outcome.err, { permanent: outcome.err instanceof PermanentJobError });
+          log[state === 'failed' ? 'error' : 'warn']({ err: outcome.err, state }, 'job attempt failed');
+        }
+      } catch (err) {
+        // The lease runs out and the sweeper requeues the job.
+        log.error({ err }, 'could not record the job outcome');
+      }
+    })().finally(() => {
+      this.running.delete(job.id);
+      this.notify();
+    });
+    this.running.set(job.id, { job, abort, done });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.wake = undefined;
+        self.woken = false;
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), as used by iSCSI, ext4, Google Cloud
+ * Storage and the `crc32c` field of the video-in operations.
+ *
+ * - `crc32c(buf)` of one buffer; `crc32cUpdate(crc, chunk)` continues a CRC over the next chunk
+ *   (start from 0), so a stream is checksummed chunk by chunk without holding it.
+ * - `crc32cCombine(crcA, crcB, lengthB)` is the CRC of A followed by B from the CRCs of A and B
+ *   and B's length, in O(log lengthB) (zlib's crc32_combine method: multiplication by x^(8n)
+ *   modulo the polynomial). Parts copied in parallel and out of order are checksummed per part
+ *   and combined in file order at the end.
+ *
+ * Table-driven slicing-by-8: eight bytes per step through eight 256-entry tables.
+ */
+
+const POLY = 0x82f63b78;
+
+const TABLES: Uint32Array[] = (() => {
+  const t = Array.from({ length: 8 }, () => new Uint32Array(256));
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ POLY : c >>> 1;
+    t[0][n] = c >>> 0;
+  }
+  for (let n = 0; n < 256; n++) {
+    for (let k = 1; k < 8; k++) t[k][n] = ((t[k - 1][n] >>> 8) ^ t[0][t[k - 1][n] & 0xff]) >>> 0;
+  }
+  return t;
+})();
+const [T0, T1, T2, T3, T4, T5, T6, T7] = TABLES;
+
+/** Continues `crc` (the CRC-32C of everything before; 0 at the start) over `chunk`. */
+export function crc32cUpdate(crc: number, chunk: Uint8Array): number {
+  let c = ~crc >>> 0;
+  let i = 0;
+  const n = chunk.length;
+  const end8 = n - (n % 8);
+  while (i < end8) {
+    c ^= chunk[i] | (chunk[i + 1] << 8) | (chunk[i + 2] << 16) | (chunk[i + 3] << 24);
+    c =
+      T7[c & 0xff] ^
+      T6[(c >>> 8) & 0xff] ^
+      T5[(c >>> 16) & 0xff] ^
+      T4[c >>> 24] ^
+      T3[chunk[i + 4]] ^
+      T2[chunk[i + 5]] ^
+      T1[chunk[i + 6]] ^
+      T0[chunk[i + 7]];
+    i += 8;
+  }
+  while (i < n) c = T0[(c ^ chunk[i++]) & 0xff] ^ (c >>> 8);
+  return ~c >>> 0;
+}
+
+/** CRC-32C of one buffer. */
+export function crc32c(buf: Uint8Array): number {
+  return crc32cUpdate(0, buf);
+}
+
+/** a * b modulo the polynomial (reflected bit order: bit 31 is x^0). */
+function multModP(a: number, b: number): number {
+  let m = 0x80000000;
+  let p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) === 0) break;
+    }
+    m >>>= 1;
+    b = b & 1 ? (b >>> 1) ^ POLY : b >>> 1;
+  }
+  return p >>> 0;
+}
+
+/** X2N[k] = x^(2^k) modulo the polynomial. */
+const X2N: Uint32Array = (() => {
+  const t = new Uint32Array(64);
+  let p = 0x40000000; // x^1
+  t[0] = p;
+  for (let k = 1; k < 64; k++) t[k] = p = multModP(p, p);
+  return t;
+})();
+
+/** x^(n * 2^k) modulo the polynomial; n up to 2^53. */
+function x2nModP(n: number, k: number): number {
+  let p = 0x80000000; // x^0
+  while (n > 0) {
+    if (n % 2 === 1) p = multModP(X2N[k & 63], p);
+    n = Math.floor(n / 2);
+    k++;
+  }
+  return p;
+}
+
+/** CRC-32C of A followed by B, from crc(A), crc(B) and the byte length of B. */
+export function crc32cCombine(crcA: number, crcB: number, lengthB: number): number {
+  if (!Number.isSafeInteger(lengthB) || lengthB < 0) throw new RangeError('lengthB must be a non-negative safe integer');
+  return (multModP(x2nModP(lengthB, 3), crcA >>> 0) ^ crcB) >>> 0;
+}
+
+/** An incremental hasher over a stream of chunks. */
+export class Crc32c {
+  private crc = 0;
+  private bytes = 0;
+  update(chunk: Uint8Array): this {
+    this.crc = crc32cUpdate(this.crc, chunk);
+    this.bytes += chunk.length;
+    return this;
+  }
+  get value(): number {
+    return this.crc;
+  }
+  get length(): number {
+    return this.bytes;
+  }
+}

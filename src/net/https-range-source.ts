@@ -1,0 +1,148 @@
+/**
+ * A byte-range source over HTTP(S) for the copy engine: `probe()` proves range support with a
+ * `Range: bytes=0-0` request and pins the source's validator (strong ETag, else Last-Modified)
+ * and size; `openRange()` fetches one inclusive range with `If-Range: <validator>`, so a source
+ * that changed since the probe answers 200 with the whole new file, which is refused with
+ * SourceChangedError instead of being mixed into the copy. Each 206 is also checked for the exact
+ * Content-Range and, when the source sends one, the same ETag.
+ *
+ * TLS trust and address checks come from outside: `agent` (for example with a test CA) and the
+ * outbound URL guard's `lookup` when it lands.
+ */
+import http, { IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+
+export interface SourceInfo {
+  size: number;
+  /** Strong ETag or Last-Modified date pinned for the whole copy; absent if the source has neither. */
+  validator?: string;
+  etag?: string;
+  lastModified?: string;
+  contentType?: string;
+}
+
+export interface RangeSource {
+  probe(signal?: AbortSignal): Promise<SourceInfo>;
+  /** Bytes start..end (inclusive) of the pinned version, as a stream of chunks. */
+  openRange(start: number, end: number, pinned: SourceInfo, signal?: AbortSignal): Promise<AsyncIterable<Buffer>>;
+}
+
+/** The source answered without range support (HTTP 200 to a range request). */
+export class RangeNotSupportedError extends Error {
+  override name = 'RangeNotSupportedError';
+}
+/** The source is not the file pinned at the start of the copy. Retrying cannot help. */
+export class SourceChangedError extends Error {
+  override name = 'SourceChangedError';
+}
+/** An HTTP answer that is neither 206 nor a redirect; `status` says which. */
+export class SourceHttpError extends Error {
+  override name = 'SourceHttpError';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface HttpsRangeSourceOptions {
+  /** Agent with the trust settings to use (e.g. `new https.Agent({ ca })`). */
+  agent?: http.Agent;
+  /** DNS lookup used for every connection (the outbound guard's checked lookup). */
+  lookup?: LookupFunction;
+  /** Longest silence on a response, in milliseconds; default 30 s. */
+  idleTimeoutMs?: number;
+  /** Extra request headers (User-Agent). */
+  headers?: Record<string, string>;
+}
+
+export class HttpsRangeSource implements RangeSource {
+  private readonly url: URL;
+
+  constructor(
+    url: string | URL,
+    private readonly opts: HttpsRangeSourceOptions = {},
+  ) {
+    this.url = new URL(url);
+    if (this.url.protocol !== 'https:' && this.url.protocol !== 'http:') throw new Error('only http(s) sources are supported');
+  }
+
+  async probe(signal?: AbortSignal): Promise<SourceInfo> {
+    const res = await this.request({ Range: 'bytes=0-0' }, signal);
+    res.resume();
+    if (res.statusCode === 200) throw new RangeNotSupportedError('the source ignores range requests (HTTP 200 to Range: bytes=0-0)');
+    if (res.statusCode !== 206) throw new SourceHttpError(res.statusCode ?? 0, `the source answered HTTP ${res.statusCode} to a range request`);
+    const cr = parseContentRange(res.headers['content-range']);
+    if (!cr || cr.start !== 0 || cr.end !== 0 || cr.total === undefined) {
+      throw new RangeNotSupportedError(`the source sent no usable Content-Range (${res.headers['content-range'] ?? 'none'})`);
+    }
+    const etag = header(res, 'etag');
+    const lastModified = header(res, 'last-modified');
+    const strongEtag = etag && !etag.startsWith('W/') ? etag : undefined;
+    return { size: cr.total, etag, lastModified, validator: strongEtag ?? lastModified, contentType: header(res, 'content-type') };
+  }
+
+  async openRange(start: number, end: number, pinned: SourceInfo, signal?: AbortSignal): Promise<AsyncIterable<Buffer>> {
+    const headers: Record<string, string> = { Range: `bytes=${start}-${end}` };
+    if (pinned.validator) headers['If-Range'] = pinned.validator;
+    const res = await this.request(headers, signal);
+    if (res.statusCode === 200) {
+      res.destroy();
+      throw new SourceChangedError(
+        pinned.validator ? `the source changed during the copy (its validator is no longer ${pinned.validator})` : 'the source stopped honouring range requests',
+      );
+    }
+    if (res.statusCode !== 206) {
+      res.resume();
+      throw new SourceHttpError(res.statusCode ?? 0, `the source answered HTTP ${res.statusCode} to bytes=${start}-${end}`);
+    }
+    const cr = parseContentRange(res.headers['content-range']);
+    if (!cr || cr.start !== start || cr.end !== end) {
+      res.destroy();
+      throw new SourceHttpError(206, `the source answered ${res.headers['content-range'] ?? 'no Content-Range'} to bytes=${start}-${end}`);
+    }
+    const etag = header(res, 'etag');
+    if (cr.total !== undefined && cr.total !== pinned.size) {
+      res.destroy();
+      throw new SourceChangedError(`the source's size changed from ${pinned.size} to ${cr.total} bytes during the copy`);
+    }
+    if (pinned.etag && etag && etag !== pinned.etag) {
+      res.destroy();
+      throw new SourceChangedError(`the source's ETag changed from ${pinned.etag} to ${etag} during the copy`);
+    }
+    return res;
+  }
+
+  private request(headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
+    const client = this.url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = client.request(this.url, {
+        method: 'GET',
+        headers: { 'Accept-Encoding': 'identity', ...this.opts.headers, ...headers },
+        agent: this.opts.agent,
+        lookup: this.opts.lookup,
+        signal,
+      });
+      req.setTimeout(this.opts.idleTimeoutMs ?? 30_000, () => req.destroy(new Error('the source went silent')));
+      req.on('response', (res) => {
+        // Redirects are not followed here: the outbound guard re-checks every hop first.
+        resolve(res);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+}
+
+function header(res: IncomingMessage, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function parseContentRange(value: string | undefined): { start: number; end: number; total?: number } | undefined {
+  const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(value ?? '');
+  if (!m) return undefined;
+  return { start: Number(m[1]), end: Number(m[2]), total: m[3] === '*' ? undefined : Number(m[3]) };
+}

@@ -1,0 +1,198 @@
+/**
+ * BlobStore on the local file system (the embedded default): objects are files under
+ * `<root>/<key>`. An upload stages in `<root>/.uploads/<id>/`: `data` (pre-sized to the object's
+ * size; parts land with positioned writes, in any order and in parallel), `parts` (one line per
+ * part made durable: written, then fdatasync'ed, then logged) and `meta.json`. `complete()`
+ * renames `data` onto the key, so readers see either nothing or the whole object.
+ */
+import { randomUUID } from 'node:crypto';
+import { constants } from 'node:fs';
+import { appendFile, mkdir, open, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import {
+  assertPartLength,
+  assertRange,
+  assertValidKey,
+  assertValidSize,
+  BlobNotFoundError,
+  BlobStat,
+  BlobStore,
+  ByteRange,
+  choosePartSize,
+  partCountOf,
+  partRangeOf,
+  Upload,
+  UploadDescriptor,
+} from './blob-store';
+
+const STAGING = '.uploads';
+
+export class LocalDiskStore implements BlobStore {
+  readonly kind = 'disk' as const;
+
+  constructor(readonly root: string) {}
+
+  private pathOf(key: string): string {
+    assertValidKey(key);
+    return path.join(this.root, ...key.split('/'));
+  }
+
+  private stagingDir(id: string): string {
+    if (!/^[0-9a-f-]{36}$/.test(id)) throw new Error('invalid upload id');
+    return path.join(this.root, STAGING, id);
+  }
+
+  async createUpload(key: string, size: number, opts: { partSize?: number } = {}): Promise<Upload> {
+    assertValidKey(key);
+    assertValidSize(size);
+    const partSize = opts.partSize ?? choosePartSize(size);
+    if (!Number.isSafeInteger(partSize) || partSize < 1) throw new Error('partSize must be a positive integer');
+    const descriptor: UploadDescriptor = { store: 'disk', id: randomUUID(), key, size, partSize };
+    const dir = this.stagingDir(descriptor.id);
+    await mkdir(dir, { recursive: true });
+    const data = await open(path.join(dir, 'data'), 'w');
+    try {
+      await data.truncate(size);
+    } finally {
+      await data.close();
+    }
+    await writeFile(path.join(dir, 'parts'), '');
+    await writeFile(path.join(dir, 'meta.json'), JSON.stringify(descriptor));
+    return new DiskUpload(this, descriptor, dir);
+  }
+
+  async resumeUpload(descriptor: UploadDescriptor): Promise<Upload> {
+    const dir = this.stagingDir(descriptor.id);
+    let meta: UploadDescriptor;
+    try {
+      meta = JSON.parse(await readFile(path.join(dir, 'meta.json'), 'utf8'));
+    } catch {
+      throw new Error(`upload ${descriptor.id} no longer exists`);
+    }
+    if (meta.key !== descriptor.key || meta.size !== descriptor.size || meta.partSize !== descriptor.partSize) {
+      throw new Error(`upload ${descriptor.id} does not match its descriptor`);
+    }
+    return new DiskUpload(this, meta, dir);
+  }
+
+  async put(key: string, data: Buffer): Promise<void> {
+    const target = this.pathOf(key);
+    const tmp = path.join(this.root, STAGING, `put-${randomUUID()}`);
+    await mkdir(path.dirname(tmp), { recursive: true });
+    await writeFile(tmp, data, { flush: true } as any);
+    await this.moveInto(tmp, target);
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable> {
+    assertRange(range);
+    let handle;
+    try {
+      handle = await open(this.pathOf(key), constants.O_RDONLY);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(key);
+      throw err;
+    }
+    return handle.createReadStream({ start: range?.start, end: range?.end });
+  }
+
+  async stat(key: string): Promise<BlobStat | undefined> {
+    try {
+      const s = await stat(this.pathOf(key));
+      if (!s.isFile()) return undefined;
+      return { size: s.size, lastModified: s.mtime, etag: `"${s.ino.toString(16)}-${s.size.toString(16)}-${Math.floor(s.mtimeMs).toString(16)}"` };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const target = this.pathOf(key);
+    await rm(target, { force: true });
+    await this.pruneEmptyParents(path.dirname(target));
+  }
+
+  async close(): Promise<void> {}
+
+  /** Renames a finished file onto its key (replacing any previous object). */
+  async moveInto(from: string, target: string): Promise<void> {
+    await mkdir(path.dirname(target), { recursive: true });
+    await rename(from, target);
+  }
+
+  private async pruneEmptyParents(dir: string): Promise<void> {
+    const root = path.resolve(this.root);
+    for (let d = path.resolve(dir); d.startsWith(root + path.sep); d = path.dirname(d)) {
+      try {
+        await rmdir(d);
+      } catch {
+        return;
+      }
+    }
+  }
+}
+
+class DiskUpload implements Upload {
+  readonly partCount: number;
+
+  constructor(
+    private readonly store: LocalDiskStore,
+    readonly descriptor: UploadDescriptor,
+    private readonly dir: string,
+  ) {
+    this.partCount = partCountOf(descriptor.size, descriptor.partSize);
+  }
+
+  partRange(partNumber: number) {
+    return partRangeOf(this.descriptor, partNumber);
+  }
+
+  async completedParts(): Promise<number[]> {
+    const text = await readFile(path.join(this.dir, 'parts'), 'utf8');
+    const done = new Set<number>();
+    for (const line of text.split('\n')) {
+      const n = Number(line);
+      if (line && Number.isInteger(n) && n >= 1 && n <= this.partCount) done.add(n);
+    }
+    return [...done].sort((a, b) => a - b);
+  }
+
+  async writePart(partNumber: number, data: Buffer | AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<void> {
+    const { start, end } = this.partRange(partNumber);
+    const expected = end - start;
+    const file = await open(path.join(this.dir, 'data'), 'r+');
+    try {
+      let written = 0;
+      const chunks: AsyncIterable<Uint8Array> | Uint8Array[] = Buffer.isBuffer(data) ? [data] : data;
+      for await (const chunk of chunks) {
+        signal?.throwIfAborted();
+        if (written + chunk.length > expected) throw new Error(`part ${partNumber} is longer than ${expected} bytes`);
+        let off = 0;
+        while (off < chunk.length) {
+          const { bytesWritten } = await file.write(chunk, off, chunk.length - off, start + written + off);
+          off += bytesWritten;
+        }
+        written += chunk.length;
+      }
+      assertPartLength(written, expected);
+      await file.datasync();
+    } finally {
+      await file.close();
+    }
+    await appendFile(path.join(this.dir, 'parts'), `${partNumber}\n`);
+  }
+
+  async complete(): Promise<void> {
+    const done = await this.completedParts();
+    if (done.length !== this.partCount) {
+      throw new Error(`upload ${this.descriptor.id} is missing ${this.partCount - done.length} of ${this.partCount} parts`);
+    }
+    await this.store.moveInto(path.join(this.dir, 'data'), path.join(this.store.root, ...this.descriptor.key.split('/')));
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  async abort(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
