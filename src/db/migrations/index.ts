@@ -4,9 +4,11 @@
  */
 import type { Knex } from 'knex';
 import * as m001 from './001_identity_projects_locations';
+import * as m003 from './003_billing';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
+  '003_billing': m003,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
