@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_PRICE_LIST, loadPriceListFile, type PriceList } from './features/billing/price-list';
 
 const bool = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
@@ -33,6 +34,7 @@ const schema = z.object({
   VIDMILL_ALLOW_PRIVATE_URLS: bool.default(false),
   VIDMILL_LOGIN_MAX_FAILURES: int(1, 1000).default(5),
   VIDMILL_LOGIN_LOCK_MINUTES: int(1, 24 * 60).default(15),
+  VIDMILL_PRICE_LIST_FILE: z.string().min(1).optional(),
 });
 
 export type RawConfig = z.infer<typeof schema>;
@@ -50,6 +52,8 @@ export interface Config {
   bodyLimitBytes: number;
   allowPrivateUrls: boolean;
   login: { maxFailures: number; lockMinutes: number };
+  /** Prices and volume discount used by billing (default in code, or VIDMILL_PRICE_LIST_FILE). */
+  priceList: PriceList;
   /** Strict response validation (tests); production logs response mismatches instead. */
   strictResponses: boolean;
 }
@@ -65,6 +69,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const raw = parsed.data;
+  let priceList = DEFAULT_PRICE_LIST;
+  if (raw.VIDMILL_PRICE_LIST_FILE) {
+    try {
+      priceList = loadPriceListFile(path.resolve(raw.VIDMILL_PRICE_LIST_FILE));
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration:\n  VIDMILL_PRICE_LIST_FILE: ${(err as Error).message}`);
+    }
+  }
   const dataDir = path.resolve(raw.VIDMILL_DATA_DIR);
   const url = raw.VIDMILL_DATABASE_URL;
   return {
@@ -83,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: raw.VIDMILL_BODY_LIMIT_BYTES,
     allowPrivateUrls: raw.VIDMILL_ALLOW_PRIVATE_URLS,
     login: { maxFailures: raw.VIDMILL_LOGIN_MAX_FAILURES, lockMinutes: raw.VIDMILL_LOGIN_LOCK_MINUTES },
+    priceList,
     strictResponses: false,
   };
 }

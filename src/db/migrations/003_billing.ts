@@ -38,18 +38,40 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['period_id', 'video_id']);
   });
 
+  // Per-category lines of each transaction (a processing charge spans several categories);
+  // totals over a filtered set are a GROUP BY over this table's (period_id, created_at) index.
+  await knex.schema.createTable('ledger_lines', (t) => {
+    t.bigIncrements('seq');
+    t.bigInteger('transaction_seq').notNullable().references('ledger_transactions.seq').onDelete('CASCADE');
+    t.uuid('period_id').notNullable().references('billing_periods.id').onDelete('CASCADE');
+    t.string('type', 16).notNullable();
+    t.string('category', 16).notNullable();
+    t.bigInteger('amount_micros').notNullable();
+    t.uuid('video_id').nullable();
+    t.timestamp('created_at', { useTz: true }).notNullable();
+    t.index(['period_id', 'created_at']);
+    t.index(['transaction_seq']);
+  });
+
   // One row per (period, type, category), updated in the same transaction as each ledger insert,
-  // so a period's totals and count are read without scanning its transactions.
+  // so the totals of a whole period are read without touching its transactions.
   await knex.schema.createTable('ledger_period_totals', (t) => {
     t.uuid('period_id').notNullable().references('billing_periods.id').onDelete('CASCADE');
     t.string('type', 16).notNullable();
     t.string('category', 16).notNullable();
     t.bigInteger('credit_micros').notNullable().defaultTo(0);
     t.bigInteger('debit_micros').notNullable().defaultTo(0);
+    t.primary(['period_id', 'type', 'category']);
+  });
+
+  // Transaction count and time span per (period, type), maintained like the totals.
+  await knex.schema.createTable('ledger_period_counts', (t) => {
+    t.uuid('period_id').notNullable().references('billing_periods.id').onDelete('CASCADE');
+    t.string('type', 16).notNullable();
     t.bigInteger('row_count').notNullable().defaultTo(0);
     t.timestamp('first_at', { useTz: true }).notNullable();
     t.timestamp('last_at', { useTz: true }).notNullable();
-    t.primary(['period_id', 'type', 'category']);
+    t.primary(['period_id', 'type']);
   });
 
   await knex.schema.createTable('marketplace_agreement_events', (t) => {
@@ -99,6 +121,18 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['team_id', 'created_at', 'seq']);
   });
 
+  await knex.schema.createTable('credits_usage_lines', (t) => {
+    t.bigIncrements('seq');
+    t.bigInteger('usage_seq').notNullable().references('credits_usage.seq').onDelete('CASCADE');
+    t.uuid('team_id').notNullable().references('teams.id').onDelete('CASCADE');
+    t.string('type', 16).notNullable();
+    t.string('category', 16).notNullable();
+    t.bigInteger('credits').notNullable();
+    t.uuid('video_id').nullable();
+    t.timestamp('created_at', { useTz: true }).notNullable();
+    t.index(['team_id', 'created_at']);
+  });
+
   await knex.schema.createTable('billing_type_changes', (t) => {
     t.bigIncrements('seq');
     t.uuid('team_id').notNullable().references('teams.id').onDelete('CASCADE');
@@ -111,7 +145,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['billing_type_changes', 'credits_usage', 'marketplace_agreement_events', 'ledger_period_totals', 'ledger_transactions', 'billing_periods']) {
+  for (const table of ['billing_type_changes', 'credits_usage_lines', 'credits_usage', 'marketplace_agreement_events', 'ledger_period_counts', 'ledger_period_totals', 'ledger_lines', 'ledger_transactions', 'billing_periods']) {
     await knex.schema.dropTableIfExists(table);
   }
 }
