@@ -296,9 +296,9 @@ export const ledgerStore = {
    * transaction), they come from the maintained aggregate rows; otherwise from a GROUP BY
    * over the indexed lines.
    */
-  async summary(db: Knex, periodId: string, f: RecordFilter): Promise<{ count: number; totals: CategoryTotal[]; fromAggregates: boolean }> {
+  async summary(db: Knex, periodId: string, f: RecordFilter, useAggregates = true): Promise<{ count: number; totals: CategoryTotal[]; fromAggregates: boolean }> {
     const types = typesOf(f.mode);
-    if (!f.videoId) {
+    if (useAggregates && !f.videoId) {
       const counts = await db('ledger_period_counts').where('period_id', periodId).whereIn('type', types);
       const covered = counts.every((c: any) => asDate(c.first_at) >= f.from && asDate(c.last_at) <= f.to);
       if (covered) {

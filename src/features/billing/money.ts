@@ -14,7 +14,7 @@ export function usdToMicros(usd: number): number {
 /** Micro-USD rounded half away from zero to whole mills (0.001 USD). */
 export function roundToMills(micros: number): number {
   const sign = micros < 0 ? -1 : 1;
-  return sign * Math.round(Math.abs(micros) / MICROS_PER_MILL) * MICROS_PER_MILL;
+  return sign * Math.round(Math.abs(micros) / MICROS_PER_MILL) * MICROS_PER_MILL || 0;
 }
 
 /** Micro-USD to a USD number with at most 3 decimals (0 instead of -0). */
