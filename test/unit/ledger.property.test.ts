@@ -9,7 +9,7 @@ import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { teamsStore } from '../../src/features/accounts/accounts.store';
-import { ledgerStore, periodsStore } from '../../src/features/billing/billing.store';
+import { ledgerStore, periodsStore, summaryFromAggregates } from '../../src/features/billing/billing.store';
 import { LedgerService } from '../../src/features/billing/ledger.service';
 import { DEFAULT_PRICE_LIST } from '../../src/features/billing/price-list';
 import type { ProductUse } from '../../src/features/billing/pricing';
@@ -142,7 +142,11 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
           const items = await ledgerStore.items(db, periodId, whole, { pageNumber: 0, pageSize: 100_000, sortDirection: 'ASC' });
           assert.equal(viaAggregates.count, items.length);
           assert.equal(viaScan.count, items.length);
-          for (const s of [viaAggregates, viaScan]) {
+          const onePass = await ledgerStore.pageWithPeriod(db, { id: periodId }, whole, { pageNumber: 0, pageSize: 100_000, sortDirection: 'ASC' });
+          assert.deepEqual(onePass.items.map((t) => t.seq), items.map((t) => t.seq));
+          const viaPage = summaryFromAggregates(onePass.aggregates, whole)!;
+          assert.ok(viaPage, 'the whole-period filter is served from the aggregates');
+          for (const s of [viaAggregates, viaScan, viaPage]) {
             const got = new Map(s.totals.map((t) => [t.category, { credit: t.credit, debit: t.debit }]));
             for (const [cat, e] of expected) assert.deepEqual(got.get(cat as any) ?? { credit: 0, debit: 0 }, e, `totals of ${cat}`);
             const net = s.totals.reduce((x, t) => x + t.credit - t.debit, 0);

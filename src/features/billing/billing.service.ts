@@ -14,11 +14,16 @@ import {
   AgreementState,
   AgreementView,
   BillingPeriod,
+  CategoryTotal,
   creditsStore,
   FilterMode,
+  LedgerTransaction,
   ledgerStore,
+  PeriodRef,
   periodsStore,
   RecordFilter,
+  summaryFromAggregates,
+  utilityCostsFromAggregates,
   SubscriptionStatus,
 } from './billing.store';
 import { volumeDiscountPercentage } from './price-list';
@@ -27,6 +32,18 @@ import type { LedgerService } from './ledger.service';
 export interface PeriodView extends BillingPeriod {
   storageCostMicros: number;
   downloadCostMicros: number;
+}
+
+export interface TransactionsResult {
+  pageNumber: number;
+  pageSize: number;
+  numberOfElements: number;
+  totalPages: number;
+  totalElements: number;
+  period: PeriodView;
+  filter: RecordFilter;
+  totals: CategoryTotal[];
+  items: LedgerTransaction[];
 }
 
 export interface RecordQuery {
@@ -114,15 +131,14 @@ export class BillingService {
   }
 
   async periodTransactions(userId: string, id: string, q: RecordQuery, req: ListRequest) {
-    return this.transactionsOf(await this.ownPeriod(userId, id), q, req);
+    const period = await this.ownPeriod(userId, id);
+    return this.transactionsOf({ id: period.id }, q, req, (await teamsStore.byId(this.db, period.teamId))!);
   }
 
   async latestTransactions(userId: string, selectTeamId: string | undefined, q: RecordQuery, req: ListRequest) {
     const team = await this.accounts.selectTeam(userId, selectTeamId);
     requireWallet(team);
-    const period = await periodsStore.latest(this.db, team.id);
-    if (!period) throw new NotFoundError(`Team ${team.id} has no billing period yet`);
-    return this.transactionsOf(period, q, req, team);
+    return this.transactionsOf({ latestOfTeam: team.id }, q, req, team);
   }
 
   private async ownPeriod(userId: string, id: string): Promise<BillingPeriod> {
@@ -144,21 +160,25 @@ export class BillingService {
     return { from, to, mode: q.mode ?? 'INCLUDE', videoId: q.videoId };
   }
 
-  private async transactionsOf(period: BillingPeriod, q: RecordQuery, req: ListRequest, team?: Team) {
-    const owner = team ?? (await teamsStore.byId(this.db, period.teamId))!;
-    const filter = this.resolveFilter(q, owner.createdAt);
-    const [items, summary, [periodView]] = await Promise.all([
-      ledgerStore.items(this.db, period.id, filter, req),
-      ledgerStore.summary(this.db, period.id, filter),
-      this.withCosts([period]),
-    ]);
+  /**
+   * A page of a period's transactions with totals. The period, the page and the aggregate rows
+   * are read in one statement (the latest period as a subquery), so with the default filters
+   * the operation costs the team lookup plus that statement; totals come from the maintained
+   * aggregates whenever the filters cover the whole period, else from a GROUP BY over the lines.
+   */
+  private async transactionsOf(ref: PeriodRef, q: RecordQuery, req: ListRequest, team: Team): Promise<TransactionsResult> {
+    const filter = this.resolveFilter(q, team.createdAt);
+    const { period, aggregates, items } = await ledgerStore.pageWithPeriod(this.db, ref, filter, req);
+    if (!period) throw new NotFoundError(`Team ${team.id} has no billing period yet`);
+    const summary = summaryFromAggregates(aggregates, filter) ?? (await ledgerStore.summary(this.db, period.id, filter, false));
+    const costs = utilityCostsFromAggregates(aggregates);
     return {
       pageNumber: req.pageNumber,
       pageSize: req.pageSize,
       numberOfElements: items.length,
       totalPages: Math.ceil(summary.count / req.pageSize),
       totalElements: summary.count,
-      period: periodView,
+      period: { ...period, storageCostMicros: costs.storage, downloadCostMicros: costs.download },
       filter,
       totals: summary.totals,
       items,

@@ -1,6 +1,6 @@
 /** SQL for billing: periods, the wallet ledger and its aggregates, credits usage, agreement history. */
 import type { Knex } from 'knex';
-import { asDate, asOptionalDate } from '../../db/database';
+import { asDate, asOptionalDate, cachedRead } from '../../db/database';
 import type { Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
 import { int } from './money';
@@ -64,6 +64,48 @@ export interface RecordFilter {
   to: Date;
   mode: FilterMode;
   videoId?: string;
+}
+
+/** A period by id, or "the team's latest period" as a subquery (so dependent reads run in parallel). */
+export type PeriodRef = { id: string } | { latestOfTeam: string };
+
+export function periodIdOf(db: Knex, ref: PeriodRef): string | Knex.QueryBuilder {
+  if ('id' in ref) return ref.id;
+  return db('billing_periods')
+    .select('id')
+    .where('team_id', ref.latestOfTeam)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(1);
+}
+
+/** The maintained aggregate rows of one period: counts per type and totals per (type, category). */
+export interface PeriodAggregates {
+  periodId?: string;
+  counts: { type: TransactionType; count: number; firstAt: Date; lastAt: Date }[];
+  totals: { type: TransactionType; category: Category; credit: number; debit: number }[];
+}
+
+/** Count and totals of the filtered set from the aggregates, when the filter covers the whole period. */
+export function summaryFromAggregates(a: PeriodAggregates, f: RecordFilter): { count: number; totals: CategoryTotal[] } | undefined {
+  if (f.videoId) return undefined;
+  const types = typesOf(f.mode);
+  const counts = a.counts.filter((c) => types.includes(c.type));
+  if (!counts.every((c) => c.firstAt >= f.from && c.lastAt <= f.to)) return undefined;
+  return {
+    count: counts.reduce((s, c) => s + c.count, 0),
+    totals: sumTotals(a.totals.filter((t) => types.includes(t.type))),
+  };
+}
+
+/** Storage and download cost (net debit) of a period from its aggregates. */
+export function utilityCostsFromAggregates(a: PeriodAggregates): { storage: number; download: number } {
+  let storage = 0;
+  let download = 0;
+  for (const t of a.totals) {
+    if (t.category === 'STORAGE') storage += t.debit - t.credit;
+    if (t.category === 'DOWNLOAD_S3' || t.category === 'DOWNLOAD_HTTPS') download += t.debit - t.credit;
+  }
+  return { storage, download };
 }
 
 export function typesOf(mode: FilterMode): TransactionType[] {
@@ -275,13 +317,100 @@ export const ledgerStore = {
       });
     return seq;
   },
-  filtered(db: Knex, periodId: string, f: RecordFilter, table: 'ledger_transactions' | 'ledger_lines'): Knex.QueryBuilder {
-    let q = db(table).where(`${table}.period_id`, periodId).whereBetween(`${table}.created_at`, [f.from, f.to]);
+  /**
+   * The hot path of the transaction lists, in one statement: the period (by id or the team's
+   * latest), its maintained aggregate rows, and one page of its filtered transactions.
+   */
+  async pageWithPeriod(
+    db: Knex,
+    ref: PeriodRef,
+    f: RecordFilter,
+    req: { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' },
+  ): Promise<{ period?: BillingPeriod; aggregates: PeriodAggregates; items: LedgerTransaction[] }> {
+    const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
+    const bindings: Knex.RawBinding[] = [];
+    const periodWhere =
+      'id' in ref
+        ? (bindings.push(ref.id), 'id = ?')
+        : (bindings.push(ref.latestOfTeam), 'id = (select id from billing_periods where team_id = ? order by created_at desc, id desc limit 1)');
+    let itemWhere = 'period_id = (select id from p) and created_at >= ? and created_at <= ?';
+    bindings.push(f.from, f.to);
+    if (f.mode !== 'INCLUDE') {
+      itemWhere += ' and type = ?';
+      bindings.push(typesOf(f.mode)[0]);
+    }
+    if (f.videoId) {
+      itemWhere += ' and video_id = ?';
+      bindings.push(f.videoId);
+    }
+    bindings.push(req.pageSize, req.pageNumber * req.pageSize);
+    // Typed NULLs in the first branch, so PostgreSQL resolves the union's column types.
+    const ts = isPg(db) ? 'cast(null as timestamptz)' : 'null';
+    const big = isPg(db) ? 'cast(null as bigint)' : 'null';
+    const tx = 'seq, team_id, period_id, balance_kind, type, category, amount_micros, balance_micros, adjustment_type, reason, video_id, source_video_id, products, discount_percentage, job_id, created_at';
+    const sql = `
+      with p as (select id, team_id, created_at, updated_at, ended_at from billing_periods where ${periodWhere}),
+      i as (select ${tx} from ledger_transactions where ${itemWhere} order by created_at ${dir}, seq ${dir} limit ? offset ?)
+      select 'i' as kind, ${tx}, ${ts} as updated_at, ${ts} as ended_at, ${big} as row_count, ${ts} as first_at, ${ts} as last_at, ${big} as credit_micros, ${big} as debit_micros from i
+      union all
+      select 'p', null, team_id, id, null, null, null, null, null, null, null, null, null, null, null, null, created_at, updated_at, ended_at, null, null, null, null, null from p
+      union all
+      select 'c', null, null, c.period_id, null, c.type, null, null, null, null, null, null, null, null, null, null, null, null, null, c.row_count, c.first_at, c.last_at, null, null
+        from ledger_period_counts c join p on p.id = c.period_id
+      union all
+      select 't', null, null, t.period_id, null, t.type, t.category, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, t.credit_micros, t.debit_micros
+        from ledger_period_totals t join p on p.id = t.period_id`;
+    const rows = await cachedRead(db, sql, bindings);
+    const p = rows.find((r) => r.kind === 'p');
+    const items = rows.filter((r) => r.kind === 'i').map(toTransaction);
+    const sign = dir === 'desc' ? -1 : 1;
+    items.sort((a, b) => sign * (a.createdAt.getTime() - b.createdAt.getTime() || a.seq - b.seq));
+    return {
+      period: p && { id: p.period_id, teamId: p.team_id, createdAt: asDate(p.created_at), updatedAt: asDate(p.updated_at), endedAt: asOptionalDate(p.ended_at) },
+      aggregates: {
+        periodId: p?.period_id,
+        counts: rows.filter((r) => r.kind === 'c').map((r) => ({ type: r.type, count: int(r.row_count), firstAt: asDate(r.first_at), lastAt: asDate(r.last_at) })),
+        totals: rows.filter((r) => r.kind === 't').map((r) => ({ type: r.type, category: r.category, credit: int(r.credit_micros), debit: int(r.debit_micros) })),
+      },
+      items,
+    };
+  },
+  /** The period and both of its aggregate tables, in one round trip. */
+  async periodWithAggregates(db: Knex, ref: PeriodRef): Promise<{ period?: BillingPeriod; aggregates: PeriodAggregates }> {
+    const id = periodIdOf(db, ref);
+    const cols = (kind: string, rest: string) => db.raw(`'${kind}' as kind, ${rest}`);
+    const rows: any[] = await db
+      .with('p', db('billing_periods').select('id', 'team_id', 'created_at', 'updated_at', 'ended_at').where('id', id as any))
+      .select(cols('p', "p.id as period_id, cast(p.team_id as varchar(64)) as type, '' as category, 0 as row_count, p.created_at as first_at, p.updated_at as last_at, p.ended_at as ended_at, 0 as credit_micros, 0 as debit_micros"))
+      .from('p')
+      .unionAll((u) => {
+        u.select(cols('c', "c.period_id, c.type, '' as category, c.row_count, c.first_at, c.last_at, null as ended_at, 0 as credit_micros, 0 as debit_micros"))
+          .from('ledger_period_counts as c')
+          .join('p', 'p.id', 'c.period_id');
+      })
+      .unionAll((u) => {
+        u.select(cols('t', 't.period_id, t.type, t.category, 0 as row_count, null as first_at, null as last_at, null as ended_at, t.credit_micros, t.debit_micros'))
+          .from('ledger_period_totals as t')
+          .join('p', 'p.id', 't.period_id');
+      });
+    const p = rows.find((r) => r.kind === 'p');
+    return {
+      period: p && { id: p.period_id, teamId: p.type, createdAt: asDate(p.first_at), updatedAt: asDate(p.last_at), endedAt: asOptionalDate(p.ended_at) },
+      aggregates: {
+        periodId: p?.period_id,
+        counts: rows.filter((r) => r.kind === 'c').map((r) => ({ type: r.type, count: int(r.row_count), firstAt: asDate(r.first_at), lastAt: asDate(r.last_at) })),
+        totals: rows.filter((r) => r.kind === 't').map((r) => ({ type: r.type, category: r.category, credit: int(r.credit_micros), debit: int(r.debit_micros) })),
+      },
+    };
+  },
+  filtered(db: Knex, period: string | PeriodRef, f: RecordFilter, table: 'ledger_transactions' | 'ledger_lines'): Knex.QueryBuilder {
+    const periodId = typeof period === 'string' ? period : periodIdOf(db, period);
+    let q = db(table).where(`${table}.period_id`, periodId as any).whereBetween(`${table}.created_at`, [f.from, f.to]);
     if (f.mode !== 'INCLUDE') q = q.where(`${table}.type`, typesOf(f.mode)[0]);
     if (f.videoId) q = q.where(`${table}.video_id`, f.videoId);
     return q;
   },
-  async items(db: Knex, periodId: string, f: RecordFilter, req: { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' }): Promise<LedgerTransaction[]> {
+  async items(db: Knex, periodId: string | PeriodRef, f: RecordFilter, req: { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' }): Promise<LedgerTransaction[]> {
     const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
     const rows = await this.filtered(db, periodId, f, 'ledger_transactions')
       .select('*')
