@@ -8,6 +8,18 @@
  *   update-team     --team-id ID [--name N] [--billing-type ...] [--api-enabled true|false]
  *   reset-password  --email E [--password P]       (also clears a sign-in lock)
  *   sweep-api-keys                                 delete keys unused for 90 days now
+ *
+ * Billing (every action appends a ledger or history row; nothing is edited in place):
+ *   top-up             --team-id ID --amount-usd N [--reason R]            CREDITS_BOUGHT on the processing balance
+ *   adjust             --team-id ID --amount-usd=[-]N --reason R [--balance processing|utilities]
+ *                      [--type MANUAL_ADJUSTMENT|UTILITIES_INVOICE_PAID|PROCESSED_VIDEO_COMPUTE_SAVING|OTHER]
+ *   set-billing-type   --team-id ID --billing-type WALLET|CLOUD_MARKETPLACE [--reason R]
+ *   link-agreement     --team-id ID --agreement-id A --license-id L --offer-id O --product-id P
+ *                      --product-name N --buyer-account-id B --seller-account-id S
+ *   agreement-status   --agreement-id A --status SUBSCRIBED|UNSUBSCRIBE_PENDING|UNSUBSCRIBED [--note T]
+ *   replace-agreement  --agreement-id A --new-agreement-id A2 [--offer-id O] [--note T]
+ *   reassign-agreement --agreement-id A --new-agreement-id A2 --team-id ID [--note T]
+ *   roll-billing-periods                           close ended months, open new periods now
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config';
@@ -17,8 +29,9 @@ import { loadMasterKey } from '../src/security/secret-box';
 import { systemClock } from '../src/shared/clock';
 import { DomainError } from '../src/shared/errors';
 import { generatePassword } from '../src/security/passwords';
+import { usdToMicros } from '../src/features/billing/money';
 
-const USAGE = `usage: npm run admin -- <create-user|create-team|add-member|update-team|reset-password|sweep-api-keys> [--flags]
+const USAGE = `usage: npm run admin -- <create-user|create-team|add-member|update-team|reset-password|sweep-api-keys|top-up|adjust|set-billing-type|link-agreement|agreement-status|replace-agreement|reassign-agreement|roll-billing-periods> [--flags]
 see the header of scripts/admin.ts or docs/operations.md`;
 
 function billingType(v: string | undefined): 'WALLET' | 'CLOUD_MARKETPLACE' | undefined {
@@ -30,6 +43,11 @@ function bool(v: string | undefined): boolean | undefined {
   if (v === undefined) return undefined;
   if (v !== 'true' && v !== 'false') throw new Error('expected true or false');
   return v === 'true';
+}
+function usd(v: string | undefined, flag: string): number {
+  const text = required(v, flag);
+  if (!/^-?\d+(\.\d{1,6})?$/.test(text)) throw new Error(`--${flag} must be a USD amount with at most 6 decimals`);
+  return usdToMicros(Number(text));
 }
 function required(v: string | undefined, flag: string): string {
   if (!v) throw new Error(`--${flag} is required`);
@@ -49,6 +67,20 @@ async function main(): Promise<void> {
       'billing-type': { type: 'string' },
       'api-enabled': { type: 'string' },
       role: { type: 'string' },
+      'amount-usd': { type: 'string' },
+      reason: { type: 'string' },
+      balance: { type: 'string' },
+      type: { type: 'string' },
+      'agreement-id': { type: 'string' },
+      'new-agreement-id': { type: 'string' },
+      'license-id': { type: 'string' },
+      'offer-id': { type: 'string' },
+      'product-id': { type: 'string' },
+      'product-name': { type: 'string' },
+      'buyer-account-id': { type: 'string' },
+      'seller-account-id': { type: 'string' },
+      status: { type: 'string' },
+      note: { type: 'string' },
     },
   });
   const command = positionals[0];
@@ -91,14 +123,89 @@ async function main(): Promise<void> {
         break;
       }
       case 'update-team': {
-        await s.accounts.updateTeam(required(values['team-id'], 'team-id'), {
-          name: values.name,
-          billingType: billingType(values['billing-type']),
-          apiEnabled: bool(values['api-enabled']),
-        });
+        const teamId = required(values['team-id'], 'team-id');
+        await s.accounts.updateTeam(teamId, { name: values.name, apiEnabled: bool(values['api-enabled']) });
+        // A billing-type switch is recorded in the team's billing-type history.
+        const type = billingType(values['billing-type']);
+        if (type) await s.ledger.switchBillingType(teamId, type, values.reason ?? 'admin update-team');
         console.log('updated');
         break;
       }
+      case 'top-up': {
+        await s.ledger.topUp(required(values['team-id'], 'team-id'), usd(values['amount-usd'], 'amount-usd'), values.reason);
+        console.log('topped up');
+        break;
+      }
+      case 'adjust': {
+        const balance = values.balance ?? 'processing';
+        if (balance !== 'processing' && balance !== 'utilities') throw new Error('--balance must be processing or utilities');
+        const type = values.type ?? 'MANUAL_ADJUSTMENT';
+        if (!['MANUAL_ADJUSTMENT', 'UTILITIES_INVOICE_PAID', 'PROCESSED_VIDEO_COMPUTE_SAVING', 'OTHER'].includes(type)) {
+          throw new Error('--type must be MANUAL_ADJUSTMENT, UTILITIES_INVOICE_PAID, PROCESSED_VIDEO_COMPUTE_SAVING or OTHER');
+        }
+        await s.ledger.adjust(required(values['team-id'], 'team-id'), {
+          amountMicros: usd(values['amount-usd'], 'amount-usd'),
+          adjustmentType: type as 'MANUAL_ADJUSTMENT',
+          reason: required(values.reason, 'reason'),
+          balance,
+        });
+        console.log('adjusted');
+        break;
+      }
+      case 'set-billing-type': {
+        const type = billingType(required(values['billing-type'], 'billing-type'))!;
+        await s.ledger.switchBillingType(required(values['team-id'], 'team-id'), type, values.reason);
+        console.log(`billing type ${type}`);
+        break;
+      }
+      case 'link-agreement': {
+        const a = await s.billing.linkAgreement({
+          teamId: required(values['team-id'], 'team-id'),
+          agreementId: required(values['agreement-id'], 'agreement-id'),
+          licenseId: required(values['license-id'], 'license-id'),
+          offerId: required(values['offer-id'], 'offer-id'),
+          productId: required(values['product-id'], 'product-id'),
+          productName: required(values['product-name'], 'product-name'),
+          buyerAccountId: required(values['buyer-account-id'], 'buyer-account-id'),
+          sellerAccountId: required(values['seller-account-id'], 'seller-account-id'),
+        });
+        console.log(JSON.stringify({ agreementId: a.agreementId, teamId: a.teamId, status: a.status }));
+        break;
+      }
+      case 'agreement-status': {
+        const status = required(values.status, 'status');
+        if (status !== 'SUBSCRIBED' && status !== 'UNSUBSCRIBE_PENDING' && status !== 'UNSUBSCRIBED') {
+          throw new Error('--status must be SUBSCRIBED, UNSUBSCRIBE_PENDING or UNSUBSCRIBED');
+        }
+        const a = await s.billing.recordAgreementChange({ kind: 'status', agreementId: required(values['agreement-id'], 'agreement-id'), status, note: values.note });
+        console.log(JSON.stringify({ agreementId: a.agreementId, status: a.status }));
+        break;
+      }
+      case 'replace-agreement': {
+        const a = await s.billing.recordAgreementChange({
+          kind: 'replace',
+          agreementId: required(values['agreement-id'], 'agreement-id'),
+          newAgreementId: required(values['new-agreement-id'], 'new-agreement-id'),
+          offerId: values['offer-id'],
+          note: values.note,
+        });
+        console.log(JSON.stringify({ agreementId: a.agreementId, replacesAgreementId: a.replacesAgreementId, status: a.status }));
+        break;
+      }
+      case 'reassign-agreement': {
+        const a = await s.billing.recordAgreementChange({
+          kind: 'reassign',
+          agreementId: required(values['agreement-id'], 'agreement-id'),
+          newAgreementId: required(values['new-agreement-id'], 'new-agreement-id'),
+          toTeamId: required(values['team-id'], 'team-id'),
+          note: values.note,
+        });
+        console.log(JSON.stringify({ agreementId: a.agreementId, teamId: a.teamId, reassignedFromAgreementId: a.reassignedFromAgreementId }));
+        break;
+      }
+      case 'roll-billing-periods':
+        console.log(JSON.stringify(await s.ledger.rollPeriods()));
+        break;
       case 'reset-password': {
         const password = await s.accounts.resetPassword(required(values.email, 'email'), values.password);
         console.log(values.password ? 'password set' : `new password: ${password}`);

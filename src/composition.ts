@@ -11,6 +11,9 @@ import { AccountsService } from './features/accounts/accounts.service';
 import { accountsHandlers } from './features/accounts/accounts.handlers';
 import { ApiKeysService } from './features/api-keys/api-keys.service';
 import { apiKeysHandlers } from './features/api-keys/api-keys.handlers';
+import { BillingService } from './features/billing/billing.service';
+import { billingHandlers } from './features/billing/billing.handlers';
+import { LedgerService } from './features/billing/ledger.service';
 import { LocationsService } from './features/locations/locations.service';
 import { locationsHandlers } from './features/locations/locations.handlers';
 import { ProjectsService } from './features/projects/projects.service';
@@ -37,12 +40,15 @@ export interface Services {
   apiKeys: ApiKeysService;
   projects: ProjectsService;
   locations: LocationsService;
+  ledger: LedgerService;
+  billing: BillingService;
 }
 
-export function createServices(deps: { db: Db; clock: Clock; masterKey: Buffer; config: Pick<Config, 'login'> }): Services {
+export function createServices(deps: { db: Db; clock: Clock; masterKey: Buffer; config: Pick<Config, 'login' | 'priceList'> }): Services {
   const { db, clock } = deps;
   const accounts = new AccountsService(db, clock, { login: deps.config.login });
   const secretBox = new SecretBox(deps.masterKey);
+  const ledger = new LedgerService(db, clock, deps.config.priceList);
   return {
     db,
     clock,
@@ -51,6 +57,8 @@ export function createServices(deps: { db: Db; clock: Clock; masterKey: Buffer; 
     apiKeys: new ApiKeysService(db, clock),
     projects: new ProjectsService(db, clock, accounts),
     locations: new LocationsService(db, clock, accounts, secretBox),
+    ledger,
+    billing: new BillingService(db, clock, accounts, ledger),
   };
 }
 
@@ -60,6 +68,7 @@ export function createHandlers(s: Services): AllHandlers {
     ...accountsHandlers(s.accounts),
     ...projectsHandlers(s.projects),
     ...locationsHandlers(s.locations),
+    ...billingHandlers(s.billing),
     ...pendingHandlers,
   };
 }

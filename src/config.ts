@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_PRICE_LIST, loadPriceListFile, type PriceList } from './features/billing/price-list';
 
 const bool = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
@@ -52,6 +53,7 @@ const schema = z.object({
   VIDMILL_S3_ACCESS_KEY: z.string().min(1).max(256).optional(),
   VIDMILL_S3_SECRET_KEY: z.string().min(1).max(512).optional(),
   VIDMILL_S3_FORCE_PATH_STYLE: bool.default(false),
+  VIDMILL_PRICE_LIST_FILE: z.string().min(1).optional(),
 }).superRefine((env, ctx) => {
   if (env.VIDMILL_STORAGE !== 's3') return;
   for (const name of ['VIDMILL_S3_BUCKET', 'VIDMILL_S3_ACCESS_KEY', 'VIDMILL_S3_SECRET_KEY'] as const) {
@@ -76,6 +78,8 @@ export interface Config {
   login: { maxFailures: number; lockMinutes: number };
   /** Platform storage: files under the data directory, or an S3-compatible bucket. */
   storage: StorageConfig;
+  /** Prices and volume discount used by billing (default in code, or VIDMILL_PRICE_LIST_FILE). */
+  priceList: PriceList;
   /** Strict response validation (tests); production logs response mismatches instead. */
   strictResponses: boolean;
 }
@@ -95,6 +99,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const raw = parsed.data;
+  let priceList = DEFAULT_PRICE_LIST;
+  if (raw.VIDMILL_PRICE_LIST_FILE) {
+    try {
+      priceList = loadPriceListFile(path.resolve(raw.VIDMILL_PRICE_LIST_FILE));
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration:\n  VIDMILL_PRICE_LIST_FILE: ${(err as Error).message}`);
+    }
+  }
   const dataDir = path.resolve(raw.VIDMILL_DATA_DIR);
   const url = raw.VIDMILL_DATABASE_URL;
   return {
@@ -125,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             forcePathStyle: raw.VIDMILL_S3_FORCE_PATH_STYLE,
           }
         : { kind: 'disk', root: path.join(dataDir, 'blobs') },
+    priceList,
     strictResponses: false,
   };
 }

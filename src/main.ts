@@ -47,6 +47,11 @@ async function main(): Promise<void> {
         const deleted = await services.apiKeys.sweepIdleKeys();
         if (deleted) log.info({ deleted }, 'deleted API keys unused for 90 days');
       }, { intervalMs: 60 * 60_000, log }),
+      // Closes last month's billing periods at the month boundary and opens the new ones.
+      new PeriodicTask('billing-periods', async () => {
+        const { closed, opened } = await services.ledger.rollPeriods();
+        if (closed || opened) log.info({ closed, opened }, 'billing periods rolled');
+      }, { intervalMs: 5 * 60_000, log }),
     );
     tasks.forEach((t) => t.start());
   }

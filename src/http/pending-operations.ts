@@ -36,16 +36,6 @@ export const PENDING_OPERATIONS = [
   'getVideoOutStatus',
   'restartFailedVideoOutOperation',
   'abandonFailedVideoOutOperation',
-  // Billing
-  'getWalletFinancialDetails',
-  'getWalletBillingPeriods',
-  'getWalletBillingPeriodById',
-  'getWalletTransactionsByBillingPeriodId',
-  'getWalletTransactionsForLatestBillingPeriod',
-  'getCloudMarketplaceSubscriptions',
-  'getCloudMarketplaceSubscriptionByAgreementId',
-  'getCurrentCloudMarketplaceSubscription',
-  'getCloudMarketplaceCreditsUsage',
   // Webhooks
   'createWebhook',
   'getWebhooks',

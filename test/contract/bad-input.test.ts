@@ -68,7 +68,8 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
 
   for (const op of ops) {
     describe(`${op.operationId} (${op.method.toUpperCase()} ${op.path})`, () => {
-      if (op.path.includes('{')) {
+      // Only uuid path parameters (an agreement id is a free string of 1..128 characters).
+      if (op.params.some((p) => p.in === 'path' && resolve(p.schema)?.format === 'uuid')) {
         it('invalid uuid in the path is 400 VALIDATION_ERROR', async () => {
           const req = call(op, fill(op.path, 'not-a-uuid'));
           const res = await (op.bodySchema ? req.send({ name: 'valid' }) : req);

@@ -1,0 +1,707 @@
+/** SQL for billing: periods, the wallet ledger and its aggregates, credits usage, agreement history. */
+import type { Knex } from 'knex';
+import { asDate, asOptionalDate, cachedRead } from '../../db/database';
+import type { Page, PageRequest } from '../../shared/paging';
+import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
+import { int } from './money';
+import type { Category, PricedProduct } from './pricing';
+
+const isPg = (db: Knex) => db.client.config.client === 'pg';
+
+export type FilterMode = 'INCLUDE' | 'EXCLUDE' | 'ONLY';
+export type TransactionType = 'PROCESSING' | 'UTILITIES';
+export type BalanceKind = 'processing' | 'utilities';
+export type AdjustmentType =
+  | 'BILLING_PERIOD_STARTED'
+  | 'CREDITS_BOUGHT'
+  | 'UTILITIES_INVOICE_PAID'
+  | 'MANUAL_ADJUSTMENT'
+  | 'PROCESSED_VIDEO_INGESTION_FAILED'
+  | 'PROCESSED_VIDEO_COMPUTE_SAVING'
+  | 'OTHER';
+
+export interface BillingPeriod {
+  id: string;
+  teamId: string;
+  createdAt: Date;
+  updatedAt: Date;
+  endedAt?: Date;
+}
+
+export interface LedgerTransaction {
+  seq: number;
+  teamId: string;
+  periodId: string;
+  balanceKind: BalanceKind;
+  type: TransactionType;
+  category: Category;
+  amountMicros: number;
+  balanceMicros: number;
+  adjustmentType?: AdjustmentType;
+  reason?: string;
+  videoId?: string;
+  sourceVideoId?: string;
+  products?: PricedProduct[];
+  discountPercentage?: number;
+  jobId?: string;
+  createdAt: Date;
+}
+
+export interface Line {
+  category: Category;
+  amount: number;
+}
+
+export interface CategoryTotal {
+  category: Category;
+  credit: number;
+  debit: number;
+}
+
+/** Filters of a transaction or usage list (resolved). */
+export interface RecordFilter {
+  from: Date;
+  to: Date;
+  mode: FilterMode;
+  videoId?: string;
+}
+
+/** A period by id, or "the team's latest period" as a subquery (so dependent reads run in parallel). */
+export type PeriodRef = { id: string } | { latestOfTeam: string };
+
+export function periodIdOf(db: Knex, ref: PeriodRef): string | Knex.QueryBuilder {
+  if ('id' in ref) return ref.id;
+  return db('billing_periods')
+    .select('id')
+    .where('team_id', ref.latestOfTeam)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(1);
+}
+
+/** The maintained aggregate rows of one period: counts per type and totals per (type, category). */
+export interface PeriodAggregates {
+  periodId?: string;
+  counts: { type: TransactionType; count: number; firstAt: Date; lastAt: Date }[];
+  totals: { type: TransactionType; category: Category; credit: number; debit: number }[];
+}
+
+/** Count and totals of the filtered set from the aggregates, when the filter covers the whole period. */
+export function summaryFromAggregates(a: PeriodAggregates, f: RecordFilter): { count: number; totals: CategoryTotal[] } | undefined {
+  if (f.videoId) return undefined;
+  const types = typesOf(f.mode);
+  const counts = a.counts.filter((c) => types.includes(c.type));
+  if (!counts.every((c) => c.firstAt >= f.from && c.lastAt <= f.to)) return undefined;
+  return {
+    count: counts.reduce((s, c) => s + c.count, 0),
+    totals: sumTotals(a.totals.filter((t) => types.includes(t.type))),
+  };
+}
+
+/** Storage and download cost (net debit) of a period from its aggregates. */
+export function utilityCostsFromAggregates(a: PeriodAggregates): { storage: number; download: number } {
+  let storage = 0;
+  let download = 0;
+  for (const t of a.totals) {
+    if (t.category === 'STORAGE') storage += t.debit - t.credit;
+    if (t.category === 'DOWNLOAD_S3' || t.category === 'DOWNLOAD_HTTPS') download += t.debit - t.credit;
+  }
+  return { storage, download };
+}
+
+export function typesOf(mode: FilterMode): TransactionType[] {
+  return mode === 'INCLUDE' ? ['PROCESSING', 'UTILITIES'] : mode === 'EXCLUDE' ? ['UTILITIES'] : ['PROCESSING'];
+}
+
+function toPeriod(r: any): BillingPeriod {
+  return {
+    id: r.id,
+    teamId: r.team_id,
+    createdAt: asDate(r.created_at),
+    updatedAt: asDate(r.updated_at),
+    endedAt: asOptionalDate(r.ended_at),
+  };
+}
+
+function toTransaction(r: any): LedgerTransaction {
+  return {
+    seq: int(r.seq),
+    teamId: r.team_id,
+    periodId: r.period_id,
+    balanceKind: r.balance_kind,
+    type: r.type,
+    category: r.category,
+    amountMicros: int(r.amount_micros),
+    balanceMicros: int(r.balance_micros),
+    adjustmentType: r.adjustment_type ?? undefined,
+    reason: r.reason ?? undefined,
+    videoId: r.video_id ?? undefined,
+    sourceVideoId: r.source_video_id ?? undefined,
+    products: r.products ? JSON.parse(r.products) : undefined,
+    discountPercentage: r.discount_percentage === null || r.discount_percentage === undefined ? undefined : Number(r.discount_percentage),
+    jobId: r.job_id ?? undefined,
+    createdAt: asDate(r.created_at),
+  };
+}
+
+function pageOf<T>(req: { pageNumber: number; pageSize: number }, total: number, items: T[]): Page<T> {
+  return {
+    pageNumber: req.pageNumber,
+    pageSize: req.pageSize,
+    numberOfElements: items.length,
+    totalPages: Math.ceil(total / req.pageSize),
+    totalElements: total,
+    items,
+  };
+}
+
+function sumTotals(rows: any[]): CategoryTotal[] {
+  const by = new Map<Category, CategoryTotal>();
+  for (const r of rows) {
+    const t = by.get(r.category) ?? { category: r.category, credit: 0, debit: 0 };
+    t.credit += int(r.credit);
+    t.debit += int(r.debit);
+    by.set(r.category, t);
+  }
+  return [...by.values()];
+}
+
+export const periodsStore = {
+  async insert(db: Knex, p: BillingPeriod): Promise<void> {
+    await db('billing_periods').insert({ id: p.id, team_id: p.teamId, created_at: p.createdAt, updated_at: p.updatedAt, ended_at: p.endedAt ?? null });
+  },
+  async end(db: Knex, id: string, at: Date): Promise<void> {
+    await db('billing_periods').where({ id }).whereNull('ended_at').update({ ended_at: at, updated_at: at });
+  },
+  async open(db: Knex, teamId: string): Promise<BillingPeriod | undefined> {
+    const r = await db('billing_periods').where({ team_id: teamId }).whereNull('ended_at').orderBy('created_at', 'desc').first();
+    return r && toPeriod(r);
+  },
+  async latest(db: Knex, teamId: string): Promise<BillingPeriod | undefined> {
+    const r = await db('billing_periods').where({ team_id: teamId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first();
+    return r && toPeriod(r);
+  },
+  async byId(db: Knex, id: string): Promise<BillingPeriod | undefined> {
+    const r = await db('billing_periods').where({ id }).first();
+    return r && toPeriod(r);
+  },
+  async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<BillingPeriod | undefined> {
+    const r = await whereTeamInScope(db, db('billing_periods').where('billing_periods.id', id), 'billing_periods.team_id', scope).first();
+    return r && toPeriod(r);
+  },
+  /** Periods of the scope's wallet teams created in [from, to], by ended state. */
+  async page(db: Knex, scope: TeamScope, f: { from?: Date; to: Date; ended: FilterMode }, req: PageRequest): Promise<Page<BillingPeriod>> {
+    let q = whereTeamInScope(db, db('billing_periods'), 'billing_periods.team_id', scope);
+    if (!('teamId' in scope)) q = q.whereIn('billing_periods.team_id', db('teams').select('id').where('billing_type', 'WALLET'));
+    if (f.from) q = q.where('billing_periods.created_at', '>=', f.from);
+    q = q.where('billing_periods.created_at', '<=', f.to);
+    if (f.ended === 'EXCLUDE') q = q.whereNull('billing_periods.ended_at');
+    if (f.ended === 'ONLY') q = q.whereNotNull('billing_periods.ended_at');
+    const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
+    const col = req.sortBy === 'updatedAt' ? 'updated_at' : 'created_at';
+    const rows: any[] = await q
+      .clone()
+      .select('billing_periods.*')
+      .orderBy([{ column: `billing_periods.${col}`, order: dir }, { column: 'billing_periods.id', order: dir }])
+      .limit(req.pageSize)
+      .offset(req.pageNumber * req.pageSize);
+    const [{ n }] = await q.clone().count({ n: '*' });
+    return pageOf(req, int(n), rows.map(toPeriod));
+  },
+  /** Open periods created before `before` (to be closed by the period job). */
+  async openBefore(db: Knex, before: Date): Promise<BillingPeriod[]> {
+    const rows = await db('billing_periods').whereNull('ended_at').where('created_at', '<', before);
+    return rows.map(toPeriod);
+  },
+  /** Wallet teams without an open period. */
+  async walletTeamsWithoutOpenPeriod(db: Knex): Promise<string[]> {
+    const rows = await db('teams')
+      .select('id')
+      .where('billing_type', 'WALLET')
+      .whereNotExists(db('billing_periods').select(db.raw('1')).whereRaw('billing_periods.team_id = teams.id').whereNull('ended_at'));
+    return rows.map((r: any) => r.id);
+  },
+  /** Storage and download debits of each period, from the maintained aggregates. */
+  async utilityCosts(db: Knex, periodIds: string[]): Promise<Map<string, { storage: number; download: number }>> {
+    const out = new Map<string, { storage: number; download: number }>();
+    if (!periodIds.length) return out;
+    const rows = await db('ledger_period_totals')
+      .select('period_id', 'category')
+      .sum({ debit: 'debit_micros', credit: 'credit_micros' })
+      .whereIn('period_id', periodIds)
+      .whereIn('category', ['STORAGE', 'DOWNLOAD_S3', 'DOWNLOAD_HTTPS'])
+      .groupBy('period_id', 'category');
+    for (const id of periodIds) out.set(id, { storage: 0, download: 0 });
+    for (const r of rows as any[]) {
+      const c = out.get(r.period_id)!;
+      const net = int(r.debit) - int(r.credit);
+      if (r.category === 'STORAGE') c.storage += net;
+      else c.download += net;
+    }
+    return out;
+  },
+};
+
+export const ledgerStore = {
+  /** Serialises ledger writes of one team (row lock on PostgreSQL; SQLite has one writer). */
+  async lockTeam(db: Knex, teamId: string): Promise<void> {
+    if (isPg(db)) await db('teams').select('id').where({ id: teamId }).forUpdate();
+  },
+  async balance(db: Knex, teamId: string, kind: BalanceKind): Promise<number> {
+    const r = await db('ledger_transactions').select('balance_micros').where({ team_id: teamId, balance_kind: kind }).orderBy('seq', 'desc').first();
+    return r ? int(r.balance_micros) : 0;
+  },
+  async byJobId(db: Knex, jobId: string): Promise<LedgerTransaction | undefined> {
+    const r = await db('ledger_transactions').where({ job_id: jobId }).first();
+    return r && toTransaction(r);
+  },
+  /** Appends a transaction with its per-category lines and updates the period aggregates. */
+  async insert(db: Knex, t: Omit<LedgerTransaction, 'seq'>, lines: Line[]): Promise<number> {
+    const [row] = await db('ledger_transactions')
+      .insert({
+        team_id: t.teamId,
+        period_id: t.periodId,
+        balance_kind: t.balanceKind,
+        type: t.type,
+        category: t.category,
+        amount_micros: t.amountMicros,
+        balance_micros: t.balanceMicros,
+        adjustment_type: t.adjustmentType ?? null,
+        reason: t.reason ?? null,
+        video_id: t.videoId ?? null,
+        source_video_id: t.sourceVideoId ?? null,
+        products: t.products ? JSON.stringify(t.products) : null,
+        discount_percentage: t.discountPercentage ?? null,
+        job_id: t.jobId ?? null,
+        created_at: t.createdAt,
+      })
+      .returning('seq');
+    const seq = int(typeof row === 'object' ? row.seq : row);
+    if (lines.length) {
+      await db('ledger_lines').insert(
+        lines.map((l) => ({
+          transaction_seq: seq,
+          period_id: t.periodId,
+          type: t.type,
+          category: l.category,
+          amount_micros: l.amount,
+          video_id: t.videoId ?? null,
+          created_at: t.createdAt,
+        })),
+      );
+    }
+    const byCategory = new Map<Category, { credit: number; debit: number }>();
+    for (const l of lines) {
+      const c = byCategory.get(l.category) ?? { credit: 0, debit: 0 };
+      if (l.amount >= 0) c.credit += l.amount;
+      else c.debit -= l.amount;
+      byCategory.set(l.category, c);
+    }
+    for (const [category, c] of byCategory) {
+      await db('ledger_period_totals')
+        .insert({ period_id: t.periodId, type: t.type, category, credit_micros: c.credit, debit_micros: c.debit })
+        .onConflict(['period_id', 'type', 'category'])
+        .merge({
+          credit_micros: db.raw('?? + ?', ['ledger_period_totals.credit_micros', c.credit]),
+          debit_micros: db.raw('?? + ?', ['ledger_period_totals.debit_micros', c.debit]),
+        });
+    }
+    const least = isPg(db) ? 'least' : 'min';
+    const greatest = isPg(db) ? 'greatest' : 'max';
+    await db('ledger_period_counts')
+      .insert({ period_id: t.periodId, type: t.type, row_count: 1, first_at: t.createdAt, last_at: t.createdAt })
+      .onConflict(['period_id', 'type'])
+      .merge({
+        row_count: db.raw('?? + 1', ['ledger_period_counts.row_count']),
+        first_at: db.raw(`${least}(??, ?)`, ['ledger_period_counts.first_at', t.createdAt]),
+        last_at: db.raw(`${greatest}(??, ?)`, ['ledger_period_counts.last_at', t.createdAt]),
+      });
+    return seq;
+  },
+  /**
+   * The hot path of the transaction lists, in one statement: the period (by id or the team's
+   * latest), its maintained aggregate rows, and one page of its filtered transactions.
+   */
+  async pageWithPeriod(
+    db: Knex,
+    ref: PeriodRef,
+    f: RecordFilter,
+    req: { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' },
+  ): Promise<{ period?: BillingPeriod; aggregates: PeriodAggregates; items: LedgerTransaction[] }> {
+    const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
+    const bindings: Knex.RawBinding[] = [];
+    const periodWhere =
+      'id' in ref
+        ? (bindings.push(ref.id), 'id = ?')
+        : (bindings.push(ref.latestOfTeam), 'id = (select id from billing_periods where team_id = ? order by created_at desc, id desc limit 1)');
+    let itemWhere = 'period_id = (select id from p) and created_at >= ? and created_at <= ?';
+    bindings.push(f.from, f.to);
+    if (f.mode !== 'INCLUDE') {
+      itemWhere += ' and type = ?';
+      bindings.push(typesOf(f.mode)[0]);
+    }
+    if (f.videoId) {
+      itemWhere += ' and video_id = ?';
+      bindings.push(f.videoId);
+    }
+    bindings.push(req.pageSize, req.pageNumber * req.pageSize);
+    // Typed NULLs in the first branch, so PostgreSQL resolves the union's column types.
+    const ts = isPg(db) ? 'cast(null as timestamptz)' : 'null';
+    const big = isPg(db) ? 'cast(null as bigint)' : 'null';
+    const tx = 'seq, team_id, period_id, balance_kind, type, category, amount_micros, balance_micros, adjustment_type, reason, video_id, source_video_id, products, discount_percentage, job_id, created_at';
+    const sql = `
+      with p as (select id, team_id, created_at, updated_at, ended_at from billing_periods where ${periodWhere}),
+      i as (select ${tx} from ledger_transactions where ${itemWhere} order by created_at ${dir}, seq ${dir} limit ? offset ?)
+      select 'i' as kind, ${tx}, ${ts} as updated_at, ${ts} as ended_at, ${big} as row_count, ${ts} as first_at, ${ts} as last_at, ${big} as credit_micros, ${big} as debit_micros from i
+      union all
+      select 'p', null, team_id, id, null, null, null, null, null, null, null, null, null, null, null, null, created_at, updated_at, ended_at, null, null, null, null, null from p
+      union all
+      select 'c', null, null, c.period_id, null, c.type, null, null, null, null, null, null, null, null, null, null, null, null, null, c.row_count, c.first_at, c.last_at, null, null
+        from ledger_period_counts c join p on p.id = c.period_id
+      union all
+      select 't', null, null, t.period_id, null, t.type, t.category, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, t.credit_micros, t.debit_micros
+        from ledger_period_totals t join p on p.id = t.period_id`;
+    const rows = await cachedRead(db, sql, bindings);
+    const p = rows.find((r) => r.kind === 'p');
+    const items = rows.filter((r) => r.kind === 'i').map(toTransaction);
+    const sign = dir === 'desc' ? -1 : 1;
+    items.sort((a, b) => sign * (a.createdAt.getTime() - b.createdAt.getTime() || a.seq - b.seq));
+    return {
+      period: p && { id: p.period_id, teamId: p.team_id, createdAt: asDate(p.created_at), updatedAt: asDate(p.updated_at), endedAt: asOptionalDate(p.ended_at) },
+      aggregates: {
+        periodId: p?.period_id,
+        counts: rows.filter((r) => r.kind === 'c').map((r) => ({ type: r.type, count: int(r.row_count), firstAt: asDate(r.first_at), lastAt: asDate(r.last_at) })),
+        totals: rows.filter((r) => r.kind === 't').map((r) => ({ type: r.type, category: r.category, credit: int(r.credit_micros), debit: int(r.debit_micros) })),
+      },
+      items,
+    };
+  },
+  /** The period and both of its aggregate tables, in one round trip. */
+  async periodWithAggregates(db: Knex, ref: PeriodRef): Promise<{ period?: BillingPeriod; aggregates: PeriodAggregates }> {
+    const id = periodIdOf(db, ref);
+    const cols = (kind: string, rest: string) => db.raw(`'${kind}' as kind, ${rest}`);
+    const rows: any[] = await db
+      .with('p', db('billing_periods').select('id', 'team_id', 'created_at', 'updated_at', 'ended_at').where('id', id as any))
+      .select(cols('p', "p.id as period_id, cast(p.team_id as varchar(64)) as type, '' as category, 0 as row_count, p.created_at as first_at, p.updated_at as last_at, p.ended_at as ended_at, 0 as credit_micros, 0 as debit_micros"))
+      .from('p')
+      .unionAll((u) => {
+        u.select(cols('c', "c.period_id, c.type, '' as category, c.row_count, c.first_at, c.last_at, null as ended_at, 0 as credit_micros, 0 as debit_micros"))
+          .from('ledger_period_counts as c')
+          .join('p', 'p.id', 'c.period_id');
+      })
+      .unionAll((u) => {
+        u.select(cols('t', 't.period_id, t.type, t.category, 0 as row_count, null as first_at, null as last_at, null as ended_at, t.credit_micros, t.debit_micros'))
+          .from('ledger_period_totals as t')
+          .join('p', 'p.id', 't.period_id');
+      });
+    const p = rows.find((r) => r.kind === 'p');
+    return {
+      period: p && { id: p.period_id, teamId: p.type, createdAt: asDate(p.first_at), updatedAt: asDate(p.last_at), endedAt: asOptionalDate(p.ended_at) },
+      aggregates: {
+        periodId: p?.period_id,
+        counts: rows.filter((r) => r.kind === 'c').map((r) => ({ type: r.type, count: int(r.row_count), firstAt: asDate(r.first_at), lastAt: asDate(r.last_at) })),
+        totals: rows.filter((r) => r.kind === 't').map((r) => ({ type: r.type, category: r.category, credit: int(r.credit_micros), debit: int(r.debit_micros) })),
+      },
+    };
+  },
+  filtered(db: Knex, period: string | PeriodRef, f: RecordFilter, table: 'ledger_transactions' | 'ledger_lines'): Knex.QueryBuilder {
+    const periodId = typeof period === 'string' ? period : periodIdOf(db, period);
+    let q = db(table).where(`${table}.period_id`, periodId as any).whereBetween(`${table}.created_at`, [f.from, f.to]);
+    if (f.mode !== 'INCLUDE') q = q.where(`${table}.type`, typesOf(f.mode)[0]);
+    if (f.videoId) q = q.where(`${table}.video_id`, f.videoId);
+    return q;
+  },
+  async items(db: Knex, periodId: string | PeriodRef, f: RecordFilter, req: { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' }): Promise<LedgerTransaction[]> {
+    const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
+    const rows = await this.filtered(db, periodId, f, 'ledger_transactions')
+      .select('*')
+      .orderBy([{ column: 'created_at', order: dir }, { column: 'seq', order: dir }])
+      .limit(req.pageSize)
+      .offset(req.pageNumber * req.pageSize);
+    return rows.map(toTransaction);
+  },
+  /**
+   * Count and per-category totals of the filtered set. When the filters cover every
+   * transaction of the period (no video filter, bounds around the period's first and last
+   * transaction), they come from the maintained aggregate rows; otherwise from a GROUP BY
+   * over the indexed lines.
+   */
+  async summary(db: Knex, periodId: string, f: RecordFilter, useAggregates = true): Promise<{ count: number; totals: CategoryTotal[]; fromAggregates: boolean }> {
+    const types = typesOf(f.mode);
+    if (useAggregates && !f.videoId) {
+      const counts = await db('ledger_period_counts').where('period_id', periodId).whereIn('type', types);
+      const covered = counts.every((c: any) => asDate(c.first_at) >= f.from && asDate(c.last_at) <= f.to);
+      if (covered) {
+        const rows = await db('ledger_period_totals')
+          .select('category')
+          .sum({ credit: 'credit_micros', debit: 'debit_micros' })
+          .where('period_id', periodId)
+          .whereIn('type', types)
+          .groupBy('category');
+        return { count: counts.reduce((s: number, c: any) => s + int(c.row_count), 0), totals: sumTotals(rows), fromAggregates: true };
+      }
+    }
+    const [{ n }] = await this.filtered(db, periodId, f, 'ledger_transactions').count({ n: '*' });
+    const rows = await this.filtered(db, periodId, f, 'ledger_lines')
+      .select('category')
+      .sum({
+        credit: db.raw('case when amount_micros > 0 then amount_micros else 0 end'),
+        debit: db.raw('case when amount_micros < 0 then -amount_micros else 0 end'),
+      })
+      .groupBy('category');
+    return { count: int(n), totals: sumTotals(rows), fromAggregates: false };
+  },
+  /** Processing spend: charges minus refunds, as a positive number. */
+  async lifetimeProcessingSpend(db: Knex, teamId: string): Promise<number> {
+    const [r] = await db('ledger_transactions')
+      .sum({ s: 'amount_micros' })
+      .where({ team_id: teamId, balance_kind: 'processing' })
+      .where((w) => w.whereNull('adjustment_type').orWhere('adjustment_type', 'PROCESSED_VIDEO_INGESTION_FAILED'));
+    return -int(r?.s);
+  },
+  async allForTeam(db: Knex, teamId: string): Promise<LedgerTransaction[]> {
+    return (await db('ledger_transactions').where({ team_id: teamId }).orderBy('seq')).map(toTransaction);
+  },
+};
+
+// ---------------------------------------------------------------- credits usage
+
+export interface CreditsUsage {
+  seq: number;
+  teamId: string;
+  agreementId?: string;
+  type: TransactionType;
+  category: Category;
+  credits: number;
+  videoId?: string;
+  sourceVideoId?: string;
+  products?: PricedProduct[];
+  adjustmentType?: AdjustmentType;
+  reason?: string;
+  jobId?: string;
+  createdAt: Date;
+}
+
+function toUsage(r: any): CreditsUsage {
+  return {
+    seq: int(r.seq),
+    teamId: r.team_id,
+    agreementId: r.agreement_id ?? undefined,
+    type: r.type,
+    category: r.category,
+    credits: int(r.credits),
+    videoId: r.video_id ?? undefined,
+    sourceVideoId: r.source_video_id ?? undefined,
+    products: r.products ? JSON.parse(r.products) : undefined,
+    adjustmentType: r.adjustment_type ?? undefined,
+    reason: r.reason ?? undefined,
+    jobId: r.job_id ?? undefined,
+    createdAt: asDate(r.created_at),
+  };
+}
+
+export const creditsStore = {
+  async byJobId(db: Knex, jobId: string): Promise<CreditsUsage | undefined> {
+    const r = await db('credits_usage').where({ job_id: jobId }).first();
+    return r && toUsage(r);
+  },
+  async insert(db: Knex, u: Omit<CreditsUsage, 'seq'>, lines: Line[]): Promise<number> {
+    const [row] = await db('credits_usage')
+      .insert({
+        team_id: u.teamId,
+        agreement_id: u.agreementId ?? null,
+        type: u.type,
+        category: u.category,
+        credits: u.credits,
+        video_id: u.videoId ?? null,
+        source_video_id: u.sourceVideoId ?? null,
+        products: u.products ? JSON.stringify(u.products) : null,
+        adjustment_type: u.adjustmentType ?? null,
+        reason: u.reason ?? null,
+        job_id: u.jobId ?? null,
+        created_at: u.createdAt,
+      })
+      .returning('seq');
+    const seq = int(typeof row === 'object' ? row.seq : row);
+    if (lines.length) {
+      await db('credits_usage_lines').insert(
+        lines.map((l) => ({ usage_seq: seq, team_id: u.teamId, type: u.type, category: l.category, credits: l.amount, video_id: u.videoId ?? null, created_at: u.createdAt })),
+      );
+    }
+    return seq;
+  },
+  filtered(db: Knex, teamId: string, f: RecordFilter, table: 'credits_usage' | 'credits_usage_lines'): Knex.QueryBuilder {
+    let q = db(table).where(`${table}.team_id`, teamId).whereBetween(`${table}.created_at`, [f.from, f.to]);
+    if (f.mode !== 'INCLUDE') q = q.where(`${table}.type`, typesOf(f.mode)[0]);
+    if (f.videoId) q = q.where(`${table}.video_id`, f.videoId);
+    return q;
+  },
+  async page(db: Knex, teamId: string, f: RecordFilter, req: { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' }) {
+    const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
+    const rows = await this.filtered(db, teamId, f, 'credits_usage')
+      .select('*')
+      .orderBy([{ column: 'created_at', order: dir }, { column: 'seq', order: dir }])
+      .limit(req.pageSize)
+      .offset(req.pageNumber * req.pageSize);
+    const [{ n }] = await this.filtered(db, teamId, f, 'credits_usage').count({ n: '*' });
+    const totals = await this.filtered(db, teamId, f, 'credits_usage_lines').select('category').sum({ total: 'credits' }).groupBy('category');
+    return {
+      page: pageOf<CreditsUsage>(req, int(n), rows.map(toUsage)),
+      totals: (totals as any[]).map((r) => ({ category: r.category as Category, credits: int(r.total) })),
+    };
+  },
+  async allForTeam(db: Knex, teamId: string): Promise<CreditsUsage[]> {
+    return (await db('credits_usage').where({ team_id: teamId }).orderBy('seq')).map(toUsage);
+  },
+};
+
+// ---------------------------------------------------------------- marketplace agreements
+
+export type SubscriptionStatus = 'SUBSCRIBED' | 'UNSUBSCRIBE_PENDING' | 'UNSUBSCRIBED' | 'AGREEMENT_REPLACED' | 'REASSIGNED';
+
+/** The state of one agreement version: its latest history row, created at its first row. */
+export interface AgreementState {
+  agreementId: string;
+  teamId: string;
+  status: SubscriptionStatus;
+  licenseId: string;
+  offerId: string;
+  productId: string;
+  productName: string;
+  buyerAccountId: string;
+  sellerAccountId: string;
+  agreementIntent?: string;
+  agreementStatus?: string;
+  acceptanceTime: Date;
+  startTime: Date;
+  setupCompletedAt: Date;
+  cancellationRequestedAt?: Date;
+  licenseDeprovisionedAt?: Date;
+  effectiveFromHour: Date;
+  replacesAgreementId?: string;
+  replacedByAgreementId?: string;
+  reassignedFromAgreementId?: string;
+  reassignedToAgreementId?: string;
+  reassignedAt?: Date;
+  note?: string;
+  /** When the row (this change) was recorded. */
+  recordedAt: Date;
+}
+
+export interface AgreementView extends AgreementState {
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+function toAgreement(r: any): AgreementView {
+  return {
+    agreementId: r.agreement_id,
+    teamId: r.team_id,
+    status: r.status,
+    licenseId: r.license_id,
+    offerId: r.offer_id,
+    productId: r.product_id,
+    productName: r.product_name,
+    buyerAccountId: r.buyer_account_id,
+    sellerAccountId: r.seller_account_id,
+    agreementIntent: r.agreement_intent ?? undefined,
+    agreementStatus: r.agreement_status ?? undefined,
+    acceptanceTime: asDate(r.acceptance_time),
+    startTime: asDate(r.start_time),
+    setupCompletedAt: asDate(r.setup_completed_at),
+    cancellationRequestedAt: asOptionalDate(r.cancellation_requested_at),
+    licenseDeprovisionedAt: asOptionalDate(r.license_deprovisioned_at),
+    effectiveFromHour: asDate(r.effective_from_hour),
+    replacesAgreementId: r.replaces_agreement_id ?? undefined,
+    replacedByAgreementId: r.replaced_by_agreement_id ?? undefined,
+    reassignedFromAgreementId: r.reassigned_from_agreement_id ?? undefined,
+    reassignedToAgreementId: r.reassigned_to_agreement_id ?? undefined,
+    reassignedAt: asOptionalDate(r.reassigned_at),
+    note: r.note ?? undefined,
+    recordedAt: asDate(r.created_at),
+    createdAt: asDate(r.first_created_at ?? r.created_at),
+    updatedAt: asDate(r.created_at),
+  };
+}
+
+/** Latest history row of every agreement version, with the time of its first row. */
+function latestRows(db: Knex): Knex.QueryBuilder {
+  const firstAndLast = db('marketplace_agreement_events')
+    .select('agreement_id')
+    .max({ max_seq: 'seq' })
+    .min({ first_created_at: 'created_at' })
+    .groupBy('agreement_id')
+    .as('f');
+  return db('marketplace_agreement_events as e').join(firstAndLast, 'f.max_seq', 'e.seq');
+}
+
+export const agreementsStore = {
+  async append(db: Knex, a: AgreementState): Promise<void> {
+    await db('marketplace_agreement_events').insert({
+      agreement_id: a.agreementId,
+      team_id: a.teamId,
+      status: a.status,
+      license_id: a.licenseId,
+      offer_id: a.offerId,
+      product_id: a.productId,
+      product_name: a.productName,
+      buyer_account_id: a.buyerAccountId,
+      seller_account_id: a.sellerAccountId,
+      agreement_intent: a.agreementIntent ?? null,
+      agreement_status: a.agreementStatus ?? null,
+      acceptance_time: a.acceptanceTime,
+      start_time: a.startTime,
+      setup_completed_at: a.setupCompletedAt,
+      cancellation_requested_at: a.cancellationRequestedAt ?? null,
+      license_deprovisioned_at: a.licenseDeprovisionedAt ?? null,
+      effective_from_hour: a.effectiveFromHour,
+      replaces_agreement_id: a.replacesAgreementId ?? null,
+      replaced_by_agreement_id: a.replacedByAgreementId ?? null,
+      reassigned_from_agreement_id: a.reassignedFromAgreementId ?? null,
+      reassigned_to_agreement_id: a.reassignedToAgreementId ?? null,
+      reassigned_at: a.reassignedAt ?? null,
+      note: a.note ?? null,
+      created_at: a.recordedAt,
+    });
+  },
+  async current(db: Knex, agreementId: string): Promise<AgreementView | undefined> {
+    const r = await latestRows(db).select('e.*', 'f.first_created_at').where('e.agreement_id', agreementId).first();
+    return r && toAgreement(r);
+  },
+  async currentInScope(db: Knex, agreementId: string, scope: TeamScope): Promise<AgreementView | undefined> {
+    const r = await whereTeamInScope(db, latestRows(db).select('e.*', 'f.first_created_at').where('e.agreement_id', agreementId), 'e.team_id', scope).first();
+    return r && toAgreement(r);
+  },
+  /** The team's subscription in force: its newest agreement version that is SUBSCRIBED or UNSUBSCRIBE_PENDING. */
+  async activeForTeam(db: Knex, teamId: string): Promise<AgreementView | undefined> {
+    const r = await latestRows(db)
+      .select('e.*', 'f.first_created_at')
+      .where('e.team_id', teamId)
+      .whereIn('e.status', ['SUBSCRIBED', 'UNSUBSCRIBE_PENDING'])
+      .orderBy('e.seq', 'desc')
+      .first();
+    return r && toAgreement(r);
+  },
+  async page(db: Knex, scope: TeamScope, req: PageRequest): Promise<Page<AgreementView>> {
+    const base = whereTeamInScope(db, latestRows(db), 'e.team_id', scope);
+    const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
+    const rows = await base
+      .clone()
+      .select('e.*', 'f.first_created_at')
+      .orderBy([{ column: req.sortBy === 'updatedAt' ? 'e.created_at' : 'f.first_created_at', order: dir }, { column: 'e.seq', order: dir }])
+      .limit(req.pageSize)
+      .offset(req.pageNumber * req.pageSize);
+    const [{ n }] = await base.clone().count({ n: '*' });
+    return pageOf(req, int(n), rows.map(toAgreement));
+  },
+  /** When the team was first linked to an agreement. */
+  async firstLinkAt(db: Knex, teamId: string): Promise<Date | undefined> {
+    const [r] = await db('marketplace_agreement_events').min({ at: 'created_at' }).where({ team_id: teamId });
+    return r?.at === null || r?.at === undefined ? undefined : asDate(r.at);
+  },
+};
+
+export const billingTypeChangesStore = {
+  async append(db: Knex, c: { teamId: string; from: string; to: string; reason?: string; at: Date }): Promise<void> {
+    await db('billing_type_changes').insert({ team_id: c.teamId, from_type: c.from, to_type: c.to, reason: c.reason ?? null, created_at: c.at });
+  },
+};

@@ -1,0 +1,333 @@
+/**
+ * The ledger other areas call: estimates, charges (idempotent by job id), refunds, top-ups,
+ * manual adjustments, utilities accruals, and the monthly billing-period job. Every balance
+ * change is one appended row; a balance is the running sum of its rows. Wallet teams are charged
+ * in micro-USD on the wallet ledger, cloud-marketplace teams in credits on the usage ledger.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/database';
+import type { Clock } from '../../shared/clock';
+import { DomainError, NotFoundError } from '../../shared/errors';
+import { BillingType, teamsStore } from '../accounts/accounts.store';
+import {
+  AdjustmentType,
+  agreementsStore,
+  BalanceKind,
+  BillingPeriod,
+  billingTypeChangesStore,
+  creditsStore,
+  ledgerStore,
+  Line,
+  periodsStore,
+} from './billing.store';
+import { roundToMills } from './money';
+import type { PriceList } from './price-list';
+import { Category, priceJob, PricedJob, ProductUse } from './pricing';
+
+export interface ChargeInput {
+  /** The processing job; a second charge with the same id returns the first. */
+  jobId: string;
+  videoId?: string;
+  sourceVideoId?: string;
+  products: ProductUse[];
+  reason?: string;
+}
+
+export type ChargeResult =
+  | { billingType: 'WALLET'; jobId: string; amountMicros: number; duplicate: boolean }
+  | { billingType: 'CLOUD_MARKETPLACE'; jobId: string; credits: number; duplicate: boolean };
+
+/** First instant of the UTC month of `d`. */
+export function monthStart(d: Date): Date {
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+}
+
+export class LedgerService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly priceList: PriceList,
+  ) {}
+
+  get prices(): PriceList {
+    return this.priceList;
+  }
+
+  private async team(db: Db, teamId: string) {
+    const team = await teamsStore.byId(db, teamId);
+    if (!team) throw new NotFoundError(`Team ${teamId} not found`, 'TEAM_NOT_FOUND');
+    return team;
+  }
+
+  /** Prices products for the team without booking anything. */
+  async estimate(teamId: string, products: ProductUse[]): Promise<PricedJob & { billingType: BillingType }> {
+    const team = await this.team(this.db, teamId);
+    return { billingType: team.billingType, ...priceJob(this.priceList, products) };
+  }
+
+  /** Charges a processing job to the team's ledger; idempotent by `jobId`. */
+  async charge(teamId: string, input: ChargeInput): Promise<ChargeResult> {
+    const priced = priceJob(this.priceList, input.products);
+    return this.db.transaction(async (trx) => {
+      await ledgerStore.lockTeam(trx, teamId);
+      const team = await this.team(trx, teamId);
+      if (team.billingType === 'CLOUD_MARKETPLACE') {
+        const existing = await creditsStore.byJobId(trx, input.jobId);
+        if (existing) return { billingType: 'CLOUD_MARKETPLACE', jobId: input.jobId, credits: existing.credits, duplicate: true };
+        const agreement = await agreementsStore.activeForTeam(trx, teamId);
+        await creditsStore.insert(
+          trx,
+          {
+            teamId,
+            agreementId: agreement?.agreementId,
+            type: 'PROCESSING',
+            category: 'PROCESSING',
+            credits: priced.costCredits,
+            videoId: input.videoId,
+            sourceVideoId: input.sourceVideoId,
+            products: priced.products,
+            reason: input.reason,
+            jobId: input.jobId,
+            createdAt: this.clock.now(),
+          },
+          priced.products.map((p) => ({ category: p.category, amount: p.costCredits })),
+        );
+        return { billingType: 'CLOUD_MARKETPLACE', jobId: input.jobId, credits: priced.costCredits, duplicate: false };
+      }
+      const existing = await ledgerStore.byJobId(trx, input.jobId);
+      if (existing) return { billingType: 'WALLET', jobId: input.jobId, amountMicros: existing.amountMicros, duplicate: true };
+      await this.append(trx, teamId, {
+        kind: 'processing',
+        type: 'PROCESSING',
+        category: 'PROCESSING',
+        lines: priced.products.map((p) => ({ category: p.category, amount: -p.costMicros })),
+        videoId: input.videoId,
+        sourceVideoId: input.sourceVideoId,
+        products: priced.products,
+        discountPercentage: priced.discountPercentage,
+        reason: input.reason,
+        jobId: input.jobId,
+      });
+      return { billingType: 'WALLET', jobId: input.jobId, amountMicros: -priced.costMicros, duplicate: false };
+    });
+  }
+
+  /**
+   * Gives back what a job was charged (`PROCESSED_VIDEO_INGESTION_FAILED`), once. Returns false
+   * when the job was never charged.
+   */
+  async refund(teamId: string, jobId: string, reason = 'Processed video could not be ingested'): Promise<boolean> {
+    const refundId = `refund:${jobId}`;
+    return this.db.transaction(async (trx) => {
+      await ledgerStore.lockTeam(trx, teamId);
+      const charged = await ledgerStore.byJobId(trx, jobId);
+      if (charged && charged.teamId === teamId) {
+        if (await ledgerStore.byJobId(trx, refundId)) return true;
+        await this.append(trx, teamId, {
+          kind: charged.balanceKind,
+          type: charged.type,
+          category: 'PROCESSING',
+          lines: (charged.products ?? []).map((p) => ({ category: p.category, amount: p.costMicros })),
+          amount: -charged.amountMicros,
+          videoId: charged.videoId,
+          sourceVideoId: charged.sourceVideoId,
+          adjustmentType: 'PROCESSED_VIDEO_INGESTION_FAILED',
+          reason,
+          jobId: refundId,
+        });
+        return true;
+      }
+      const usage = await creditsStore.byJobId(trx, jobId);
+      if (usage && usage.teamId === teamId) {
+        if (await creditsStore.byJobId(trx, refundId)) return true;
+        await creditsStore.insert(
+          trx,
+          { ...usage, credits: -usage.credits, adjustmentType: 'PROCESSED_VIDEO_INGESTION_FAILED', reason, jobId: refundId, createdAt: this.clock.now() },
+          (usage.products ?? []).map((p) => ({ category: p.category, amount: -p.costCredits })),
+        );
+        return true;
+      }
+      return false;
+    });
+  }
+
+  /** Adds prepaid money to a wallet's processing balance (`CREDITS_BOUGHT`). */
+  async topUp(teamId: string, amountMicros: number, reason = 'Wallet top-up'): Promise<void> {
+    if (!(amountMicros > 0)) throw new DomainError(400, 'INVALID_INPUT', 'A top-up must be positive');
+    await this.adjust(teamId, { amountMicros, adjustmentType: 'CREDITS_BOUGHT', reason, balance: 'processing' });
+  }
+
+  /** A signed adjustment of one balance of a wallet team, with its reason. */
+  async adjust(
+    teamId: string,
+    a: { amountMicros: number; adjustmentType: AdjustmentType; reason: string; balance: BalanceKind; category?: Category; videoId?: string },
+  ): Promise<void> {
+    if (!Number.isSafeInteger(a.amountMicros)) throw new DomainError(400, 'INVALID_INPUT', 'Amount must be whole micro-units');
+    if (!a.reason.trim()) throw new DomainError(400, 'INVALID_INPUT', 'An adjustment needs a reason');
+    const amount = roundToMills(a.amountMicros);
+    await this.db.transaction(async (trx) => {
+      await ledgerStore.lockTeam(trx, teamId);
+      const team = await this.team(trx, teamId);
+      if (team.billingType !== 'WALLET') throw new DomainError(409, 'TEAM_NOT_BILLED_THROUGH_WALLET', `Team ${teamId} is not billed through the wallet`);
+      const category = a.category ?? 'OTHER';
+      await this.append(trx, teamId, {
+        kind: a.balance,
+        type: a.balance === 'processing' ? 'PROCESSING' : 'UTILITIES',
+        category,
+        lines: [{ category, amount }],
+        adjustmentType: a.adjustmentType,
+        reason: a.reason,
+        videoId: a.videoId,
+      });
+    });
+  }
+
+  /** Storage (GB-months) or download (GB) use of a video, charged as a UTILITIES record. */
+  async accrueUtility(teamId: string, u: { jobId: string; videoId?: string; product: ProductUse }): Promise<ChargeResult> {
+    if (!['STORAGE', 'DOWNLOAD_S3', 'DOWNLOAD_HTTPS'].includes(u.product.category)) {
+      throw new DomainError(400, 'INVALID_INPUT', 'Utilities are storage or download products');
+    }
+    const priced = priceJob(this.priceList, [u.product]);
+    const p = priced.products[0];
+    return this.db.transaction(async (trx) => {
+      await ledgerStore.lockTeam(trx, teamId);
+      const team = await this.team(trx, teamId);
+      if (team.billingType === 'CLOUD_MARKETPLACE') {
+        const existing = await creditsStore.byJobId(trx, u.jobId);
+        if (existing) return { billingType: 'CLOUD_MARKETPLACE', jobId: u.jobId, credits: existing.credits, duplicate: true };
+        const agreement = await agreementsStore.activeForTeam(trx, teamId);
+        await creditsStore.insert(
+          trx,
+          { teamId, agreementId: agreement?.agreementId, type: 'UTILITIES', category: p.category, credits: p.costCredits, videoId: u.videoId, products: [p], jobId: u.jobId, createdAt: this.clock.now() },
+          [{ category: p.category, amount: p.costCredits }],
+        );
+        return { billingType: 'CLOUD_MARKETPLACE', jobId: u.jobId, credits: p.costCredits, duplicate: false };
+      }
+      const existing = await ledgerStore.byJobId(trx, u.jobId);
+      if (existing) return { billingType: 'WALLET', jobId: u.jobId, amountMicros: existing.amountMicros, duplicate: true };
+      await this.append(trx, teamId, {
+        kind: 'utilities',
+        type: 'UTILITIES',
+        category: p.category,
+        lines: [{ category: p.category, amount: -p.costMicros }],
+        videoId: u.videoId,
+        products: [p],
+        jobId: u.jobId,
+      });
+      return { billingType: 'WALLET', jobId: u.jobId, amountMicros: -p.costMicros, duplicate: false };
+    });
+  }
+
+  /**
+   * The monthly period job: closes every open period started before the current UTC month
+   * (ended at the month boundary) and opens a period for every wallet team without one, each
+   * with a `BILLING_PERIOD_STARTED` adjustment. Safe to run any number of times.
+   */
+  async rollPeriods(): Promise<{ closed: number; opened: number }> {
+    const now = this.clock.now();
+    const boundary = monthStart(now);
+    let closed = 0;
+    let opened = 0;
+    for (const p of await periodsStore.openBefore(this.db, boundary)) {
+      await this.db.transaction(async (trx) => {
+        await ledgerStore.lockTeam(trx, p.teamId);
+        await periodsStore.end(trx, p.id, boundary);
+        closed++;
+      });
+    }
+    for (const teamId of await periodsStore.walletTeamsWithoutOpenPeriod(this.db)) {
+      await this.db.transaction(async (trx) => {
+        await ledgerStore.lockTeam(trx, teamId);
+        if (await periodsStore.open(trx, teamId)) return;
+        const team = await this.team(trx, teamId);
+        const latest = await periodsStore.latest(trx, teamId);
+        // A team's first period starts when the team was created; later ones at the month boundary.
+        const start = latest ? boundary : new Date(Math.max(team.createdAt.getTime(), boundary.getTime()));
+        await this.openPeriod(trx, teamId, start);
+        opened++;
+      });
+    }
+    return { closed, opened };
+  }
+
+  /** Switches a team's billing type and records the switch. */
+  async switchBillingType(teamId: string, to: BillingType, reason?: string): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      await ledgerStore.lockTeam(trx, teamId);
+      const team = await this.team(trx, teamId);
+      if (team.billingType === to) return;
+      const now = this.clock.now();
+      await billingTypeChangesStore.append(trx, { teamId, from: team.billingType, to, reason, at: now });
+      await teamsStore.update(trx, teamId, { billingType: to }, now);
+    });
+  }
+
+  private async openPeriod(trx: Db, teamId: string, start: Date): Promise<BillingPeriod> {
+    const period: BillingPeriod = { id: randomUUID(), teamId, createdAt: start, updatedAt: start };
+    await periodsStore.insert(trx, period);
+    const balance = await ledgerStore.balance(trx, teamId, 'utilities');
+    await ledgerStore.insert(
+      trx,
+      {
+        teamId,
+        periodId: period.id,
+        balanceKind: 'utilities',
+        type: 'UTILITIES',
+        category: 'OTHER',
+        amountMicros: 0,
+        balanceMicros: balance,
+        adjustmentType: 'BILLING_PERIOD_STARTED',
+        reason: 'Billing period started',
+        createdAt: start,
+      },
+      [{ category: 'OTHER', amount: 0 }],
+    );
+    return period;
+  }
+
+  /** Appends one wallet transaction in the team's open period (opening one if needed). */
+  private async append(
+    trx: Db,
+    teamId: string,
+    t: {
+      kind: BalanceKind;
+      type: 'PROCESSING' | 'UTILITIES';
+      category: Category;
+      lines: Line[];
+      amount?: number;
+      videoId?: string;
+      sourceVideoId?: string;
+      products?: import('./pricing').PricedProduct[];
+      discountPercentage?: number;
+      adjustmentType?: AdjustmentType;
+      reason?: string;
+      jobId?: string;
+    },
+  ): Promise<void> {
+    const now = this.clock.now();
+    const period = (await periodsStore.open(trx, teamId)) ?? (await this.openPeriod(trx, teamId, now));
+    const amount = t.amount ?? t.lines.reduce((s, l) => s + l.amount, 0);
+    const balance = (await ledgerStore.balance(trx, teamId, t.kind)) + amount;
+    await ledgerStore.insert(
+      trx,
+      {
+        teamId,
+        periodId: period.id,
+        balanceKind: t.kind,
+        type: t.type,
+        category: t.category,
+        amountMicros: amount,
+        balanceMicros: balance,
+        adjustmentType: t.adjustmentType,
+        reason: t.reason,
+        videoId: t.videoId,
+        sourceVideoId: t.sourceVideoId,
+        products: t.products,
+        discountPercentage: t.discountPercentage,
+        jobId: t.jobId,
+        createdAt: now,
+      },
+      t.lines,
+    );
+  }
+}
