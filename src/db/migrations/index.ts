@@ -4,9 +4,11 @@
  */
 import type { Knex } from 'knex';
 import * as m001 from './001_identity_projects_locations';
+import * as m002 from './002_webhooks';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
+  '002_webhooks': m002,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
