@@ -60,6 +60,8 @@ export const PENDING_OPERATIONS = [
   'getWebhookPublicKeys',
   'getWebhookPublicKeyById',
   'getWebhookPublicKeysJwks',
+  'replayWebhookEventById',
+  'replayFailedWebhookEvents',
 ] as const satisfies readonly OperationId[];
 
 export type PendingOperation = (typeof PENDING_OPERATIONS)[number];
