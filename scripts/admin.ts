@@ -8,6 +8,7 @@
  *   update-team     --team-id ID [--name N] [--billing-type ...] [--api-enabled true|false]
  *   reset-password  --email E [--password P]       (also clears a sign-in lock)
  *   sweep-api-keys                                 delete keys unused for 90 days now
+ *   rotate-webhook-key                             new webhook signing key now; the old one keeps its grace period
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config';
@@ -18,7 +19,7 @@ import { systemClock } from '../src/shared/clock';
 import { DomainError } from '../src/shared/errors';
 import { generatePassword } from '../src/security/passwords';
 
-const USAGE = `usage: npm run admin -- <create-user|create-team|add-member|update-team|reset-password|sweep-api-keys> [--flags]
+const USAGE = `usage: npm run admin -- <create-user|create-team|add-member|update-team|reset-password|sweep-api-keys|rotate-webhook-key> [--flags]
 see the header of scripts/admin.ts or docs/operations.md`;
 
 function billingType(v: string | undefined): 'WALLET' | 'CLOUD_MARKETPLACE' | undefined {
@@ -107,6 +108,11 @@ async function main(): Promise<void> {
       case 'sweep-api-keys':
         console.log(`deleted ${await s.apiKeys.sweepIdleKeys()} API keys unused for 90 days`);
         break;
+      case 'rotate-webhook-key': {
+        const key = await s.signingKeys.rotate();
+        console.log(`new webhook signing key ${key.id}`);
+        break;
+      }
       default:
         throw new Error(`unknown command ${command}\n${USAGE}`);
     }

@@ -15,12 +15,15 @@ import { LocationsService } from './features/locations/locations.service';
 import { locationsHandlers } from './features/locations/locations.handlers';
 import { ProjectsService } from './features/projects/projects.service';
 import { projectsHandlers } from './features/projects/projects.handlers';
+import { WebhooksService } from './features/webhooks/webhooks.service';
+import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
 import { buildApp } from './http/app';
 import type { AllHandlers } from './http/operations';
 import { pendingHandlers } from './http/pending-operations';
 import { createRateLimiter } from './http/rate-limit';
 import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
+import { SigningKeys } from './webhooks/signing-keys';
 
 export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
 
@@ -37,9 +40,11 @@ export interface Services {
   apiKeys: ApiKeysService;
   projects: ProjectsService;
   locations: LocationsService;
+  webhooks: WebhooksService;
+  signingKeys: SigningKeys;
 }
 
-export function createServices(deps: { db: Db; clock: Clock; masterKey: Buffer; config: Pick<Config, 'login'> }): Services {
+export function createServices(deps: { db: Db; clock: Clock; masterKey: Buffer; config: Pick<Config, 'login' | 'allowPrivateUrls' | 'webhookSigningKeys'> }): Services {
   const { db, clock } = deps;
   const accounts = new AccountsService(db, clock, { login: deps.config.login });
   const secretBox = new SecretBox(deps.masterKey);
@@ -51,6 +56,8 @@ export function createServices(deps: { db: Db; clock: Clock; masterKey: Buffer; 
     apiKeys: new ApiKeysService(db, clock),
     projects: new ProjectsService(db, clock, accounts),
     locations: new LocationsService(db, clock, accounts, secretBox),
+    webhooks: new WebhooksService(db, clock, accounts, { allowPrivateUrls: deps.config.allowPrivateUrls }),
+    signingKeys: new SigningKeys(db, clock, secretBox, deps.config.webhookSigningKeys),
   };
 }
 
@@ -60,6 +67,7 @@ export function createHandlers(s: Services): AllHandlers {
     ...accountsHandlers(s.accounts),
     ...projectsHandlers(s.projects),
     ...locationsHandlers(s.locations),
+    ...webhooksHandlers(s.webhooks, s.signingKeys),
     ...pendingHandlers,
   };
 }

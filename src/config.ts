@@ -33,6 +33,8 @@ const schema = z.object({
   VIDMILL_ALLOW_PRIVATE_URLS: bool.default(false),
   VIDMILL_LOGIN_MAX_FAILURES: int(1, 1000).default(5),
   VIDMILL_LOGIN_LOCK_MINUTES: int(1, 24 * 60).default(15),
+  VIDMILL_WEBHOOK_KEY_ROTATION_DAYS: int(1, 3650).default(90),
+  VIDMILL_WEBHOOK_KEY_GRACE_HOURS: int(1, 24 * 30).default(24),
 });
 
 export type RawConfig = z.infer<typeof schema>;
@@ -50,6 +52,8 @@ export interface Config {
   bodyLimitBytes: number;
   allowPrivateUrls: boolean;
   login: { maxFailures: number; lockMinutes: number };
+  /** Webhook signing keys: rotation period and how long a replaced key keeps verifying. */
+  webhookSigningKeys: { rotationDays: number; graceHours: number };
   /** Strict response validation (tests); production logs response mismatches instead. */
   strictResponses: boolean;
 }
@@ -83,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: raw.VIDMILL_BODY_LIMIT_BYTES,
     allowPrivateUrls: raw.VIDMILL_ALLOW_PRIVATE_URLS,
     login: { maxFailures: raw.VIDMILL_LOGIN_MAX_FAILURES, lockMinutes: raw.VIDMILL_LOGIN_LOCK_MINUTES },
+    webhookSigningKeys: { rotationDays: raw.VIDMILL_WEBHOOK_KEY_ROTATION_DAYS, graceHours: raw.VIDMILL_WEBHOOK_KEY_GRACE_HOURS },
     strictResponses: false,
   };
 }

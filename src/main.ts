@@ -11,6 +11,7 @@ import { PeriodicTask } from './jobs/periodic-task';
 import { loadMasterKey } from './security/secret-box';
 import { systemClock } from './shared/clock';
 import { createLogger } from './shared/logger';
+import { DeliveryWorker } from './webhooks/delivery-worker';
 
 async function main(): Promise<void> {
   let config;
@@ -31,12 +32,20 @@ async function main(): Promise<void> {
   await services.accounts.bootstrap(config.bootstrap, log);
 
   const tasks: PeriodicTask[] = [];
+  let deliveries: DeliveryWorker | undefined;
   if (config.role !== 'api') {
+    deliveries = new DeliveryWorker({ db, clock: systemClock, signingKeys: services.signingKeys, policy: { allowPrivateUrls: config.allowPrivateUrls }, log });
+    deliveries.start();
     tasks.push(
       new PeriodicTask('api-key-idle-sweep', async () => {
         const deleted = await services.apiKeys.sweepIdleKeys();
         if (deleted) log.info({ deleted }, 'deleted API keys unused for 90 days');
       }, { intervalMs: 60 * 60_000, log }),
+      new PeriodicTask('webhook-history-sweep', async () => {
+        const deleted = await services.webhooks.sweepHistory();
+        await services.signingKeys.sweepExpired();
+        if (deleted) log.info({ deleted }, 'deleted webhook event records past retention');
+      }, { intervalMs: 15 * 60_000, log }),
     );
     tasks.forEach((t) => t.start());
   }
@@ -65,7 +74,7 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    await Promise.all(tasks.map((t) => t.stop()));
+    await Promise.all([...tasks.map((t) => t.stop()), deliveries?.stop()]);
     await db.destroy();
     log.info('stopped');
     process.exit(0);

@@ -46,22 +46,6 @@ export const PENDING_OPERATIONS = [
   'getCloudMarketplaceSubscriptionByAgreementId',
   'getCurrentCloudMarketplaceSubscription',
   'getCloudMarketplaceCreditsUsage',
-  // Webhooks
-  'createWebhook',
-  'getWebhooks',
-  'getWebhookById',
-  'patchWebhook',
-  'deleteWebhookById',
-  'activateWebhookById',
-  'deactivateWebhookById',
-  'testVideoWebhookById',
-  'getWebhookEvents',
-  'getWebhookEventById',
-  'getWebhookPublicKeys',
-  'getWebhookPublicKeyById',
-  'getWebhookPublicKeysJwks',
-  'replayWebhookEventById',
-  'replayFailedWebhookEvents',
 ] as const satisfies readonly OperationId[];
 
 export type PendingOperation = (typeof PENDING_OPERATIONS)[number];
