@@ -7,10 +7,15 @@
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { Db, isPostgres } from '../db/database';
 
-export class WebhookRateLimiter {
-  private readonly limiters = new Map<number, RateLimiterAbstract>();
+/** In-memory budgets are shared by every worker of the (single, embedded) process. */
+const memoryLimiters = new Map<number, RateLimiterAbstract>();
 
-  constructor(private readonly db: Db) {}
+export class WebhookRateLimiter {
+  private readonly limiters: Map<number, RateLimiterAbstract>;
+
+  constructor(private readonly db: Db) {
+    this.limiters = isPostgres(db) ? new Map() : memoryLimiters;
+  }
 
   /** Waits for a permit for at most `maxWaitMs`; false when none came in time. */
   async acquire(webhookId: string, perSecond: number, maxWaitMs: number): Promise<boolean> {
