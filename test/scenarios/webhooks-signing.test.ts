@@ -142,6 +142,37 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.throws(() => java(r.body + ' '), /INVALID|Command failed/);
   });
 
+  it('a delivery verifies with Python cryptography (the docs/webhooks.md example), when it is installed', async function () {
+    try {
+      execFileSync('python3', ['-c', 'import cryptography'], { stdio: 'pipe' });
+    } catch {
+      this.skip();
+    }
+    const r = await deliverOne();
+    const spki = await keyFromApi(String(r.headers['x-vidmill-public-key-id']));
+    const script = [
+      'import base64, sys',
+      'from cryptography.exceptions import InvalidSignature',
+      'from cryptography.hazmat.primitives import hashes',
+      'from cryptography.hazmat.primitives.asymmetric import ec',
+      'from cryptography.hazmat.primitives.serialization import load_der_public_key',
+      'key = load_der_public_key(base64.b64decode(sys.argv[1]))',
+      'raw_body = open(sys.argv[3], "rb").read()',
+      'try:',
+      '    key.verify(base64.b64decode(sys.argv[4]), sys.argv[2].encode() + b"." + raw_body, ec.ECDSA(hashes.SHA256()))',
+      '    print("VALID")',
+      'except InvalidSignature:',
+      '    print("INVALID"); sys.exit(1)',
+    ].join('\n');
+    writeFileSync(path.join(dir, 'verify.py'), script);
+    const py = (body: string) => {
+      writeFileSync(path.join(dir, 'py-body.json'), body);
+      return execFileSync('python3', [path.join(dir, 'verify.py'), spki!, String(r.headers['x-vidmill-timestamp']), path.join(dir, 'py-body.json'), String(r.headers['x-vidmill-signature'])], { stdio: 'pipe' }).toString();
+    };
+    assert.match(py(r.body), /^VALID/);
+    assert.throws(() => py(r.body.replace('"attemptCount":1', '"attemptCount":2')));
+  });
+
   it('verify.ts rejects a tampered body, a stale or future timestamp (over 5 minutes), a wrong key id and another algorithm', async () => {
     const r = await deliverOne();
     const verifier = new WebhookVerifier({ now: () => h.clock.now(), fetchKey: keyFromApi });
