@@ -23,6 +23,8 @@ import type { SigningKeys } from './signing-keys';
 export interface DeliveryOptions {
   /** Deliveries in flight at once in this process. */
   concurrency: number;
+  /** Deliveries of one webhook in flight at once in this process, so a slow endpoint cannot take every slot. */
+  perWebhookConcurrency: number;
   leaseMs: number;
   pollMs: number;
   timeoutMs: number;
@@ -35,6 +37,7 @@ export interface DeliveryOptions {
 
 export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
   concurrency: 64,
+  perWebhookConcurrency: 8,
   leaseMs: 60_000,
   pollMs: 500,
   timeoutMs: 10_000,
@@ -65,6 +68,7 @@ export class DeliveryWorker {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlightByWebhook = new Map<string, number>();
   private state: LoopState = 'idle';
   private wake?: () => void;
   private loop?: Promise<void>;
@@ -132,11 +136,22 @@ export class DeliveryWorker {
       try {
         const room = this.options.concurrency - this.inFlight.size;
         if (room > 0) {
-          const batch = await this.claim(room);
+          const busy = [...this.inFlightByWebhook].filter(([, n]) => n >= this.options.perWebhookConcurrency).map(([id]) => id);
+          const batch = await this.claim(room, busy);
           claimed = batch.length;
           for (const d of batch) {
+            const count = this.inFlightByWebhook.get(d.webhookId) ?? 0;
+            if (count >= this.options.perWebhookConcurrency) {
+              // Over this webhook's share: hand it back; the next claims skip the webhook until a slot frees.
+              await eventsStore.releaseLease(this.deps.db, d.id, this.owner);
+              continue;
+            }
+            this.inFlightByWebhook.set(d.webhookId, count + 1);
             const p: Promise<void> = this.deliver(d).finally(() => {
               this.inFlight.delete(p);
+              const left = (this.inFlightByWebhook.get(d.webhookId) ?? 1) - 1;
+              if (left > 0) this.inFlightByWebhook.set(d.webhookId, left);
+              else this.inFlightByWebhook.delete(d.webhookId);
               this.wake?.();
             });
             this.inFlight.add(p);
@@ -168,9 +183,9 @@ export class DeliveryWorker {
     });
   }
 
-  private claim(limit: number): Promise<DeliveryRecord[]> {
+  private claim(limit: number, skipWebhookIds: string[] = []): Promise<DeliveryRecord[]> {
     const now = this.deps.clock.now();
-    return eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit);
+    return eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds);
   }
 
   private async deliver(d: DeliveryRecord): Promise<void> {

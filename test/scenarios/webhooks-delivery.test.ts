@@ -221,21 +221,42 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     }
   });
 
-  it('one slow endpoint does not delay deliveries to another', async () => {
+  it('one slow endpoint does not delay deliveries to another, even with a backlog', async () => {
     const slow = await startReceiver(new WebhookVerifier({ fetchKey: async () => undefined }));
     try {
       slow.answer(() => ({ delayMs: 1500 }));
-      await webhook({ url: slow.url });
-      await webhook();
-      const loop = newWorker({ pollMs: 20 });
+      await webhook({ url: slow.url, eventTypes: ['video_in.done'] });
+      await webhook({ eventTypes: ['video_processing.done'] });
+      for (let i = 0; i < 20; i++) await emit('video_in.done');
+      const loop = newWorker({ pollMs: 20, concurrency: 10, perWebhookConcurrency: 8 });
       loop.start();
-      await emit();
+      await slow.waitFor(8, 2000);
+      const sent = Date.now();
+      await emit('video_processing.done');
       await receiver.waitFor(1, 1000);
-      assert.equal(slow.received.length, 1);
+      assert.ok(receiver.received[0].receivedAt - sent < 1000);
+      assert.ok(slow.received.length <= 8, `the slow endpoint holds at most its share of slots (${slow.received.length})`);
       await loop.stop();
     } finally {
       await slow.close();
     }
+  });
+
+  it('an idle loop is woken by the commit of an event (no polling delay)', async () => {
+    await webhook();
+    const loop = newWorker({ pollMs: 30_000 });
+    loop.start();
+    await new Promise((r) => setTimeout(r, 50));
+    const latencies: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = Date.now();
+      await emit();
+      await receiver.waitFor(i + 1, 2000);
+      latencies.push(receiver.received[i].receivedAt - t0);
+    }
+    await loop.stop();
+    latencies.sort((a, b) => a - b);
+    assert.ok(latencies[2] < 200, `median commit-to-delivery latency ${latencies[2]} ms`);
   });
 
   it('a crashed worker\'s lease expires and another worker delivers (at least once)', async () => {

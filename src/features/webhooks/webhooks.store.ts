@@ -272,10 +272,11 @@ export const eventsStore = {
    * Claims up to `limit` due deliveries for `owner` until `leaseExpiresAt`: one guarded UPDATE
    * (rows locked by another claimer are skipped on PostgreSQL; SQLite runs one writer at a time).
    */
-  async claimDue(db: Knex, owner: string, now: Date, leaseExpiresAt: Date, limit: number): Promise<DeliveryRecord[]> {
+  async claimDue(db: Knex, owner: string, now: Date, leaseExpiresAt: Date, limit: number, skipWebhookIds: string[] = []): Promise<DeliveryRecord[]> {
     const due = (q: Knex.QueryBuilder) =>
       q.where('status', 'pending').where('next_attempt_at', '<=', now).where((w) => w.whereNull('lease_expires_at').orWhere('lease_expires_at', '<=', now));
     const candidates = due(db(DELIVERIES).select('id')).orderBy('next_attempt_at').limit(limit);
+    if (skipWebhookIds.length) candidates.whereNotIn('webhook_id', skipWebhookIds);
     if (isPostgres(db)) candidates.forUpdate().skipLocked();
     const rows = await due(db(DELIVERIES).whereIn('id', candidates)).update({ lease_owner: owner, lease_expires_at: leaseExpiresAt }, '*');
     return (rows as any[]).map(toDelivery);
