@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database';
-import { AttemptRecord, DeliveryRecord, eventsStore, webhooksStore } from '../features/webhooks/webhooks.store';
+import { AttemptRecord, DeliveryRecord, eventsStore, WebhookRecord, webhooksStore } from '../features/webhooks/webhooks.store';
 import { checkOutboundUrl, guardedLookup, OutboundPolicy } from '../net/outbound-url';
 import type { Clock } from '../shared/clock';
 import { DomainError } from '../shared/errors';
@@ -119,7 +119,8 @@ export class DeliveryWorker {
   /** Claims what is due now and delivers it; resolves when those deliveries are done. Returns how many. */
   async runOnce(limit = this.options.concurrency): Promise<number> {
     const claimed = await this.claim(limit);
-    await Promise.all(claimed.map((d) => this.deliver(d)));
+    const webhooks = await this.webhooksOf(claimed);
+    await Promise.all(claimed.map((d) => this.deliver(d, webhooks.get(d.webhookId) ?? null)));
     return claimed.length;
   }
 
@@ -134,11 +135,17 @@ export class DeliveryWorker {
     while (this.state === 'running') {
       let claimed = 0;
       try {
-        const room = this.options.concurrency - this.inFlight.size;
+        let room = this.options.concurrency - this.inFlight.size;
+        if (room > 0 && room < Math.ceil(this.options.concurrency / 4) && this.inFlight.size > 0) {
+          // Coalesce: let a few more sends finish so one claim fills several slots (bounded, 5 ms).
+          await new Promise((r) => setTimeout(r, 5));
+          room = this.options.concurrency - this.inFlight.size;
+        }
         if (room > 0) {
           const busy = [...this.inFlightByWebhook].filter(([, n]) => n >= this.options.perWebhookConcurrency).map(([id]) => id);
           const batch = await this.claim(room, busy);
           claimed = batch.length;
+          const webhooks = await this.webhooksOf(batch);
           for (const d of batch) {
             const count = this.inFlightByWebhook.get(d.webhookId) ?? 0;
             if (count >= this.options.perWebhookConcurrency) {
@@ -147,7 +154,7 @@ export class DeliveryWorker {
               continue;
             }
             this.inFlightByWebhook.set(d.webhookId, count + 1);
-            const p: Promise<void> = this.deliver(d).finally(() => {
+            const p: Promise<void> = this.deliver(d, webhooks.get(d.webhookId) ?? null).finally(() => {
               this.inFlight.delete(p);
               const left = (this.inFlightByWebhook.get(d.webhookId) ?? 1) - 1;
               if (left > 0) this.inFlightByWebhook.set(d.webhookId, left);
@@ -188,18 +195,24 @@ export class DeliveryWorker {
     return eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds);
   }
 
-  private async deliver(d: DeliveryRecord): Promise<void> {
+  /** The webhooks of a claimed batch, read once (a missing one was deleted with its deliveries). */
+  private async webhooksOf(batch: DeliveryRecord[]): Promise<Map<string, WebhookRecord>> {
+    if (!batch.length) return new Map();
+    const list = await webhooksStore.byIds(this.deps.db, [...new Set(batch.map((d) => d.webhookId))]);
+    return new Map(list.map((w) => [w.id, w]));
+  }
+
+  private async deliver(d: DeliveryRecord, webhook: WebhookRecord | null): Promise<void> {
     try {
-      await this.attempt(d);
+      await this.attempt(d, webhook);
     } catch (err) {
       // The lease expires and another claim retries; nothing is lost.
       this.deps.log.error({ err, deliveryId: d.id }, 'webhook delivery attempt failed unexpectedly');
     }
   }
 
-  private async attempt(d: DeliveryRecord): Promise<void> {
+  private async attempt(d: DeliveryRecord, webhook: WebhookRecord | null): Promise<void> {
     const { clock } = this.deps;
-    const webhook = await webhooksStore.byId(this.deps.db, d.webhookId);
     if (!webhook) return; // deleted: its deliveries go with it
     const attemptNumber = d.attemptCount + 1;
     const requestedAt = clock.now();

@@ -230,13 +230,16 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
       for (let i = 0; i < 20; i++) await emit('video_in.done');
       const loop = newWorker({ pollMs: 20, concurrency: 10, perWebhookConcurrency: 8 });
       loop.start();
-      await slow.waitFor(8, 2000);
-      const sent = Date.now();
-      await emit('video_processing.done');
-      await receiver.waitFor(1, 1000);
-      assert.ok(receiver.received[0].receivedAt - sent < 1000);
-      assert.ok(slow.received.length <= 8, `the slow endpoint holds at most its share of slots (${slow.received.length})`);
-      await loop.stop();
+      try {
+        await slow.waitFor(8, 2000);
+        const sent = Date.now();
+        await emit('video_processing.done');
+        await receiver.waitFor(1, 1000);
+        assert.ok(receiver.received[0].receivedAt - sent < 1000);
+        assert.ok(slow.received.length <= 8, `the slow endpoint holds at most its share of slots (${slow.received.length})`);
+      } finally {
+        await loop.stop();
+      }
     } finally {
       await slow.close();
     }
@@ -246,15 +249,18 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     await webhook();
     const loop = newWorker({ pollMs: 30_000 });
     loop.start();
-    await new Promise((r) => setTimeout(r, 50));
     const latencies: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const t0 = Date.now();
-      await emit();
-      await receiver.waitFor(i + 1, 2000);
-      latencies.push(receiver.received[i].receivedAt - t0);
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 5; i++) {
+        const t0 = Date.now();
+        await emit();
+        await receiver.waitFor(i + 1, 2000);
+        latencies.push(receiver.received[i].receivedAt - t0);
+      }
+    } finally {
+      await loop.stop();
     }
-    await loop.stop();
     latencies.sort((a, b) => a - b);
     assert.ok(latencies[2] < 200, `median commit-to-delivery latency ${latencies[2]} ms`);
   });

@@ -197,6 +197,9 @@ export const webhooksStore = {
     const r = await db(WEBHOOKS).where({ id }).first();
     return r && toWebhook(r);
   },
+  async byIds(db: Knex, ids: string[]): Promise<WebhookRecord[]> {
+    return (await db(WEBHOOKS).whereIn('id', ids)).map(toWebhook);
+  },
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<WebhookRecord | undefined> {
     const r = await whereTeamInScope(db, db(WEBHOOKS), `${WEBHOOKS}.team_id`, scope).where(`${WEBHOOKS}.id`, id).first();
     return r && toWebhook(r);
