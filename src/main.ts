@@ -30,6 +30,8 @@ async function main(): Promise<void> {
   const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, embedded: config.database.client === 'sqlite' });
   const services = createServices({ db, clock: systemClock, masterKey, config });
   await services.accounts.bootstrap(config.bootstrap, log);
+  // The webhook signing key exists from the first start (created, or rotated when due).
+  await services.signingKeys.current();
 
   const tasks: PeriodicTask[] = [];
   let deliveries: DeliveryWorker | undefined;

@@ -50,6 +50,7 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
 const MAX_BODY_CHARS = 100;
 const MAX_HEADER_CHARS = 50;
 const MAX_READ_BYTES = 64 * 1024;
+const MAX_ERROR_MESSAGE_CHARS = 500;
 
 interface SendResult {
   statusCode: number;
@@ -237,7 +238,7 @@ export class DeliveryWorker {
       statusCode: result.statusCode,
       responseBody: result.body === undefined ? undefined : result.body.slice(0, MAX_BODY_CHARS),
       errorCode: result.errorCode ?? (ok ? undefined : 'WEBHOOK_ENDPOINT_ERROR'),
-      errorMessage: result.errorMessage ?? (ok ? undefined : `The endpoint answered HTTP ${result.statusCode}`),
+      errorMessage: (result.errorMessage ?? (ok ? undefined : `The endpoint answered HTTP ${result.statusCode}`))?.slice(0, MAX_ERROR_MESSAGE_CHARS),
       responseRetryAt: retryAt,
       responseHeaders: ok || !result.headers ? undefined : cutHeaders(result.headers),
     };
