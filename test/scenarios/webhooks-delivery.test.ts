@@ -368,5 +368,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     const e = await event(ds.find((d) => d.webhookId === b.id)!.id);
     assert.equal(e.successful, false);
     assert.equal(e.responses[0].errorCode, 'WEBHOOK_NOT_ACTIVE');
+    expectError(await api.post(`${BASE}/events/${e.id}/replay`), 409, 'WEBHOOK_NOT_ACTIVE');
+    assert.deepEqual((await api.post(`${BASE}/events/replay`, {})).body, { queued: 0 }, 'failed events of inactive webhooks are skipped');
   });
 });
