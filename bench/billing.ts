@@ -182,12 +182,14 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
   }
 }
 
-async function main() {
+export async function billingBenchmark(): Promise<void> {
   if (DIALECT === 'sqlite' || DIALECT === 'both') await run('sqlite');
   if (DIALECT === 'postgres' || DIALECT === 'both') await run('postgres');
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+if (require.main === module) {
+  billingBenchmark().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -5,21 +5,30 @@
  * shared and noisy, so absolute numbers from different runs do not compare.
  */
 import { apiBenchmark } from './api';
+import { billingBenchmark } from './billing';
 import { Benchmark, installCleanupHandlers, report, stopAllChildren } from './lib';
+import { webhooksBenchmark } from './webhooks';
 
 const BENCHMARKS: Benchmark[] = [apiBenchmark];
+
+/** Benchmarks that print their own table, ratios and verdict. */
+const SELF_REPORTING: { name: string; description: string; run: () => Promise<void> }[] = [
+  { name: 'webhooks', description: 'signed deliveries per second vs a bare POST loop; idle commit-to-delivery latency', run: webhooksBenchmark },
+  { name: 'billing', description: 'latest-period transactions with totals over 100,000 rows vs a plain indexed page query', run: billingBenchmark },
+];
 
 async function main(): Promise<number> {
   installCleanupHandlers();
   const args = process.argv.slice(2).filter((a) => a !== '--');
   if (args.includes('--help') || args.includes('-h')) {
     console.log('usage: npm run bench -- [name...]\n');
-    for (const b of BENCHMARKS) console.log(`  ${b.name.padEnd(10)} ${b.description}`);
+    for (const b of [...BENCHMARKS, ...SELF_REPORTING]) console.log(`  ${b.name.padEnd(10)} ${b.description}`);
     return 0;
   }
-  const unknown = args.filter((a) => !BENCHMARKS.some((b) => b.name === a));
+  const known = [...BENCHMARKS, ...SELF_REPORTING].map((b) => b.name);
+  const unknown = args.filter((a) => !known.includes(a));
   if (unknown.length) {
-    console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${BENCHMARKS.map((b) => b.name).join(', ')}`);
+    console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${known.join(', ')}`);
     return 2;
   }
   const selected = args.length ? BENCHMARKS.filter((b) => args.includes(b.name)) : BENCHMARKS;
@@ -34,6 +43,15 @@ async function main(): Promise<number> {
       console.error(`\n${b.name}: ERROR ${(err as Error)?.stack ?? err}`);
     } finally {
       await stopAllChildren();
+    }
+  }
+  for (const b of SELF_REPORTING.filter((b) => !args.length || args.includes(b.name))) {
+    console.log(`\n>> ${b.name}: ${b.description}`);
+    try {
+      await b.run();
+    } catch (err) {
+      failed = true;
+      console.error(`\n${b.name}: ERROR ${(err as Error)?.stack ?? err}`);
     }
   }
   console.log(failed ? '\nbench: FAIL' : '\nbench: PASS');

@@ -1394,6 +1394,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/events/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the resource.
+                 * @example 3fa85f64-5717-4562-b3fc-2c963f66afa6
+                 */
+                id: components["parameters"]["IdPathParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a webhook event
+         * @description Sends a stored event again as a new series of attempts: the record becomes pending, its
+         *     retry window starts anew, and its earlier attempts stay in `responses`. The payload is the
+         *     one frozen when the event happened (same `id`, so receivers may still drop repeats).
+         *     The webhook must be active (`409` with `errorCode` `WEBHOOK_NOT_ACTIVE`); an event whose
+         *     delivery is still undecided gives `409` with `errorCode` `CONFLICT`.
+         */
+        post: operations["replayWebhookEventById"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/events/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay failed webhook events
+         * @description Queues every failed event record (delivery given up, `successful` false) that matches the
+         *     filter for a new series of attempts, and answers how many were queued. Records of
+         *     inactive webhooks are skipped. `teamId` limits the replay to one team (default: every
+         *     team the caller belongs to); `occurredAtFrom` (inclusive) and `occurredAtUntil`
+         *     (exclusive) select by `payload.occurredAt` (`400` with `errorCode`
+         *     `INVALID_DATE_TIME_RANGE` when from is later than until); `testMode` includes, excludes
+         *     or isolates test events.
+         */
+        post: operations["replayFailedWebhookEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/public-keys": {
         parameters: {
             query?: never;
@@ -3777,6 +3833,34 @@ export interface components {
             readonly successful?: boolean | null;
             /** @description One entry per attempt, oldest first. */
             responses: components["schemas"]["WebhookEndpointResponse"][];
+        };
+        /** @description Which failed event records to send again; every property is optional. */
+        WebhookEventsReplay: {
+            /**
+             * Format: uuid
+             * @description Only events of this team (default every team of the caller).
+             */
+            teamId?: string;
+            /**
+             * Format: date-time
+             * @description Only events that occurred at or after this instant (inclusive).
+             */
+            occurredAtFrom?: string;
+            /**
+             * Format: date-time
+             * @description Only events that occurred before this instant (exclusive).
+             */
+            occurredAtUntil?: string;
+            /** @description Include (default), exclude or isolate test events. */
+            testMode?: components["schemas"]["FilterModeEnum"];
+        };
+        /** @description Outcome of a bulk replay. */
+        WebhookEventsReplayResult: {
+            /**
+             * Format: int32
+             * @description Number of event records queued for a new series of attempts.
+             */
+            queued: number;
         };
         /** @description A page of webhook events. */
         WebhookEventsPage: components["schemas"]["Page"] & {
@@ -9011,6 +9095,128 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEvent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    replayWebhookEventById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the resource.
+                 * @example 3fa85f64-5717-4562-b3fc-2c963f66afa6
+                 */
+                id: components["parameters"]["IdPathParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event record, queued for delivery. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0e6f3b2a-91c4-4d7e-8a5b-6c2d1e0f9a83",
+                     *       "createdAt": "2026-01-10T14:05:00Z",
+                     *       "updatedAt": "2026-01-10T14:05:32Z",
+                     *       "teamId": "9b2f6a1e-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *       "payload": {
+                     *         "id": "0e6f3b2a-91c4-4d7e-8a5b-6c2d1e0f9a83",
+                     *         "webhookId": "4b7d9e21-6c3a-4f85-9d02-8e1f3a5c7b90",
+                     *         "eventType": "video_processing.done",
+                     *         "occurredAt": "2026-01-10T14:05:00Z",
+                     *         "test": false,
+                     *         "attemptCount": 2,
+                     *         "data": {
+                     *           "type": "VIDEO",
+                     *           "videoId": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
+                     *         }
+                     *       },
+                     *       "nextAttemptEarliestAt": "2026-01-11T09:00:00Z",
+                     *       "successful": null,
+                     *       "responses": [
+                     *         {
+                     *           "requestedAt": "2026-01-10T14:05:01Z",
+                     *           "responseTimeMillis": 112,
+                     *           "statusCode": 429,
+                     *           "responseBody": "{\"error\":\"slow down\"}",
+                     *           "responseRetryAt": "2026-01-10T14:05:31Z",
+                     *           "responseHeaders": {
+                     *             "Retry-After": "30",
+                     *             "Content-Type": "application/json"
+                     *           }
+                     *         },
+                     *         {
+                     *           "requestedAt": "2026-01-10T14:05:31Z",
+                     *           "responseTimeMillis": 87,
+                     *           "statusCode": 200,
+                     *           "responseBody": "ok"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEvent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    replayFailedWebhookEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "occurredAtFrom": "2026-01-10T00:00:00Z",
+                 *       "occurredAtUntil": "2026-01-11T00:00:00Z",
+                 *       "testMode": "EXCLUDE"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEventsReplay"];
+            };
+        };
+        responses: {
+            /** @description How many event records were queued. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "queued": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEventsReplayResult"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -20,6 +20,7 @@
  *   replace-agreement  --agreement-id A --new-agreement-id A2 [--offer-id O] [--note T]
  *   reassign-agreement --agreement-id A --new-agreement-id A2 --team-id ID [--note T]
  *   roll-billing-periods                           close ended months, open new periods now
+ *   rotate-webhook-key                             new webhook signing key now; the old one keeps its grace period
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config';
@@ -31,7 +32,7 @@ import { DomainError } from '../src/shared/errors';
 import { generatePassword } from '../src/security/passwords';
 import { usdToMicros } from '../src/features/billing/money';
 
-const USAGE = `usage: npm run admin -- <create-user|create-team|add-member|update-team|reset-password|sweep-api-keys|top-up|adjust|set-billing-type|link-agreement|agreement-status|replace-agreement|reassign-agreement|roll-billing-periods> [--flags]
+const USAGE = `usage: npm run admin -- <create-user|create-team|add-member|update-team|reset-password|sweep-api-keys|top-up|adjust|set-billing-type|link-agreement|agreement-status|replace-agreement|reassign-agreement|roll-billing-periods|rotate-webhook-key> [--flags]
 see the header of scripts/admin.ts or docs/operations.md`;
 
 function billingType(v: string | undefined): 'WALLET' | 'CLOUD_MARKETPLACE' | undefined {
@@ -214,6 +215,11 @@ async function main(): Promise<void> {
       case 'sweep-api-keys':
         console.log(`deleted ${await s.apiKeys.sweepIdleKeys()} API keys unused for 90 days`);
         break;
+      case 'rotate-webhook-key': {
+        const key = await s.signingKeys.rotate();
+        console.log(`new webhook signing key ${key.id}`);
+        break;
+      }
       default:
         throw new Error(`unknown command ${command}\n${USAGE}`);
     }

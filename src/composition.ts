@@ -18,12 +18,15 @@ import { LocationsService } from './features/locations/locations.service';
 import { locationsHandlers } from './features/locations/locations.handlers';
 import { ProjectsService } from './features/projects/projects.service';
 import { projectsHandlers } from './features/projects/projects.handlers';
+import { WebhooksService } from './features/webhooks/webhooks.service';
+import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
 import { buildApp } from './http/app';
 import type { AllHandlers } from './http/operations';
 import { pendingHandlers } from './http/pending-operations';
 import { createRateLimiter } from './http/rate-limit';
 import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
+import { SigningKeys } from './webhooks/signing-keys';
 
 export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
 
@@ -42,9 +45,16 @@ export interface Services {
   locations: LocationsService;
   ledger: LedgerService;
   billing: BillingService;
+  webhooks: WebhooksService;
+  signingKeys: SigningKeys;
 }
 
-export function createServices(deps: { db: Db; clock: Clock; masterKey: Buffer; config: Pick<Config, 'login' | 'priceList'> }): Services {
+export function createServices(deps: {
+  db: Db;
+  clock: Clock;
+  masterKey: Buffer;
+  config: Pick<Config, 'login' | 'priceList' | 'allowPrivateUrls' | 'webhookSigningKeys'>;
+}): Services {
   const { db, clock } = deps;
   const accounts = new AccountsService(db, clock, { login: deps.config.login });
   const secretBox = new SecretBox(deps.masterKey);
@@ -59,6 +69,8 @@ export function createServices(deps: { db: Db; clock: Clock; masterKey: Buffer; 
     locations: new LocationsService(db, clock, accounts, secretBox),
     ledger,
     billing: new BillingService(db, clock, accounts, ledger),
+    webhooks: new WebhooksService(db, clock, accounts, { allowPrivateUrls: deps.config.allowPrivateUrls }),
+    signingKeys: new SigningKeys(db, clock, secretBox, deps.config.webhookSigningKeys),
   };
 }
 
@@ -69,6 +81,7 @@ export function createHandlers(s: Services): AllHandlers {
     ...projectsHandlers(s.projects),
     ...locationsHandlers(s.locations),
     ...billingHandlers(s.billing),
+    ...webhooksHandlers(s.webhooks, s.signingKeys),
     ...pendingHandlers,
   };
 }

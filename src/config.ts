@@ -54,6 +54,8 @@ const schema = z.object({
   VIDMILL_S3_SECRET_KEY: z.string().min(1).max(512).optional(),
   VIDMILL_S3_FORCE_PATH_STYLE: bool.default(false),
   VIDMILL_PRICE_LIST_FILE: z.string().min(1).optional(),
+  VIDMILL_WEBHOOK_KEY_ROTATION_DAYS: int(1, 3650).default(90),
+  VIDMILL_WEBHOOK_KEY_GRACE_HOURS: int(1, 24 * 30).default(24),
 }).superRefine((env, ctx) => {
   if (env.VIDMILL_STORAGE !== 's3') return;
   for (const name of ['VIDMILL_S3_BUCKET', 'VIDMILL_S3_ACCESS_KEY', 'VIDMILL_S3_SECRET_KEY'] as const) {
@@ -80,6 +82,8 @@ export interface Config {
   storage: StorageConfig;
   /** Prices and volume discount used by billing (default in code, or VIDMILL_PRICE_LIST_FILE). */
   priceList: PriceList;
+  /** Webhook signing keys: rotation period and how long a replaced key keeps verifying. */
+  webhookSigningKeys: { rotationDays: number; graceHours: number };
   /** Strict response validation (tests); production logs response mismatches instead. */
   strictResponses: boolean;
 }
@@ -138,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           }
         : { kind: 'disk', root: path.join(dataDir, 'blobs') },
     priceList,
+    webhookSigningKeys: { rotationDays: raw.VIDMILL_WEBHOOK_KEY_ROTATION_DAYS, graceHours: raw.VIDMILL_WEBHOOK_KEY_GRACE_HOURS },
     strictResponses: false,
   };
 }

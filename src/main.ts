@@ -14,6 +14,7 @@ import { Worker } from './jobs/worker';
 import { loadMasterKey } from './security/secret-box';
 import { systemClock } from './shared/clock';
 import { createLogger } from './shared/logger';
+import { DeliveryWorker } from './webhooks/delivery-worker';
 
 async function main(): Promise<void> {
   let config;
@@ -32,16 +33,21 @@ async function main(): Promise<void> {
   const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, embedded: config.database.client === 'sqlite' });
   const services = createServices({ db, clock: systemClock, masterKey, config });
   await services.accounts.bootstrap(config.bootstrap, log);
+  // The webhook signing key exists from the first start (created, or rotated when due).
+  await services.signingKeys.current();
 
   const tasks: PeriodicTask[] = [];
   const jobs = new JobQueue(db, systemClock);
   let worker: Worker | undefined;
+  let deliveries: DeliveryWorker | undefined;
   if (config.role !== 'api') {
     // Job kinds register here as they arrive (video in, ingestion, ...). Until then the worker
     // only sweeps expired leases.
     worker = new Worker(jobs, { workerId: `${hostname()}:${process.pid}`, log });
     jobs.onEnqueue(() => worker?.notify());
     worker.start();
+    deliveries = new DeliveryWorker({ db, clock: systemClock, signingKeys: services.signingKeys, policy: { allowPrivateUrls: config.allowPrivateUrls }, log });
+    deliveries.start();
     tasks.push(
       new PeriodicTask('api-key-idle-sweep', async () => {
         const deleted = await services.apiKeys.sweepIdleKeys();
@@ -52,6 +58,11 @@ async function main(): Promise<void> {
         const { closed, opened } = await services.ledger.rollPeriods();
         if (closed || opened) log.info({ closed, opened }, 'billing periods rolled');
       }, { intervalMs: 5 * 60_000, log }),
+      new PeriodicTask('webhook-history-sweep', async () => {
+        const deleted = await services.webhooks.sweepHistory();
+        await services.signingKeys.sweepExpired();
+        if (deleted) log.info({ deleted }, 'deleted webhook event records past retention');
+      }, { intervalMs: 15 * 60_000, log }),
     );
     tasks.forEach((t) => t.start());
   }
@@ -80,7 +91,7 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    await Promise.all([worker?.stop({ graceMs: 30_000 }), ...tasks.map((t) => t.stop())]);
+    await Promise.all([worker?.stop({ graceMs: 30_000 }), deliveries?.stop(), ...tasks.map((t) => t.stop())]);
     await db.destroy();
     log.info('stopped');
     process.exit(0);

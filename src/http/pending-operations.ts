@@ -36,20 +36,6 @@ export const PENDING_OPERATIONS = [
   'getVideoOutStatus',
   'restartFailedVideoOutOperation',
   'abandonFailedVideoOutOperation',
-  // Webhooks
-  'createWebhook',
-  'getWebhooks',
-  'getWebhookById',
-  'patchWebhook',
-  'deleteWebhookById',
-  'activateWebhookById',
-  'deactivateWebhookById',
-  'testVideoWebhookById',
-  'getWebhookEvents',
-  'getWebhookEventById',
-  'getWebhookPublicKeys',
-  'getWebhookPublicKeyById',
-  'getWebhookPublicKeysJwks',
 ] as const satisfies readonly OperationId[];
 
 export type PendingOperation = (typeof PENDING_OPERATIONS)[number];

@@ -4,11 +4,13 @@
  */
 import type { Knex } from 'knex';
 import * as m001 from './001_identity_projects_locations';
+import * as m002 from './002_webhooks';
 import * as m003 from './003_billing';
 import * as m004 from './004_jobs';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
+  '002_webhooks': m002,
   '003_billing': m003,
   '004_jobs': m004,
 };

@@ -1,0 +1,133 @@
+/**
+ * Webhook delivery throughput and latency. One delivery worker sends signed deliveries to a
+ * local keep-alive receiver answering 200, on SQLite and (when reachable) PostgreSQL; the
+ * baseline is a bare fetch (undici) POST loop to the same receiver with the same concurrency.
+ * Then the idle latency from event commit to receipt (p50, p95).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { loadConfig } from '../src/config';
+import { createServices } from '../src/composition';
+import { systemClock } from '../src/shared/clock';
+import { DeliveryWorker } from '../src/webhooks/delivery-worker';
+import { recordEvent } from '../src/webhooks/events';
+import { createTestDatabase } from '../test/helpers/database';
+
+const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 4000);
+const WEBHOOKS = 4; // rateLimitPerSecond is at most 1000 per webhook
+const CONCURRENCY = 64;
+
+async function receiver() {
+  let count = 0;
+  let onRequest: () => void = () => undefined;
+  const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      count++;
+      onRequest();
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return {
+    url,
+    get count() {
+      return count;
+    },
+    waitFor(n: number) {
+      return new Promise<void>((resolve) => {
+        if (count >= n) return resolve();
+        onRequest = () => count >= n && resolve();
+      });
+    },
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+async function bareLoop(url: string, n: number): Promise<number> {
+  const body = JSON.stringify({ id: randomUUID(), webhookId: randomUUID(), eventType: 'video_processing.done', occurredAt: new Date().toISOString(), test: false, attemptCount: 1, data: { type: 'VIDEO', videoId: randomUUID() } });
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < n) {
+        const res = await fetch(url, { method: 'POST', body, headers: { 'Content-Type': 'application/json' } });
+        await res.text();
+      }
+    }),
+  );
+  return n / ((performance.now() - t0) / 1000);
+}
+
+async function runDialect(dialect: 'sqlite' | 'postgres') {
+  process.env.VIDMILL_TEST_DB = dialect;
+  const database = await createTestDatabase();
+  const config = { ...loadConfig({}), database: database.config, allowPrivateUrls: true };
+  const s = createServices({ db: database.db, clock: systemClock, masterKey: randomBytes(32), config });
+  const { team } = await s.accounts.createUserWithTeam({ email: `bench-${randomUUID()}@example.com`, password: 'bench-password-1', name: 'Bench', teamName: 'Bench' });
+  const r = await receiver();
+  const log = pino({ level: 'silent' });
+  try {
+    const user = (await database.db('memberships').where({ team_id: team.id }).first()).user_id;
+    for (let i = 0; i < WEBHOOKS; i++) {
+      await s.webhooks.create(user, team.id, { name: `bench ${i}`, url: r.url, eventTypes: ['video_processing.done'], active: true, rateLimitPerSecond: 1000 });
+    }
+    await s.signingKeys.current();
+    await bareLoop(r.url, Math.min(1000, EVENTS)); // warm-up
+    const bare = await bareLoop(r.url, EVENTS);
+
+    const perEvent = EVENTS / WEBHOOKS;
+    for (let i = 0; i < perEvent; i += 250) {
+      await database.db.transaction(async (trx) => {
+        for (let j = i; j < Math.min(perEvent, i + 250); j++) {
+          await recordEvent(trx, { teamId: team.id, eventType: 'video_processing.done', videoId: randomUUID(), occurredAt: new Date() });
+        }
+      });
+    }
+    const before = r.count;
+    const worker = new DeliveryWorker({ db: database.db, clock: systemClock, signingKeys: s.signingKeys, policy: { allowPrivateUrls: true }, log }, { concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY });
+    const t0 = performance.now();
+    worker.start();
+    await r.waitFor(before + EVENTS);
+    const seconds = (performance.now() - t0) / 1000;
+    const signed = EVENTS / seconds;
+
+    // Idle latency: one event at a time into an idle loop.
+    await new Promise((x) => setTimeout(x, 200));
+    const latencies: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const start = performance.now();
+      const target = r.count + WEBHOOKS;
+      await database.db.transaction((trx) => recordEvent(trx, { teamId: team.id, eventType: 'video_processing.done', videoId: randomUUID(), occurredAt: new Date() }));
+      await r.waitFor(target);
+      latencies.push(performance.now() - start);
+      await new Promise((x) => setTimeout(x, 20));
+    }
+    await worker.stop();
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+    console.log(
+      `webhooks ${dialect.padEnd(8)} signed deliveries/s ${signed.toFixed(0).padStart(6)} | bare POST loop/s ${bare.toFixed(0).padStart(6)} | ratio ${(signed / bare).toFixed(2)} | idle commit->receipt p50 ${pct(50).toFixed(1)} ms p95 ${pct(95).toFixed(1)} ms (each event to ${WEBHOOKS} webhooks)`,
+    );
+  } finally {
+    await r.close();
+    await database.drop();
+  }
+}
+
+export async function webhooksBenchmark(): Promise<void> {
+  console.log(`webhooks: ${EVENTS} deliveries over ${WEBHOOKS} webhooks, concurrency ${CONCURRENCY}`);
+  await runDialect('sqlite');
+  try {
+    await runDialect('postgres');
+  } catch (err: any) {
+    console.log(`webhooks postgres skipped: ${err?.message ?? err}`);
+  }
+}

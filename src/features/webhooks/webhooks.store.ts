@@ -1,0 +1,356 @@
+/** SQL for webhooks, events, deliveries and delivery attempts. No rules here; services own them. */
+import type { Knex } from 'knex';
+import { asBool, asDate, asOptionalDate, isPostgres } from '../../db/database';
+import { fetchPage, PageRequest } from '../../shared/paging';
+import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
+
+export interface WebhookRecord {
+  id: string;
+  teamId: string;
+  active: boolean;
+  name: string;
+  description?: string;
+  url: string;
+  rateLimitPerSecond: number;
+  maxTotalRetryDelayMinutes: number;
+  eventTypes: string[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type WebhookUpdate = Partial<Pick<WebhookRecord, 'active' | 'name' | 'description' | 'url' | 'rateLimitPerSecond' | 'maxTotalRetryDelayMinutes' | 'eventTypes'>> & {
+  updatedAt: Date;
+};
+
+export interface EventRecord {
+  id: string;
+  teamId: string;
+  eventType: string;
+  occurredAt: Date;
+  data: unknown;
+  test: boolean;
+  createdAt: Date;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface DeliveryRecord {
+  id: string;
+  eventId: string;
+  webhookId: string;
+  teamId: string;
+  eventType: string;
+  occurredAt: Date;
+  test: boolean;
+  /** The frozen WebhookEventPayload, as JSON text. */
+  payload: string;
+  status: DeliveryStatus;
+  nextAttemptAt?: Date;
+  seriesStartedAt?: Date;
+  attemptCount: number;
+  leaseOwner?: string;
+  leaseExpiresAt?: Date;
+  successful?: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AttemptRecord {
+  id: string;
+  deliveryId: string;
+  attemptNumber: number;
+  requestedAt: Date;
+  responseTimeMillis: number;
+  statusCode: number;
+  responseBody?: string;
+  errorCode?: string;
+  errorMessage?: string;
+  responseRetryAt?: Date;
+  responseHeaders?: Record<string, string>;
+}
+
+export interface DeliveryFilter {
+  successfulMode?: FilterMode;
+  testMode?: FilterMode;
+  occurredAtFrom?: Date;
+  occurredAtUntil?: Date;
+}
+export type FilterMode = 'INCLUDE' | 'EXCLUDE' | 'ONLY';
+
+const WEBHOOKS = 'webhooks';
+const EVENTS = 'webhook_events';
+const DELIVERIES = 'webhook_deliveries';
+const ATTEMPTS = 'webhook_delivery_attempts';
+
+const optional = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
+
+function toWebhook(r: any): WebhookRecord {
+  return {
+    id: r.id,
+    teamId: r.team_id,
+    active: asBool(r.active),
+    name: r.name,
+    description: optional(r.description),
+    url: r.url,
+    rateLimitPerSecond: Number(r.rate_limit_per_second),
+    maxTotalRetryDelayMinutes: Number(r.max_total_retry_delay_minutes),
+    eventTypes: JSON.parse(r.event_types),
+    createdAt: asDate(r.created_at),
+    updatedAt: asDate(r.updated_at),
+  };
+}
+
+function toDelivery(r: any): DeliveryRecord {
+  return {
+    id: r.id,
+    eventId: r.event_id,
+    webhookId: r.webhook_id,
+    teamId: r.team_id,
+    eventType: r.event_type,
+    occurredAt: asDate(r.occurred_at),
+    test: asBool(r.test),
+    payload: r.payload,
+    status: r.status,
+    nextAttemptAt: asOptionalDate(r.next_attempt_at),
+    seriesStartedAt: asOptionalDate(r.series_started_at),
+    attemptCount: Number(r.attempt_count),
+    leaseOwner: optional(r.lease_owner),
+    leaseExpiresAt: asOptionalDate(r.lease_expires_at),
+    successful: r.successful === null || r.successful === undefined ? undefined : asBool(r.successful),
+    createdAt: asDate(r.created_at),
+    updatedAt: asDate(r.updated_at),
+  };
+}
+
+function toAttempt(r: any): AttemptRecord {
+  return {
+    id: r.id,
+    deliveryId: r.delivery_id,
+    attemptNumber: Number(r.attempt_number),
+    requestedAt: asDate(r.requested_at),
+    responseTimeMillis: Number(r.response_time_millis),
+    statusCode: Number(r.status_code),
+    responseBody: optional(r.response_body),
+    errorCode: optional(r.error_code),
+    errorMessage: optional(r.error_message),
+    responseRetryAt: asOptionalDate(r.response_retry_at),
+    responseHeaders: r.response_headers ? JSON.parse(r.response_headers) : undefined,
+  };
+}
+
+function deliveryColumns(d: DeliveryRecord) {
+  return {
+    id: d.id,
+    event_id: d.eventId,
+    webhook_id: d.webhookId,
+    team_id: d.teamId,
+    event_type: d.eventType,
+    occurred_at: d.occurredAt,
+    test: d.test,
+    payload: d.payload,
+    status: d.status,
+    next_attempt_at: d.nextAttemptAt ?? null,
+    series_started_at: d.seriesStartedAt ?? null,
+    attempt_count: d.attemptCount,
+    lease_owner: d.leaseOwner ?? null,
+    lease_expires_at: d.leaseExpiresAt ?? null,
+    successful: d.successful ?? null,
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
+  };
+}
+
+function applyMode(q: Knex.QueryBuilder, column: string, mode: FilterMode | undefined): void {
+  if (mode === 'ONLY') q.where(column, true);
+  else if (mode === 'EXCLUDE') q.where((w) => w.whereNull(column).orWhere(column, false));
+}
+
+function filtered(db: Knex, scope: TeamScope, f: DeliveryFilter): Knex.QueryBuilder {
+  const q = whereTeamInScope(db, db(DELIVERIES), `${DELIVERIES}.team_id`, scope);
+  applyMode(q, `${DELIVERIES}.successful`, f.successfulMode);
+  applyMode(q, `${DELIVERIES}.test`, f.testMode);
+  if (f.occurredAtFrom) q.where(`${DELIVERIES}.occurred_at`, '>=', f.occurredAtFrom);
+  if (f.occurredAtUntil) q.where(`${DELIVERIES}.occurred_at`, '<', f.occurredAtUntil);
+  return q;
+}
+
+export const webhooksStore = {
+  async lockTeam(db: Knex, teamId: string): Promise<void> {
+    if (isPostgres(db)) await db('teams').where({ id: teamId }).forUpdate().first('id');
+  },
+  async insert(db: Knex, w: WebhookRecord): Promise<void> {
+    await db(WEBHOOKS).insert({
+      id: w.id,
+      team_id: w.teamId,
+      active: w.active,
+      name: w.name,
+      description: w.description ?? null,
+      url: w.url,
+      rate_limit_per_second: w.rateLimitPerSecond,
+      max_total_retry_delay_minutes: w.maxTotalRetryDelayMinutes,
+      event_types: JSON.stringify(w.eventTypes),
+      created_at: w.createdAt,
+      updated_at: w.updatedAt,
+    });
+  },
+  async byId(db: Knex, id: string): Promise<WebhookRecord | undefined> {
+    const r = await db(WEBHOOKS).where({ id }).first();
+    return r && toWebhook(r);
+  },
+  async byIds(db: Knex, ids: string[]): Promise<WebhookRecord[]> {
+    return (await db(WEBHOOKS).whereIn('id', ids)).map(toWebhook);
+  },
+  async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<WebhookRecord | undefined> {
+    const r = await whereTeamInScope(db, db(WEBHOOKS), `${WEBHOOKS}.team_id`, scope).where(`${WEBHOOKS}.id`, id).first();
+    return r && toWebhook(r);
+  },
+  page(db: Knex, scope: TeamScope, req: PageRequest) {
+    return fetchPage(whereTeamInScope(db, db(WEBHOOKS), `${WEBHOOKS}.team_id`, scope), req, toWebhook, WEBHOOKS);
+  },
+  async countActive(db: Knex, teamId: string): Promise<number> {
+    const [{ n }] = await db(WEBHOOKS).where({ team_id: teamId, active: true }).count({ n: '*' });
+    return Number(n);
+  },
+  async activeOfTeam(db: Knex, teamId: string): Promise<WebhookRecord[]> {
+    return (await db(WEBHOOKS).where({ team_id: teamId, active: true })).map(toWebhook);
+  },
+  async update(db: Knex, id: string, u: WebhookUpdate): Promise<boolean> {
+    const n = await db(WEBHOOKS)
+      .where({ id })
+      .update({
+        ...(u.active !== undefined ? { active: u.active } : {}),
+        ...(u.name !== undefined ? { name: u.name } : {}),
+        ...(u.description !== undefined ? { description: u.description } : {}),
+        ...(u.url !== undefined ? { url: u.url } : {}),
+        ...(u.rateLimitPerSecond !== undefined ? { rate_limit_per_second: u.rateLimitPerSecond } : {}),
+        ...(u.maxTotalRetryDelayMinutes !== undefined ? { max_total_retry_delay_minutes: u.maxTotalRetryDelayMinutes } : {}),
+        ...(u.eventTypes !== undefined ? { event_types: JSON.stringify(u.eventTypes) } : {}),
+        updated_at: u.updatedAt,
+      });
+    return n > 0;
+  },
+  async delete(db: Knex, id: string): Promise<boolean> {
+    return (await db(WEBHOOKS).where({ id }).delete()) > 0;
+  },
+};
+
+export const eventsStore = {
+  async insertEvent(db: Knex, e: EventRecord): Promise<void> {
+    await db(EVENTS).insert({
+      id: e.id,
+      team_id: e.teamId,
+      event_type: e.eventType,
+      occurred_at: e.occurredAt,
+      data: JSON.stringify(e.data),
+      test: e.test,
+      created_at: e.createdAt,
+    });
+  },
+  async countTestEventsSince(db: Knex, teamId: string, since: Date): Promise<number> {
+    const [{ n }] = await db(EVENTS).where({ team_id: teamId, test: true }).where('created_at', '>', since).count({ n: '*' });
+    return Number(n);
+  },
+  async insertDeliveries(db: Knex, deliveries: DeliveryRecord[]): Promise<void> {
+    if (deliveries.length) await db(DELIVERIES).insert(deliveries.map(deliveryColumns));
+  },
+  async deliveryById(db: Knex, id: string): Promise<DeliveryRecord | undefined> {
+    const r = await db(DELIVERIES).where({ id }).first();
+    return r && toDelivery(r);
+  },
+  async deliveryInScope(db: Knex, id: string, scope: TeamScope): Promise<DeliveryRecord | undefined> {
+    const r = await whereTeamInScope(db, db(DELIVERIES), `${DELIVERIES}.team_id`, scope).where(`${DELIVERIES}.id`, id).first();
+    return r && toDelivery(r);
+  },
+  deliveryPage(db: Knex, scope: TeamScope, filter: DeliveryFilter, req: PageRequest) {
+    return fetchPage(filtered(db, scope, filter), req, toDelivery, DELIVERIES);
+  },
+  async attemptsOf(db: Knex, deliveryIds: string[]): Promise<Map<string, AttemptRecord[]>> {
+    const byDelivery = new Map<string, AttemptRecord[]>(deliveryIds.map((id) => [id, []]));
+    if (!deliveryIds.length) return byDelivery;
+    const rows = await db(ATTEMPTS).whereIn('delivery_id', deliveryIds).orderBy([{ column: 'delivery_id' }, { column: 'attempt_number' }, { column: 'requested_at' }]);
+    for (const r of rows) byDelivery.get(r.delivery_id)?.push(toAttempt(r));
+    return byDelivery;
+  },
+  /**
+   * Claims up to `limit` due deliveries for `owner` until `leaseExpiresAt`: one guarded UPDATE
+   * (rows locked by another claimer are skipped on PostgreSQL; SQLite runs one writer at a time).
+   */
+  async claimDue(db: Knex, owner: string, now: Date, leaseExpiresAt: Date, limit: number, skipWebhookIds: string[] = []): Promise<DeliveryRecord[]> {
+    const due = (q: Knex.QueryBuilder) =>
+      q.where('status', 'pending').where('next_attempt_at', '<=', now).where((w) => w.whereNull('lease_expires_at').orWhere('lease_expires_at', '<=', now));
+    const candidates = due(db(DELIVERIES).select('id')).orderBy('next_attempt_at').limit(limit);
+    if (skipWebhookIds.length) candidates.whereNotIn('webhook_id', skipWebhookIds);
+    if (isPostgres(db)) candidates.forUpdate().skipLocked();
+    const rows = await due(db(DELIVERIES).whereIn('id', candidates)).update({ lease_owner: owner, lease_expires_at: leaseExpiresAt }, '*');
+    return (rows as any[]).map(toDelivery);
+  },
+  /** Records an attempt and the delivery's new state, if the lease is still held. */
+  async finishAttempt(
+    db: Knex,
+    owner: string,
+    attempt: AttemptRecord,
+    next: { status: DeliveryStatus; nextAttemptAt?: Date; seriesStartedAt: Date; successful?: boolean; updatedAt: Date },
+  ): Promise<boolean> {
+    return db.transaction(async (trx) => {
+      const n = await trx(DELIVERIES)
+        .where({ id: attempt.deliveryId, lease_owner: owner })
+        .update({
+          status: next.status,
+          next_attempt_at: next.nextAttemptAt ?? null,
+          series_started_at: next.seriesStartedAt,
+          attempt_count: attempt.attemptNumber,
+          successful: next.successful ?? null,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: next.updatedAt,
+        });
+      if (!n) return false;
+      await trx(ATTEMPTS).insert({
+        id: attempt.id,
+        delivery_id: attempt.deliveryId,
+        attempt_number: attempt.attemptNumber,
+        requested_at: attempt.requestedAt,
+        response_time_millis: attempt.responseTimeMillis,
+        status_code: attempt.statusCode,
+        response_body: attempt.responseBody ?? null,
+        error_code: attempt.errorCode ?? null,
+        error_message: attempt.errorMessage ?? null,
+        response_retry_at: attempt.responseRetryAt ?? null,
+        response_headers: attempt.responseHeaders ? JSON.stringify(attempt.responseHeaders) : null,
+      });
+      return true;
+    });
+  },
+  /** Hands a claimed delivery back without an attempt (worker stopping). */
+  async releaseLease(db: Knex, id: string, owner: string): Promise<void> {
+    await db(DELIVERIES).where({ id, lease_owner: owner }).update({ lease_owner: null, lease_expires_at: null });
+  },
+  /** Makes decided deliveries pending again as a new attempt series. Returns how many. */
+  async requeue(db: Knex, ids: string[], now: Date): Promise<number> {
+    if (!ids.length) return 0;
+    return db(DELIVERIES)
+      .whereIn('id', ids)
+      .whereNot('status', 'pending')
+      .update({ status: 'pending', next_attempt_at: now, series_started_at: null, successful: null, lease_owner: null, lease_expires_at: null, updated_at: now });
+  },
+  /** Ids of failed deliveries of active webhooks matching the filter. */
+  async failedIdsForReplay(db: Knex, scope: TeamScope, filter: Omit<DeliveryFilter, 'successfulMode'>): Promise<string[]> {
+    const q = filtered(db, scope, filter)
+      .where(`${DELIVERIES}.status`, 'failed')
+      .whereIn(`${DELIVERIES}.webhook_id`, db(WEBHOOKS).select('id').where({ active: true }))
+      .select(`${DELIVERIES}.id`);
+    return (await q).map((r: any) => r.id);
+  },
+  /** Deletes deliveries (and events left without any) created before the cut-offs. */
+  async sweep(db: Knex, cutoff: Date, testCutoff: Date): Promise<number> {
+    const removed = await db(DELIVERIES)
+      .where('created_at', '<', cutoff)
+      .orWhere((w) => w.where('test', true).where('created_at', '<', testCutoff))
+      .delete();
+    await db(EVENTS)
+      .where((w) => w.where('created_at', '<', cutoff).orWhere((t) => t.where('test', true).where('created_at', '<', testCutoff)))
+      .whereNotExists(db(DELIVERIES).select(db.raw('1')).whereRaw(`${DELIVERIES}.event_id = ${EVENTS}.id`))
+      .delete();
+    return removed;
+  },
+};

@@ -1,0 +1,170 @@
+/**
+ * The outbound URL guard (webhooks now, video-in later): https on port 443 to public addresses
+ * only, checked after DNS resolution. `allowPrivateUrls` (VIDMILL_ALLOW_PRIVATE_URLS) also
+ * allows http, any port and private addresses, for tests and air-gapped installs.
+ * `guardedLookup` repeats the address check inside the socket's own DNS lookup, so a name that
+ * resolves differently between the check and the connection (DNS rebinding) is still refused.
+ */
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { lookup as dnsLookupCallback, LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+import { BadRequestError } from '../shared/errors';
+
+export interface OutboundPolicy {
+  allowPrivateUrls: boolean;
+}
+
+const blockedV4 = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], // "this network", unspecified
+  ['10.0.0.0', 8], // RFC 1918
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local, cloud metadata (169.254.169.254)
+  ['172.16.0.0', 12], // RFC 1918
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relay anycast
+  ['192.168.0.0', 16], // RFC 1918
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const) {
+  blockedV4.addSubnet(net, prefix, 'ipv4');
+}
+
+const blockedV6 = new BlockList();
+for (const [net, prefix] of [
+  ['::', 8], // unspecified, loopback, IPv4-compatible and other reserved forms
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['100::', 64], // discard
+  ['2001:db8::', 32], // documentation
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
+  ['ff00::', 8], // multicast
+] as const) {
+  blockedV6.addSubnet(net, prefix, 'ipv6');
+}
+
+/** The IPv4 address an IPv6 address carries (IPv4-mapped, NAT64, 6to4), if any. */
+function embeddedIPv4(address: string): string | undefined {
+  const lower = address.toLowerCase();
+  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (dotted) return dotted[1];
+  const groups = expandIPv6(lower);
+  if (!groups) return undefined;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return v4(groups[6], groups[7]); // ::ffff:a.b.c.d
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0)) return v4(groups[6], groups[7]); // NAT64
+  if (groups[0] === 0x2002) return v4(groups[1], groups[2]); // 6to4
+  return undefined;
+}
+
+function expandIPv6(address: string): number[] | undefined {
+  let text = address.split('%')[0];
+  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (tail) {
+    const [a, b, c, d] = tail[1].split('.').map(Number);
+    text = text.slice(0, -tail[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, rest] = text.split('::');
+  const parse = (s: string) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
+  const h = parse(head);
+  const r = rest === undefined ? [] : parse(rest);
+  const fill = rest === undefined ? [] : new Array(8 - h.length - r.length).fill(0);
+  const groups = [...h, ...fill, ...r];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
+}
+
+/** True when the address is a public unicast address (not loopback, private, link-local, ...). */
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address.split('%')[0]);
+  if (family === 4) return !blockedV4.check(address, 'ipv4');
+  if (family !== 6) return false;
+  const v4 = embeddedIPv4(address);
+  if (v4 !== undefined) return isPublicAddress(v4);
+  return !blockedV6.check(address.split('%')[0], 'ipv6');
+}
+
+function invalid(message: string): BadRequestError {
+  return new BadRequestError('INVALID_HTTPS_URL', message);
+}
+
+/** Parses and checks the form of a URL (scheme, port, no credentials); no DNS. */
+export function parseOutboundUrl(raw: string, policy: OutboundPolicy): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid('The URL is not a valid absolute URL');
+  }
+  const schemes = policy.allowPrivateUrls ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol)) throw invalid(policy.allowPrivateUrls ? 'The URL must use https or http' : 'The URL must use https');
+  if (!policy.allowPrivateUrls && url.port !== '' && url.port !== '443') throw invalid('The URL must use port 443');
+  if (url.username || url.password) throw invalid('The URL must not carry a user name or password');
+  if (!url.hostname) throw invalid('The URL has no host');
+  return url;
+}
+
+function hostOf(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+}
+
+/**
+ * Checks a URL completely: its form and, unless private addresses are allowed, every address
+ * its host resolves to. Throws 400 INVALID_HTTPS_URL.
+ */
+export async function checkOutboundUrl(
+  raw: string,
+  policy: OutboundPolicy,
+  resolve: (host: string) => Promise<string[]> = resolveAll,
+): Promise<URL> {
+  const url = parseOutboundUrl(raw, policy);
+  if (policy.allowPrivateUrls) return url;
+  const host = hostOf(url);
+  let addresses: string[];
+  if (isIP(host)) {
+    addresses = [host];
+  } else {
+    try {
+      addresses = await resolve(host);
+    } catch {
+      throw invalid(`The host ${host} does not resolve`);
+    }
+    if (!addresses.length) throw invalid(`The host ${host} does not resolve`);
+  }
+  const refused = addresses.find((a) => !isPublicAddress(a));
+  if (refused !== undefined) throw invalid(`The host ${host} resolves to a non-public address (${refused})`);
+  return url;
+}
+
+async function resolveAll(host: string): Promise<string[]> {
+  return (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** A `lookup` for http(s) agents that refuses non-public addresses unless they are allowed. */
+export function guardedLookup(policy: OutboundPolicy) {
+  return (hostname: string, options: LookupOneOptions | LookupAllOptions | number, callback: LookupCallback): void => {
+    const opts = typeof options === 'number' ? { family: options } : options;
+    dnsLookupCallback(hostname, { ...opts, all: true }, (err, addresses) => {
+      if (err) return callback(err, []);
+      const list = addresses as LookupAddress[];
+      if (!policy.allowPrivateUrls) {
+        const refused = list.find((a) => !isPublicAddress(a.address));
+        if (refused) {
+          const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to a non-public address (${refused.address})`);
+          e.code = 'ERR_NON_PUBLIC_ADDRESS';
+          return callback(e, []);
+        }
+      }
+      if ((opts as LookupAllOptions).all) return callback(null, list);
+      if (!list.length) return callback(Object.assign(new Error(`${hostname} does not resolve`), { code: 'ENOTFOUND' }), []);
+      callback(null, list[0].address, list[0].family);
+    });
+  };
+}

@@ -1,0 +1,351 @@
+/**
+ * The delivery loop: claims due deliveries with a lease (several processes may run it), signs
+ * and POSTs each payload over keep-alive connections with a 10-second timeout, records every
+ * attempt, and schedules retries (exponential back-off with jitter, `Retry-After` on 429/503)
+ * inside the webhook's retry window. A worker killed mid-send loses nothing: its lease expires
+ * and another claim sends again (at least once; receivers de-duplicate by `payload.id`).
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { Db } from '../db/database';
+import { AttemptRecord, DeliveryRecord, eventsStore, WebhookRecord, webhooksStore } from '../features/webhooks/webhooks.store';
+import { checkOutboundUrl, guardedLookup, OutboundPolicy } from '../net/outbound-url';
+import type { Clock } from '../shared/clock';
+import { DomainError } from '../shared/errors';
+import { onEventsRecorded } from './events';
+import { WebhookRateLimiter } from './rate-limiter';
+import { signRequest } from './signer';
+import type { SigningKeys } from './signing-keys';
+
+export interface DeliveryOptions {
+  /** Deliveries in flight at once in this process. */
+  concurrency: number;
+  /** Deliveries of one webhook in flight at once in this process, so a slow endpoint cannot take every slot. */
+  perWebhookConcurrency: number;
+  leaseMs: number;
+  pollMs: number;
+  timeoutMs: number;
+  permitWaitMs: number;
+  /** First retry delay; doubles per attempt up to `maxBackoffMs`, with jitter. */
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  random: () => number;
+}
+
+export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
+  concurrency: 64,
+  perWebhookConcurrency: 8,
+  leaseMs: 60_000,
+  pollMs: 500,
+  timeoutMs: 10_000,
+  permitWaitMs: 5_000,
+  initialBackoffMs: 10_000,
+  maxBackoffMs: 60 * 60_000,
+  random: Math.random,
+};
+
+const MAX_BODY_CHARS = 100;
+const MAX_HEADER_CHARS = 50;
+const MAX_READ_BYTES = 64 * 1024;
+const MAX_ERROR_MESSAGE_CHARS = 500;
+
+interface SendResult {
+  statusCode: number;
+  body?: string;
+  headers?: Record<string, string>;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+export type LoopState = 'idle' | 'running' | 'stopping' | 'stopped';
+
+export class DeliveryWorker {
+  readonly owner = `worker-${randomUUID()}`;
+  private readonly options: DeliveryOptions;
+  private readonly limiter: WebhookRateLimiter;
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlightByWebhook = new Map<string, number>();
+  private state: LoopState = 'idle';
+  private wake?: () => void;
+  private loop?: Promise<void>;
+  private unsubscribe?: () => void;
+  private failures = 0;
+
+  constructor(
+    private readonly deps: { db: Db; clock: Clock; signingKeys: SigningKeys; policy: OutboundPolicy; log: Logger },
+    options: Partial<DeliveryOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_DELIVERY_OPTIONS, ...options };
+    this.limiter = new WebhookRateLimiter(deps.db);
+    const agentOptions = { keepAlive: true, maxSockets: 32, lookup: guardedLookup(deps.policy) as any };
+    this.httpAgent = new http.Agent(agentOptions);
+    this.httpsAgent = new https.Agent(agentOptions);
+  }
+
+  get status(): LoopState {
+    return this.state;
+  }
+
+  start(): void {
+    if (this.state !== 'idle') return;
+    this.state = 'running';
+    this.unsubscribe = onEventsRecorded(() => this.notify());
+    this.loop = this.run();
+  }
+
+  notify(): void {
+    this.wake?.();
+  }
+
+  /** Stops claiming and waits for the deliveries in flight. */
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    if (this.state === 'idle') this.state = 'stopped';
+    if (this.state === 'running') {
+      this.state = 'stopping';
+      this.wake?.();
+      await this.loop;
+    }
+    await Promise.all(this.inFlight);
+    this.state = 'stopped';
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  /** Claims what is due now and delivers it; resolves when those deliveries are done. Returns how many. */
+  async runOnce(limit = this.options.concurrency): Promise<number> {
+    const claimed = await this.claim(limit);
+    const webhooks = await this.webhooksOf(claimed);
+    await Promise.all(claimed.map((d) => this.deliver(d, webhooks.get(d.webhookId) ?? null)));
+    return claimed.length;
+  }
+
+  /** Runs until nothing is due (tests). */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (let n = await this.runOnce(); n > 0; n = await this.runOnce()) total += n;
+    return total;
+  }
+
+  private async run(): Promise<void> {
+    while (this.state === 'running') {
+      let claimed = 0;
+      try {
+        let room = this.options.concurrency - this.inFlight.size;
+        if (room > 0 && room < Math.ceil(this.options.concurrency / 4) && this.inFlight.size > 0) {
+          // Coalesce: let a few more sends finish so one claim fills several slots (bounded, 5 ms).
+          await new Promise((r) => setTimeout(r, 5));
+          room = this.options.concurrency - this.inFlight.size;
+        }
+        if (room > 0) {
+          const busy = [...this.inFlightByWebhook].filter(([, n]) => n >= this.options.perWebhookConcurrency).map(([id]) => id);
+          const batch = await this.claim(room, busy);
+          claimed = batch.length;
+          const webhooks = await this.webhooksOf(batch);
+          for (const d of batch) {
+            const count = this.inFlightByWebhook.get(d.webhookId) ?? 0;
+            if (count >= this.options.perWebhookConcurrency) {
+              // Over this webhook's share: hand it back; the next claims skip the webhook until a slot frees.
+              await eventsStore.releaseLease(this.deps.db, d.id, this.owner);
+              continue;
+            }
+            this.inFlightByWebhook.set(d.webhookId, count + 1);
+            const p: Promise<void> = this.deliver(d, webhooks.get(d.webhookId) ?? null).finally(() => {
+              this.inFlight.delete(p);
+              const left = (this.inFlightByWebhook.get(d.webhookId) ?? 1) - 1;
+              if (left > 0) this.inFlightByWebhook.set(d.webhookId, left);
+              else this.inFlightByWebhook.delete(d.webhookId);
+              this.wake?.();
+            });
+            this.inFlight.add(p);
+          }
+        }
+        this.failures = 0;
+      } catch (err) {
+        this.failures++;
+        this.deps.log.error({ err, failures: this.failures }, 'webhook delivery loop failed');
+      }
+      if (this.state !== 'running') break;
+      if (claimed > 0 && this.inFlight.size < this.options.concurrency) continue;
+      const backoff = this.failures ? Math.min(30_000, this.options.pollMs * 2 ** this.failures) : this.options.pollMs;
+      await this.sleep(backoff);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        if (self.wake === done) self.wake = undefined;
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private claim(limit: number, skipWebhookIds: string[] = []): Promise<DeliveryRecord[]> {
+    const now = this.deps.clock.now();
+    return eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds);
+  }
+
+  /** The webhooks of a claimed batch, read once (a missing one was deleted with its deliveries). */
+  private async webhooksOf(batch: DeliveryRecord[]): Promise<Map<string, WebhookRecord>> {
+    if (!batch.length) return new Map();
+    const list = await webhooksStore.byIds(this.deps.db, [...new Set(batch.map((d) => d.webhookId))]);
+    return new Map(list.map((w) => [w.id, w]));
+  }
+
+  private async deliver(d: DeliveryRecord, webhook: WebhookRecord | null): Promise<void> {
+    try {
+      await this.attempt(d, webhook);
+    } catch (err) {
+      // The lease expires and another claim retries; nothing is lost.
+      this.deps.log.error({ err, deliveryId: d.id }, 'webhook delivery attempt failed unexpectedly');
+    }
+  }
+
+  private async attempt(d: DeliveryRecord, webhook: WebhookRecord | null): Promise<void> {
+    const { clock } = this.deps;
+    if (!webhook) return; // deleted: its deliveries go with it
+    const attemptNumber = d.attemptCount + 1;
+    const requestedAt = clock.now();
+    const seriesStartedAt = d.seriesStartedAt ?? requestedAt;
+    const started = performance.now();
+    let result: SendResult;
+    if (!webhook.active) {
+      result = { statusCode: 0, errorCode: 'WEBHOOK_NOT_ACTIVE', errorMessage: 'The webhook was deactivated; the event was not sent' };
+    } else {
+      result = await this.send(d, webhook.url, webhook.rateLimitPerSecond, attemptNumber);
+    }
+    const responseTimeMillis = Math.max(0, Math.round(performance.now() - started));
+    const now = clock.now();
+    const ok = result.statusCode >= 200 && result.statusCode < 300;
+    const retryAt = !ok && (result.statusCode === 429 || result.statusCode === 503) ? parseRetryAfter(result.headers?.['retry-after'], now) : undefined;
+    const attempt: AttemptRecord = {
+      id: randomUUID(),
+      deliveryId: d.id,
+      attemptNumber,
+      requestedAt,
+      responseTimeMillis,
+      statusCode: result.statusCode,
+      responseBody: result.body === undefined ? undefined : result.body.slice(0, MAX_BODY_CHARS),
+      errorCode: result.errorCode ?? (ok ? undefined : 'WEBHOOK_ENDPOINT_ERROR'),
+      errorMessage: (result.errorMessage ?? (ok ? undefined : `The endpoint answered HTTP ${result.statusCode}`))?.slice(0, MAX_ERROR_MESSAGE_CHARS),
+      responseRetryAt: retryAt,
+      responseHeaders: ok || !result.headers ? undefined : cutHeaders(result.headers),
+    };
+    let next: { status: 'pending' | 'succeeded' | 'failed'; nextAttemptAt?: Date; successful?: boolean };
+    if (ok) next = { status: 'succeeded', successful: true };
+    else if (!webhook.active) next = { status: 'failed', successful: false };
+    else {
+      const at = this.nextAttemptAt(attemptNumber, now, seriesStartedAt, webhook.maxTotalRetryDelayMinutes, retryAt);
+      next = at ? { status: 'pending', nextAttemptAt: at } : { status: 'failed', successful: false };
+    }
+    const recorded = await eventsStore.finishAttempt(this.deps.db, this.owner, attempt, { ...next, seriesStartedAt, updatedAt: now });
+    if (!recorded) this.deps.log.warn({ deliveryId: d.id }, 'webhook delivery lease was lost; attempt not recorded');
+  }
+
+  /** The next attempt's time, or undefined when the retry window is used up. */
+  nextAttemptAt(attemptNumber: number, now: Date, seriesStartedAt: Date, windowMinutes: number, retryAt?: Date): Date | undefined {
+    const deadline = seriesStartedAt.getTime() + windowMinutes * 60_000;
+    if (now.getTime() >= deadline) return undefined;
+    let at: number;
+    if (retryAt) {
+      at = Math.max(retryAt.getTime(), now.getTime());
+    } else {
+      const base = Math.min(this.options.maxBackoffMs, this.options.initialBackoffMs * 2 ** (attemptNumber - 1));
+      at = now.getTime() + Math.round(base * (0.5 + this.options.random() * 0.5));
+    }
+    return new Date(Math.min(at, deadline));
+  }
+
+  private async send(d: DeliveryRecord, rawUrl: string, perSecond: number, attemptNumber: number): Promise<SendResult> {
+    let url: URL;
+    try {
+      url = await checkOutboundUrl(rawUrl, this.deps.policy);
+    } catch (err) {
+      return { statusCode: 0, errorCode: 'INVALID_HTTPS_URL', errorMessage: err instanceof DomainError ? err.message : 'The URL was refused' };
+    }
+    if (!(await this.limiter.acquire(d.webhookId, perSecond, this.options.permitWaitMs))) {
+      return {
+        statusCode: 0,
+        errorCode: 'WEBHOOK_RATE_LIMIT_EXCEEDED',
+        errorMessage: `No permit within ${this.options.permitWaitMs / 1000} s under the limit of ${perSecond} requests per second`,
+      };
+    }
+    const body = withAttemptCount(d.payload, attemptNumber);
+    const key = await this.deps.signingKeys.current();
+    const headers = { ...signRequest(key, body, Math.floor(this.deps.clock.now().getTime() / 1000)), 'Content-Length': String(Buffer.byteLength(body)) };
+    return this.post(url, body, headers);
+  }
+
+  private post(url: URL, body: string, headers: Record<string, string>): Promise<SendResult> {
+    return new Promise((resolve) => {
+      const isHttps = url.protocol === 'https:';
+      let settled = false;
+      const finish = (r: SendResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(r);
+      };
+      const req = (isHttps ? https : http).request(url, {
+        method: 'POST',
+        headers,
+        agent: isHttps ? this.httpsAgent : this.httpAgent,
+        lookup: guardedLookup(this.deps.policy) as any,
+      });
+      const timer = setTimeout(() => {
+        req.destroy();
+        finish({ statusCode: 0, errorCode: 'WEBHOOK_TIMEOUT', errorMessage: `No answer within ${this.options.timeoutMs / 1000} s` });
+      }, this.options.timeoutMs);
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const headersOf = () => Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')]));
+        const done = () => finish({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: headersOf() });
+        res.on('data', (c: Buffer) => {
+          if (size < MAX_READ_BYTES) chunks.push(c);
+          size += c.length;
+        });
+        res.on('end', done);
+        res.on('error', done);
+        res.on('aborted', done);
+      });
+      req.on('error', (err: NodeJS.ErrnoException) =>
+        finish({
+          statusCode: 0,
+          errorCode: err.code === 'ERR_NON_PUBLIC_ADDRESS' ? 'INVALID_HTTPS_URL' : 'WEBHOOK_NETWORK_ERROR',
+          errorMessage: `${err.code ?? 'ERROR'}: ${err.message}`.slice(0, 500),
+        }),
+      );
+      req.end(body);
+    });
+  }
+}
+
+/** The frozen payload with the number of this attempt, keeping property order. */
+export function withAttemptCount(payload: string, attemptNumber: number): string {
+  return JSON.stringify({ ...JSON.parse(payload), attemptCount: attemptNumber });
+}
+
+/** `Retry-After` as delay-seconds or an HTTP date; undefined when absent or unparsable. */
+export function parseRetryAfter(value: string | undefined, now: Date): Date | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return new Date(now.getTime() + Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : new Date(Math.max(at, now.getTime()));
+}
+
+function cutHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v.slice(0, MAX_HEADER_CHARS)]));
+}

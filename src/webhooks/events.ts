@@ -1,0 +1,79 @@
+/**
+ * Domain events and their fan-out. Call `recordEvent` inside the transaction of the state
+ * change that causes the event: the event row and one delivery row per active webhook of the
+ * team subscribed to its type are written together, each with its payload frozen.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { DeliveryRecord, eventsStore, webhooksStore } from '../features/webhooks/webhooks.store';
+
+export interface NewEvent {
+  teamId: string;
+  eventType: string;
+  videoId: string;
+  occurredAt: Date;
+  test?: boolean;
+  /** Deliver to this webhook only (test events). */
+  onlyWebhookId?: string;
+}
+
+/** WebhookEventPayload as frozen in a delivery row (`attemptCount` is set per attempt). */
+export interface FrozenPayload {
+  id: string;
+  webhookId: string;
+  eventType: string;
+  occurredAt: string;
+  test: boolean;
+  attemptCount: number;
+  data: { type: 'VIDEO'; videoId: string };
+}
+
+type Listener = () => void;
+const listeners = new Set<Listener>();
+
+/** Called after a transaction that recorded events commits (wakes in-process delivery loops). */
+export function onEventsRecorded(listener: Listener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+function notifyAfterCommit(trx: Knex): void {
+  const wake = () => listeners.forEach((l) => l());
+  const promise = (trx as Knex.Transaction).executionPromise;
+  if (promise) promise.then(wake, () => undefined);
+  else wake();
+}
+
+/** Writes the event and its deliveries; returns the deliveries created. */
+export async function recordEvent(trx: Knex, e: NewEvent): Promise<DeliveryRecord[]> {
+  const eventId = randomUUID();
+  const now = e.occurredAt;
+  const data = { type: 'VIDEO' as const, videoId: e.videoId };
+  const test = e.test ?? false;
+  await eventsStore.insertEvent(trx, { id: eventId, teamId: e.teamId, eventType: e.eventType, occurredAt: e.occurredAt, data, test, createdAt: now });
+  const webhooks = (await webhooksStore.activeOfTeam(trx, e.teamId)).filter(
+    (w) => w.eventTypes.includes(e.eventType) && (e.onlyWebhookId === undefined || w.id === e.onlyWebhookId),
+  );
+  const deliveries = webhooks.map((w): DeliveryRecord => {
+    const id = randomUUID();
+    const payload: FrozenPayload = { id, webhookId: w.id, eventType: e.eventType, occurredAt: e.occurredAt.toISOString(), test, attemptCount: 0, data };
+    return {
+      id,
+      eventId,
+      webhookId: w.id,
+      teamId: e.teamId,
+      eventType: e.eventType,
+      occurredAt: e.occurredAt,
+      test,
+      payload: JSON.stringify(payload),
+      status: 'pending',
+      nextAttemptAt: now,
+      attemptCount: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+  });
+  await eventsStore.insertDeliveries(trx, deliveries);
+  if (deliveries.length) notifyAfterCommit(trx);
+  return deliveries;
+}

@@ -1,0 +1,374 @@
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { DeliveryOptions, DeliveryWorker } from '../../src/webhooks/delivery-worker';
+import { recordEvent } from '../../src/webhooks/events';
+import { WebhookVerifier } from '../../src/webhooks/verify';
+import { TEST_DIALECT } from '../helpers/database';
+import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { Receiver, startReceiver } from '../helpers/webhook-receiver';
+
+const BASE = '/api/v1/webhooks';
+const MIN = 60_000;
+
+describe(`Webhook delivery (${TEST_DIALECT})`, () => {
+  let h: Harness;
+  let u: TestUser;
+  let receiver: Receiver;
+  let worker: DeliveryWorker;
+  const workers: DeliveryWorker[] = [];
+
+  const newWorker = (options: Partial<DeliveryOptions> = {}) => {
+    const w = new DeliveryWorker(
+      { db: h.services.db, clock: h.clock, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: true }, log: pino({ level: 'silent' }) },
+      { random: () => 0.5, ...options },
+    );
+    workers.push(w);
+    return w;
+  };
+  const api = {
+    post: (path: string, b?: object) => (b ? h.request.post(path).set('X-API-Key', u.apiKey).send(b) : h.request.post(path).set('X-API-Key', u.apiKey)),
+    get: (path: string) => h.request.get(path).set('X-API-Key', u.apiKey),
+  };
+  const webhook = async (overrides: Record<string, unknown> = {}) => {
+    const res = await api.post(BASE, { name: 'Receiver', url: receiver.url, eventTypes: ['video_processing.done', 'video_in.done'], active: true, ...overrides });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return res.body;
+  };
+  const emit = (eventType = 'video_processing.done', videoId = randomUUID()) =>
+    h.services.db.transaction((trx) => recordEvent(trx, { teamId: u.teamId, eventType, videoId, occurredAt: h.clock.now() }));
+  const event = async (id: string) => {
+    const res = await api.get(`${BASE}/events/${id}`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body;
+  };
+
+  before(async () => {
+    h = await createHarness({ allowPrivateUrls: true });
+  });
+  after(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await h.close();
+  });
+  beforeEach(async () => {
+    u = await h.user();
+    const verifier = new WebhookVerifier({
+      now: () => h.clock.now(),
+      fetchKey: async (id) => (await h.request.get(`/api/v1/webhooks/public-keys/${id}`).set('X-API-Key', u.apiKey)).body.publicKey,
+    });
+    receiver = await startReceiver(verifier);
+    worker = newWorker();
+  });
+  afterEach(async () => {
+    await receiver.close();
+  });
+
+  it('fan-out: one delivery per active webhook whose eventTypes match; payload frozen; signed request verifies', async () => {
+    const a = await webhook();
+    const b = await webhook({ eventTypes: ['video.deleted'] });
+    await webhook({ active: false });
+    const videoId = randomUUID();
+    const deliveries = await emit('video_processing.done', videoId);
+    assert.equal(deliveries.length, 1);
+    assert.equal(deliveries[0].webhookId, a.id);
+    assert.equal(await worker.drain(), 1);
+    assert.equal(receiver.received.length, 1);
+    const r = receiver.received[0];
+    assert.ok(r.verified, r.verifyError);
+    assert.equal(r.headers['x-vidmill-algorithm'], 'SHA256withECDSA');
+    assert.equal(r.headers['content-type'], 'application/json');
+    assert.match(String(r.headers['user-agent']), /^Vidmill-Webhooks\/2\.0\.0$/);
+    assert.match(String(r.headers['x-vidmill-timestamp']), /^\d{10}$/);
+    assert.deepEqual(Object.keys(r.json), ['id', 'webhookId', 'eventType', 'occurredAt', 'test', 'attemptCount', 'data']);
+    assert.equal(r.json.id, deliveries[0].id);
+    assert.equal(r.json.webhookId, a.id);
+    assert.equal(r.json.test, false);
+    assert.equal(r.json.attemptCount, 1);
+    assert.deepEqual(r.json.data, { type: 'VIDEO', videoId });
+    const e = await event(deliveries[0].id);
+    assert.equal(e.successful, true);
+    assert.equal(e.nextAttemptEarliestAt, null);
+    assert.equal(e.payload.attemptCount, 1);
+    assert.equal(e.responses.length, 1);
+    assert.equal(e.responses[0].statusCode, 200);
+    assert.equal(e.responses[0].responseBody, 'ok');
+    assert.equal(e.responses[0].responseHeaders, undefined, 'headers are kept for failed attempts only');
+    assert.equal(b.active, true);
+  });
+
+  it('test event through the API is delivered with payload.test = true', async () => {
+    const w = await webhook();
+    const res = await api.post(`${BASE}/${w.id}/test?eventType=video_in.done`);
+    assert.equal(res.status, 200);
+    await worker.drain();
+    assert.equal(receiver.received.length, 1);
+    assert.ok(receiver.received[0].verified, receiver.received[0].verifyError);
+    assert.equal(receiver.received[0].json.test, true);
+    assert.equal(receiver.received[0].json.eventType, 'video_in.done');
+    assert.equal((await event(res.body.id)).successful, true);
+  });
+
+  it('failures are retried with exponential back-off and jitter; body cut to 100, headers to 50 characters', async () => {
+    await webhook();
+    const long = 'x'.repeat(300);
+    receiver.answer((_, i) => (i < 2 ? { status: 500, body: long, headers: { 'X-Long': 'y'.repeat(80) } } : { status: 204, body: '' }));
+    const [d] = await emit();
+    await worker.drain();
+    let e = await event(d.id);
+    assert.equal(e.successful, null);
+    assert.equal(e.responses.length, 1);
+    assert.equal(e.responses[0].statusCode, 500);
+    assert.equal(e.responses[0].responseBody, 'x'.repeat(100));
+    assert.equal(e.responses[0].responseHeaders['x-long'], 'y'.repeat(50));
+    const first = Date.parse(e.nextAttemptEarliestAt) - h.clock.now().getTime();
+    assert.ok(first >= 5_000 && first <= 10_000, `first retry after ${first} ms`);
+    assert.equal(await worker.drain(), 0, 'nothing is due before the retry time');
+    h.clock.advance(first);
+    await worker.drain();
+    e = await event(d.id);
+    const second = Date.parse(e.nextAttemptEarliestAt) - h.clock.now().getTime();
+    assert.ok(second >= 10_000 && second <= 20_000, `second retry after ${second} ms`);
+    h.clock.advance(second);
+    await worker.drain();
+    e = await event(d.id);
+    assert.equal(e.successful, true);
+    assert.equal(e.payload.attemptCount, 3);
+    assert.deepEqual(e.responses.map((r: any) => r.statusCode), [500, 500, 204]);
+    assert.deepEqual(receiver.received.map((r) => r.json.attemptCount), [1, 2, 3]);
+    assert.ok(receiver.received.every((r) => r.verified));
+  });
+
+  it('maxTotalRetryDelayMinutes 0: no retry; failed for good', async () => {
+    await webhook({ maxTotalRetryDelayMinutes: 0 });
+    receiver.answer(() => ({ status: 502 }));
+    const [d] = await emit();
+    await worker.drain();
+    const e = await event(d.id);
+    assert.equal(e.successful, false);
+    assert.equal(e.nextAttemptEarliestAt, null);
+    assert.equal(e.responses.length, 1);
+  });
+
+  it('retries stop when the window is used up (last try at the window end)', async () => {
+    await webhook({ maxTotalRetryDelayMinutes: 1 });
+    receiver.answer(() => ({ status: 500 }));
+    const [d] = await emit();
+    const start = h.clock.now().getTime();
+    for (let i = 0; i < 20; i++) {
+      await worker.drain();
+      const e = await event(d.id);
+      if (e.successful === false) break;
+      assert.ok(Date.parse(e.nextAttemptEarliestAt) <= start + MIN, 'never scheduled past the window');
+      h.clock.set(new Date(e.nextAttemptEarliestAt));
+    }
+    const e = await event(d.id);
+    assert.equal(e.successful, false);
+    assert.equal(Date.parse(e.responses.at(-1).requestedAt), start + MIN);
+  });
+
+  it('Retry-After on 429 and 503 schedules the next try, clamped to the window', async () => {
+    await webhook({ maxTotalRetryDelayMinutes: 10 });
+    receiver.answer((_, i) => (i === 0 ? { status: 429, headers: { 'Retry-After': '120' } } : i === 1 ? { status: 503, headers: { 'Retry-After': '3600' } } : { status: 200 }));
+    const [d] = await emit();
+    const start = h.clock.now().getTime();
+    await worker.drain();
+    let e = await event(d.id);
+    assert.equal(Date.parse(e.responses[0].responseRetryAt), start + 120_000);
+    assert.equal(Date.parse(e.nextAttemptEarliestAt), start + 120_000);
+    assert.equal(e.responses[0].responseHeaders['retry-after'], '120');
+    h.clock.advance(120_000);
+    await worker.drain();
+    e = await event(d.id);
+    assert.equal(Date.parse(e.nextAttemptEarliestAt), start + 10 * MIN, 'an hour asked, clamped to the 10-minute window');
+    h.clock.set(new Date(start + 10 * MIN));
+    await worker.drain();
+    assert.equal((await event(d.id)).successful, true);
+  });
+
+  it('timeouts and dropped connections are failed attempts with statusCode 0', async () => {
+    const fast = newWorker({ timeoutMs: 300 });
+    await webhook();
+    receiver.answer((_, i) => (i === 0 ? { delayMs: 1000 } : { drop: true }));
+    const [d] = await emit();
+    await fast.drain();
+    let e = await event(d.id);
+    assert.equal(e.responses[0].statusCode, 0);
+    assert.equal(e.responses[0].errorCode, 'WEBHOOK_TIMEOUT');
+    h.clock.set(new Date(e.nextAttemptEarliestAt));
+    await fast.drain();
+    e = await event(d.id);
+    assert.equal(e.responses[1].statusCode, 0);
+    assert.equal(e.responses[1].errorCode, 'WEBHOOK_NETWORK_ERROR');
+    assert.equal(e.successful, null);
+  });
+
+  it('rateLimitPerSecond holds across two workers; no permit within the wait is WEBHOOK_RATE_LIMIT_EXCEEDED', async () => {
+    await webhook({ rateLimitPerSecond: 2 });
+    const ids = [];
+    for (let i = 0; i < 6; i++) ids.push((await emit())[0].id);
+    const w1 = newWorker({ permitWaitMs: 1200 });
+    const w2 = newWorker({ permitWaitMs: 1200 });
+    await Promise.all([w1.runOnce(3), w2.runOnce(3)]);
+    const times = receiver.received.map((r) => r.receivedAt).sort((a, b) => a - b);
+    for (let i = 2; i < times.length; i++) assert.ok(times[i] - times[i - 2] >= 900, `3 requests within a second: ${times}`);
+    const events = await Promise.all(ids.map(event));
+    const limited = events.filter((e: any) => e.responses[0]?.errorCode === 'WEBHOOK_RATE_LIMIT_EXCEEDED');
+    assert.ok(limited.length >= 1, 'some attempts found no permit in time');
+    assert.equal(limited.length + receiver.received.length, 6);
+    for (const e of limited) {
+      assert.equal(e.responses[0].statusCode, 0);
+      assert.ok(e.nextAttemptEarliestAt, 'a rate-limited attempt is retried');
+    }
+  });
+
+  it('one slow endpoint does not delay deliveries to another, even with a backlog', async () => {
+    const slow = await startReceiver(new WebhookVerifier({ fetchKey: async () => undefined }));
+    try {
+      slow.answer(() => ({ delayMs: 1500 }));
+      await webhook({ url: slow.url, eventTypes: ['video_in.done'] });
+      await webhook({ eventTypes: ['video_processing.done'] });
+      for (let i = 0; i < 20; i++) await emit('video_in.done');
+      const loop = newWorker({ pollMs: 20, concurrency: 10, perWebhookConcurrency: 8 });
+      loop.start();
+      try {
+        await slow.waitFor(8, 2000);
+        const sent = Date.now();
+        await emit('video_processing.done');
+        await receiver.waitFor(1, 1000);
+        assert.ok(receiver.received[0].receivedAt - sent < 1000);
+        assert.ok(slow.received.length <= 8, `the slow endpoint holds at most its share of slots (${slow.received.length})`);
+      } finally {
+        await loop.stop();
+      }
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('an idle loop is woken by the commit of an event (no polling delay)', async () => {
+    await webhook();
+    const loop = newWorker({ pollMs: 30_000 });
+    loop.start();
+    const latencies: number[] = [];
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 5; i++) {
+        const t0 = Date.now();
+        await emit();
+        await receiver.waitFor(i + 1, 2000);
+        latencies.push(receiver.received[i].receivedAt - t0);
+      }
+    } finally {
+      await loop.stop();
+    }
+    latencies.sort((a, b) => a - b);
+    assert.ok(latencies[2] < 200, `median commit-to-delivery latency ${latencies[2]} ms`);
+  });
+
+  it('a crashed worker\'s lease expires and another worker delivers (at least once)', async () => {
+    await webhook();
+    const [d] = await emit();
+    const now = h.clock.now();
+    await h.services.db('webhook_deliveries').where({ id: d.id }).update({ lease_owner: 'dead-worker', lease_expires_at: new Date(now.getTime() + 60_000) });
+    await worker.drain();
+    assert.equal(receiver.received.length, 0, 'leased to another worker');
+    assert.equal((await event(d.id)).successful, null);
+    h.clock.advance(60_000);
+    await worker.drain();
+    assert.equal(receiver.received.length, 1);
+    assert.equal((await event(d.id)).successful, true);
+  });
+
+  it('the URL guard is checked again at delivery', async () => {
+    await webhook();
+    const [d] = await emit();
+    const strict = new DeliveryWorker(
+      { db: h.services.db, clock: h.clock, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: false }, log: pino({ level: 'silent' }) },
+      {},
+    );
+    workers.push(strict);
+    await strict.drain();
+    const e = await event(d.id);
+    assert.equal(e.responses[0].errorCode, 'INVALID_HTTPS_URL');
+    assert.equal(e.responses[0].statusCode, 0);
+    assert.equal(receiver.received.length, 0);
+  });
+
+  it('history filters (successfulMode, testMode, occurredAt range, teamId), replay and bulk replay', async () => {
+    const w = await webhook({ maxTotalRetryDelayMinutes: 0 });
+    receiver.answer((r) => (r.json.data.videoId === '00000000-0000-4000-8000-000000000001' ? { status: 200 } : { status: 500 }));
+    const t0 = h.clock.now();
+    const [ok] = await emit('video_processing.done', '00000000-0000-4000-8000-000000000001');
+    h.clock.advance(MIN);
+    const [bad] = await emit('video_processing.done', randomUUID());
+    const test = await api.post(`${BASE}/${w.id}/test`);
+    await worker.drain();
+    const q = async (query: string) => {
+      const res = await api.get(`${BASE}/events?teamId=${u.teamId}&pageSize=100&${query}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body.items.map((e: any) => e.id).sort();
+    };
+    assert.deepEqual(await q(''), [ok.id, bad.id, test.body.id].sort());
+    assert.deepEqual(await q('successfulMode=ONLY'), [ok.id]);
+    assert.deepEqual(await q('successfulMode=EXCLUDE'), [bad.id, test.body.id].sort());
+    assert.deepEqual(await q('testMode=ONLY'), [test.body.id]);
+    assert.deepEqual(await q('testMode=EXCLUDE'), [ok.id, bad.id].sort());
+    const iso = (d: Date) => encodeURIComponent(d.toISOString());
+    assert.deepEqual(await q(`occurredAtFrom=${iso(t0)}&occurredAtUntil=${iso(new Date(t0.getTime() + MIN))}`), [ok.id], 'until is exclusive');
+    assert.deepEqual(await q(`occurredAtFrom=${iso(new Date(t0.getTime() + MIN))}&testMode=EXCLUDE`), [bad.id], 'from is inclusive');
+
+    const other = await h.user();
+    assert.equal((await h.request.get(`${BASE}/events`).set('X-API-Key', other.apiKey)).body.totalElements, 0);
+    expectError(await h.request.get(`${BASE}/events/${ok.id}`).set('X-API-Key', other.apiKey), 404, 'RESOURCE_NOT_FOUND');
+
+    receiver.answer(() => ({ status: 200 }));
+    const replay = await api.post(`${BASE}/events/${bad.id}/replay`);
+    assert.equal(replay.status, 202, JSON.stringify(replay.body));
+    assert.equal(replay.body.successful, null);
+    assert.ok(replay.body.nextAttemptEarliestAt);
+    expectError(await api.post(`${BASE}/events/${bad.id}/replay`), 409, 'CONFLICT');
+    await worker.drain();
+    const replayed = await event(bad.id);
+    assert.equal(replayed.successful, true);
+    assert.deepEqual(replayed.responses.map((r: any) => r.statusCode), [500, 200]);
+
+    const bulk = await api.post(`${BASE}/events/replay`, { testMode: 'ONLY' });
+    assert.equal(bulk.status, 202);
+    assert.deepEqual(bulk.body, { queued: 1 });
+    await worker.drain();
+    assert.equal((await event(test.body.id)).successful, true);
+    assert.deepEqual((await api.post(`${BASE}/events/replay`, {})).body, { queued: 0 });
+    expectError(await api.post(`${BASE}/events/replay`, { occurredAtFrom: '2026-01-02T00:00:00Z', occurredAtUntil: '2026-01-01T00:00:00Z' }), 400, 'INVALID_DATE_TIME_RANGE');
+    expectError(await api.post(`${BASE}/events/${randomUUID()}/replay`), 404, 'RESOURCE_NOT_FOUND');
+  });
+
+  it('retention: test events go after 1 day, others after 10 days (sweep on the injected clock)', async () => {
+    const w = await webhook();
+    const [real] = await emit();
+    const test = await api.post(`${BASE}/${w.id}/test`);
+    await worker.drain();
+    h.clock.advance(24 * 3600_000 + 1000);
+    await h.services.webhooks.sweepHistory();
+    expectError(await api.get(`${BASE}/events/${test.body.id}`), 404, 'RESOURCE_NOT_FOUND');
+    assert.equal((await event(real.id)).successful, true);
+    h.clock.advance(9 * 24 * 3600_000);
+    await h.services.webhooks.sweepHistory();
+    expectError(await api.get(`${BASE}/events/${real.id}`), 404, 'RESOURCE_NOT_FOUND');
+  });
+
+  it('deleting a webhook drops its pending deliveries; a deactivated webhook\'s pending delivery is not sent', async () => {
+    const a = await webhook();
+    const b = await webhook();
+    const ds = await emit();
+    assert.equal(ds.length, 2);
+    assert.equal((await h.request.delete(`${BASE}/${a.id}`).set('X-API-Key', u.apiKey)).status, 204);
+    assert.equal((await api.post(`${BASE}/${b.id}/deactivate`)).status, 200);
+    await worker.drain();
+    assert.equal(receiver.received.length, 0);
+    const e = await event(ds.find((d) => d.webhookId === b.id)!.id);
+    assert.equal(e.successful, false);
+    assert.equal(e.responses[0].errorCode, 'WEBHOOK_NOT_ACTIVE');
+    expectError(await api.post(`${BASE}/events/${e.id}/replay`), 409, 'WEBHOOK_NOT_ACTIVE');
+    assert.deepEqual((await api.post(`${BASE}/events/replay`, {})).body, { queued: 0 }, 'failed events of inactive webhooks are skipped');
+  });
+});

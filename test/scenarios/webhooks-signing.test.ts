@@ -1,0 +1,240 @@
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import { createPublicKey, KeyObject, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { importJWK } from 'jose';
+import pino from 'pino';
+import { sealingContext } from '../../src/webhooks/signing-keys';
+import { DeliveryWorker } from '../../src/webhooks/delivery-worker';
+import { recordEvent } from '../../src/webhooks/events';
+import { verifySignature, WebhookVerificationError, WebhookVerifier } from '../../src/webhooks/verify';
+import { TEST_DIALECT } from '../helpers/database';
+import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { Received, Receiver, startReceiver } from '../helpers/webhook-receiver';
+
+const KEYS = '/api/v1/webhooks/public-keys';
+const DAY = 24 * 3600_000;
+
+const JAVA_VERIFIER = `
+import java.nio.charset.StandardCharsets;
+import java.nio.file.*;
+import java.security.*;
+import java.security.spec.X509EncodedKeySpec;
+import java.util.Base64;
+
+public class VerifyWebhook {
+  // args: base64 SPKI public key, timestamp, body file, base64 signature
+  public static void main(String[] args) throws Exception {
+    PublicKey key = KeyFactory.getInstance("EC").generatePublic(new X509EncodedKeySpec(Base64.getDecoder().decode(args[0])));
+    String body = new String(Files.readAllBytes(Paths.get(args[2])), StandardCharsets.UTF_8);
+    Signature s = Signature.getInstance("SHA256withECDSA");
+    s.initVerify(key);
+    s.update((args[1] + "." + body).getBytes(StandardCharsets.UTF_8));
+    boolean ok = s.verify(Base64.getDecoder().decode(args[3]));
+    System.out.println(ok ? "VALID" : "INVALID");
+    System.exit(ok ? 0 : 1);
+  }
+}
+`;
+
+describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
+  let h: Harness;
+  let u: TestUser;
+  let receiver: Receiver;
+  let worker: DeliveryWorker;
+  let dir: string;
+
+  const get = (p: string) => h.request.get(p).set('X-API-Key', u.apiKey);
+  const keyFromApi = async (id: string): Promise<string | undefined> => {
+    const res = await get(`${KEYS}/${id}`);
+    return res.status === 200 ? res.body.publicKey : undefined;
+  };
+  /** Sends one event through the real loop and returns what the receiver got. */
+  const deliverOne = async (): Promise<Received> => {
+    const before = receiver.received.length;
+    await h.services.db.transaction((trx) => recordEvent(trx, { teamId: u.teamId, eventType: 'video_out.done', videoId: randomUUID(), occurredAt: h.clock.now() }));
+    await worker.drain();
+    assert.equal(receiver.received.length, before + 1);
+    return receiver.received[before];
+  };
+
+  before(async () => {
+    h = await createHarness({ allowPrivateUrls: true });
+    u = await h.user();
+    receiver = await startReceiver(new WebhookVerifier({ now: () => h.clock.now(), fetchKey: keyFromApi }));
+    worker = new DeliveryWorker({ db: h.services.db, clock: h.clock, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: true }, log: pino({ level: 'silent' }) });
+    const res = await h.request
+      .post('/api/v1/webhooks')
+      .set('X-API-Key', u.apiKey)
+      .send({ name: 'Interop', url: receiver.url, eventTypes: ['video_out.done'], active: true });
+    assert.equal(res.status, 201);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-sig-'));
+  });
+  after(async () => {
+    await worker.stop();
+    await receiver.close();
+    await h.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('getWebhookPublicKeys: one current EC P-256 key (base64 DER SPKI, no expiresAt), created on first need', async () => {
+    const res = await get(KEYS);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.length, 1);
+    const k = res.body[0];
+    assert.equal(k.algorithm, 'EC');
+    assert.equal(k.expiresAt, null);
+    const key = createPublicKey({ key: Buffer.from(k.publicKey, 'base64'), format: 'der', type: 'spki' });
+    assert.equal(key.asymmetricKeyType, 'ec');
+    assert.equal(key.asymmetricKeyDetails?.namedCurve, 'prime256v1');
+    const byId = await get(`${KEYS}/${k.id}`);
+    assert.deepEqual(byId.body, k);
+    expectError(await get(`${KEYS}/${randomUUID()}`), 404, 'RESOURCE_NOT_FOUND');
+  });
+
+  it('the private key is sealed at rest, bound to its key id', async () => {
+    const row = await h.services.db('webhook_signing_keys').first();
+    assert.match(row.private_key_sealed, /^v1:/);
+    assert.doesNotMatch(row.private_key_sealed, /PRIVATE KEY/);
+    assert.match(h.services.secretBox.open(row.private_key_sealed, sealingContext(row.id)), /BEGIN PRIVATE KEY/);
+    assert.throws(() => h.services.secretBox.open(row.private_key_sealed, sealingContext(randomUUID())));
+  });
+
+  it('getWebhookPublicKeysJwks: the same keys as JWKs (kid = id) that jose imports', async () => {
+    const [list, jwks] = await Promise.all([get(KEYS), get(`${KEYS}/jwks`)]);
+    assert.equal(jwks.status, 200);
+    assert.deepEqual(jwks.body.keys.map((k: any) => k.kid), list.body.map((k: any) => k.id));
+    const jwk = jwks.body.keys[0];
+    assert.deepEqual([jwk.kty, jwk.crv, jwk.alg, jwk.use], ['EC', 'P-256', 'ES256', 'sig']);
+    const imported = (await importJWK(jwk, 'ES256')) as any;
+    const spki = createPublicKey({ key: Buffer.from(list.body[0].publicKey, 'base64'), format: 'der', type: 'spki' });
+    assert.equal(KeyObject.from(imported).export({ format: 'der', type: 'spki' }).toString('base64'), spki.export({ format: 'der', type: 'spki' }).toString('base64'));
+  });
+
+  it('a delivery verifies with openssl dgst -sha256 -verify, using the key fetched through the API', async () => {
+    const r = await deliverOne();
+    assert.ok(r.verified, r.verifyError);
+    const spki = await keyFromApi(String(r.headers['x-vidmill-public-key-id']));
+    const pem = `-----BEGIN PUBLIC KEY-----\n${spki!.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
+    writeFileSync(path.join(dir, 'pub.pem'), pem);
+    writeFileSync(path.join(dir, 'sig.der'), Buffer.from(String(r.headers['x-vidmill-signature']), 'base64'));
+    writeFileSync(path.join(dir, 'data'), `${r.headers['x-vidmill-timestamp']}.${r.body}`);
+    const out = execFileSync('openssl', ['dgst', '-sha256', '-verify', 'pub.pem', '-signature', 'sig.der', 'data'], { cwd: dir }).toString();
+    assert.match(out, /Verified OK/);
+    writeFileSync(path.join(dir, 'data'), `${r.headers['x-vidmill-timestamp']}.${r.body.replace('video_out.done', 'video_out.fail')}`);
+    assert.throws(() => execFileSync('openssl', ['dgst', '-sha256', '-verify', 'pub.pem', '-signature', 'sig.der', 'data'], { cwd: dir, stdio: 'pipe' }));
+  });
+
+  it('a delivery verifies with Java Signature.getInstance("SHA256withECDSA"), using the key fetched through the API', async function () {
+    this.timeout(60_000);
+    writeFileSync(path.join(dir, 'VerifyWebhook.java'), JAVA_VERIFIER);
+    execFileSync('javac', ['VerifyWebhook.java'], { cwd: dir, stdio: 'pipe' });
+    const r = await deliverOne();
+    const spki = await keyFromApi(String(r.headers['x-vidmill-public-key-id']));
+    writeFileSync(path.join(dir, 'body.json'), r.body);
+    const java = (body: string) => {
+      writeFileSync(path.join(dir, 'body.json'), body);
+      return execFileSync('java', ['-cp', dir, 'VerifyWebhook', spki!, String(r.headers['x-vidmill-timestamp']), path.join(dir, 'body.json'), String(r.headers['x-vidmill-signature'])], { stdio: 'pipe' }).toString();
+    };
+    assert.match(java(r.body), /VALID/);
+    assert.throws(() => java(r.body + ' '), /INVALID|Command failed/);
+  });
+
+  it('a delivery verifies with Python cryptography (the docs/webhooks.md example), when it is installed', async function () {
+    try {
+      execFileSync('python3', ['-c', 'import cryptography'], { stdio: 'pipe' });
+    } catch {
+      this.skip();
+    }
+    const r = await deliverOne();
+    const spki = await keyFromApi(String(r.headers['x-vidmill-public-key-id']));
+    const script = [
+      'import base64, sys',
+      'from cryptography.exceptions import InvalidSignature',
+      'from cryptography.hazmat.primitives import hashes',
+      'from cryptography.hazmat.primitives.asymmetric import ec',
+      'from cryptography.hazmat.primitives.serialization import load_der_public_key',
+      'key = load_der_public_key(base64.b64decode(sys.argv[1]))',
+      'raw_body = open(sys.argv[3], "rb").read()',
+      'try:',
+      '    key.verify(base64.b64decode(sys.argv[4]), sys.argv[2].encode() + b"." + raw_body, ec.ECDSA(hashes.SHA256()))',
+      '    print("VALID")',
+      'except InvalidSignature:',
+      '    print("INVALID"); sys.exit(1)',
+    ].join('\n');
+    writeFileSync(path.join(dir, 'verify.py'), script);
+    const py = (body: string) => {
+      writeFileSync(path.join(dir, 'py-body.json'), body);
+      return execFileSync('python3', [path.join(dir, 'verify.py'), spki!, String(r.headers['x-vidmill-timestamp']), path.join(dir, 'py-body.json'), String(r.headers['x-vidmill-signature'])], { stdio: 'pipe' }).toString();
+    };
+    assert.match(py(r.body), /^VALID/);
+    assert.throws(() => py(r.body.replace('"attemptCount":1', '"attemptCount":2')));
+  });
+
+  it('verify.ts rejects a tampered body, a stale or future timestamp (over 5 minutes), a wrong key id and another algorithm', async () => {
+    const r = await deliverOne();
+    const verifier = new WebhookVerifier({ now: () => h.clock.now(), fetchKey: keyFromApi });
+    const headers = { ...r.headers } as Record<string, string>;
+    await verifier.verify(headers, r.body);
+    const reason = async (hd: Record<string, string>, body: string, now?: Date) => {
+      const v = now ? new WebhookVerifier({ now: () => now, fetchKey: keyFromApi }) : verifier;
+      try {
+        await v.verify(hd, body);
+        return 'accepted';
+      } catch (err) {
+        assert.ok(err instanceof WebhookVerificationError);
+        return err.reason;
+      }
+    };
+    assert.equal(await reason(headers, r.body.replace('"test":false', '"test":true')), 'bad-signature');
+    const ts = Number(headers['x-vidmill-timestamp']) * 1000;
+    assert.equal(await reason(headers, r.body, new Date(ts + 301_000)), 'stale-timestamp');
+    assert.equal(await reason(headers, r.body, new Date(ts - 301_000)), 'stale-timestamp');
+    assert.equal(await reason(headers, r.body, new Date(ts + 299_000)), 'accepted');
+    assert.equal(await reason({ ...headers, 'x-vidmill-timestamp': String(ts / 1000 + 1) }, r.body), 'bad-signature', 'the timestamp is signed too');
+    assert.equal(await reason({ ...headers, 'x-vidmill-public-key-id': randomUUID() }, r.body), 'unknown-key');
+    assert.equal(await reason({ ...headers, 'x-vidmill-algorithm': 'SHA256withRSA' }, r.body), 'unsupported-algorithm');
+    const { 'x-vidmill-signature': _, ...unsigned } = headers;
+    assert.equal(await reason(unsigned, r.body), 'missing-header');
+    // a key of the right shape that did not sign
+    const other = (await import('node:crypto')).generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+    assert.equal(verifySignature(other, headers['x-vidmill-timestamp'], r.body, headers['x-vidmill-signature']), false);
+  });
+
+  it('rotation: after 90 days a new key signs; the old one is listed with expiresAt for 24 h, still verifies, then is gone', async () => {
+    const before = (await get(KEYS)).body;
+    assert.equal(before.length, 1);
+    const old = before[0];
+    const oldDelivery = await deliverOne();
+    h.clock.advance(90 * DAY + 1000);
+    const fresh = await deliverOne();
+    assert.notEqual(fresh.headers['x-vidmill-public-key-id'], old.id);
+    assert.ok(fresh.verified, fresh.verifyError);
+    const during = (await get(KEYS)).body;
+    assert.equal(during.length, 2);
+    assert.equal(during[0].expiresAt, null, 'the current key comes first, without expiresAt');
+    assert.equal(during[1].id, old.id);
+    assert.equal(Date.parse(during[1].expiresAt), Date.parse(during[0].createdAt) + DAY, 'grace of 24 h from the rotation');
+    // the old signature still verifies through the API during the grace period
+    const v = new WebhookVerifier({ now: () => new Date(Number(oldDelivery.headers['x-vidmill-timestamp']) * 1000), fetchKey: keyFromApi });
+    await v.verify(oldDelivery.headers, oldDelivery.body);
+    h.clock.advance(DAY + 1000);
+    const after = (await get(KEYS)).body;
+    assert.deepEqual(after.map((k: any) => k.id), [during[0].id]);
+    expectError(await get(`${KEYS}/${old.id}`), 404, 'RESOURCE_NOT_FOUND');
+  });
+
+  it('rotation on demand (admin): the new key signs at once', async () => {
+    const current = (await get(KEYS)).body[0];
+    const rotated = await h.services.signingKeys.rotate();
+    assert.notEqual(rotated.id, current.id);
+    const r = await deliverOne();
+    assert.equal(r.headers['x-vidmill-public-key-id'], rotated.id);
+    assert.ok(r.verified, r.verifyError);
+    const list = (await get(KEYS)).body;
+    assert.deepEqual(list.map((k: any) => k.id), [rotated.id, current.id]);
+    assert.ok(list[1].expiresAt);
+  });
+});
