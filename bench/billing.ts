@@ -22,7 +22,8 @@ import { loadConfig } from '../src/config';
 import { migrateToLatest, openDatabase } from '../src/db/database';
 import { ManualClock } from '../src/shared/clock';
 
-const { values } = parseArgs({ options: { rows: { type: 'string' }, iterations: { type: 'string' }, dialect: { type: 'string' } } });
+// Not strict: under `npm run bench` the dispatcher's positional arguments are on the command line too.
+const { values } = parseArgs({ options: { rows: { type: 'string' }, iterations: { type: 'string' }, dialect: { type: 'string' } }, strict: false, allowPositionals: true });
 const ROWS = Number(values.rows ?? 100_000);
 const ITER = Number(values.iterations ?? 300);
 const DIALECT = values.dialect ?? 'both';

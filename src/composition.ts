@@ -88,7 +88,7 @@ export function createHandlers(s: Services): AllHandlers {
 
 export function createApp(
   s: Services,
-  opts: { logger: Logger; config: Pick<Config, 'rateLimitPerMinute' | 'bodyLimitBytes' | 'strictResponses'> },
+  opts: { logger: Logger; config: Pick<Config, 'rateLimitPerMinute' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample'> },
 ) {
   return buildApp({
     contract: loadContract(),
@@ -99,6 +99,7 @@ export function createApp(
     logger: opts.logger,
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,
+    responseValidationSample: opts.config.responseValidationSample,
     readiness: async () => {
       await s.db.raw('select 1');
       return { database: isPostgres(s.db) ? 'postgresql' : 'sqlite' };

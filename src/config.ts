@@ -34,6 +34,7 @@ const schema = z.object({
   VIDMILL_ALLOW_PRIVATE_URLS: bool.default(false),
   VIDMILL_LOGIN_MAX_FAILURES: int(1, 1000).default(5),
   VIDMILL_LOGIN_LOCK_MINUTES: int(1, 24 * 60).default(15),
+  VIDMILL_RESPONSE_VALIDATION_SAMPLE: z.coerce.number({ message: 'must be a number' }).min(0).max(1).default(0.01),
   VIDMILL_STORAGE: z.enum(['disk', 's3']).default('disk'),
   VIDMILL_S3_ENDPOINT: z
     .string()
@@ -86,6 +87,8 @@ export interface Config {
   webhookSigningKeys: { rotationDays: number; graceHours: number };
   /** Strict response validation (tests); production logs response mismatches instead. */
   strictResponses: boolean;
+  /** Share of responses checked against the contract in production (mismatches are logged). */
+  responseValidationSample: number;
 }
 
 export type StorageConfig =
@@ -144,5 +147,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     priceList,
     webhookSigningKeys: { rotationDays: raw.VIDMILL_WEBHOOK_KEY_ROTATION_DAYS, graceHours: raw.VIDMILL_WEBHOOK_KEY_GRACE_HOURS },
     strictResponses: false,
+    responseValidationSample: raw.VIDMILL_RESPONSE_VALIDATION_SAMPLE,
   };
 }

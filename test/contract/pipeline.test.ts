@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import pino from 'pino';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { TEST_DIALECT } from '../helpers/database';
 
@@ -77,6 +78,22 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
       assert.doesNotMatch(JSON.stringify(res.body), /secret internal detail|\/srv\/db|at /);
     } finally {
       h.services.projects.list = original;
+    }
+  });
+
+  it('in production a sampled response that breaks the contract is logged, not failed', async () => {
+    const lines: any[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const prod = await createHarness({ strictResponses: false, responseValidationSample: 1 }, { logger });
+    try {
+      const user = await prod.user();
+      const now = new Date();
+      prod.services.projects.get = async () => ({ id: 'not-a-uuid', teamId: user.teamId, name: 'x', isSample: false, createdAt: now, updatedAt: now });
+      const res = await prod.request.get(`/api/v1/projects/${user.teamId}`).set('X-API-Key', user.apiKey);
+      assert.equal(res.status, 200);
+      assert.ok(lines.some((l) => l.msg === 'response does not match the contract'), JSON.stringify(lines.map((l) => l.msg)));
+    } finally {
+      await prod.close();
     }
   });
 });
