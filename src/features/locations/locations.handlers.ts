@@ -1,7 +1,7 @@
 import type { components } from '../../../generated/api';
-import type { HandlerMap } from '../../http/operations';
+import type { HandlerInput, HandlerMap, OperationId } from '../../http/operations';
 import { pageRequest } from '../../shared/paging';
-import type { BucketLocation, LocationChanges, LocationsService, NewLocation } from './locations.service';
+import type { BucketLocation, Direction, LocationChanges, LocationsService, NewLocation } from './locations.service';
 
 type Schemas = components['schemas'];
 
@@ -46,43 +46,46 @@ function toChanges(b: Schemas['BucketLocationPatch']): LocationChanges {
   };
 }
 
-export function locationsHandlers(locations: LocationsService) {
-  return {
-    async createBucketInputLocation({ principal, query, body }) {
-      return { status: 201, body: toDto(await locations.create(principal.userId, 'input', query.selectTeamId, toNewLocation(body))) };
-    },
-    async getBucketInputLocations({ principal, query }) {
-      const page = await locations.list(principal.userId, 'input', query.teamId, pageRequest(query));
-      return { status: 200, body: { ...page, items: page.items.map(toDto) } };
-    },
-    async getBucketInputLocationById({ principal, path }) {
-      return { status: 200, body: toDto(await locations.get(principal.userId, 'input', path.id)) };
-    },
-    async patchBucketInputLocation({ principal, path, body }) {
-      return { status: 200, body: toDto(await locations.update(principal.userId, 'input', path.id, toChanges(body))) };
-    },
-    async deleteBucketInputLocationById({ principal, path }) {
-      await locations.delete(principal.userId, 'input', path.id);
-      return { status: 204 };
-    },
+/** The input of either twin operation (the input and output operations share their shapes). */
+type Either<I extends OperationId, O extends OperationId> = HandlerInput<I> | HandlerInput<O>;
 
-    async createBucketOutputLocation({ principal, query, body }) {
-      return { status: 201, body: toDto(await locations.create(principal.userId, 'output', query.selectTeamId, toNewLocation(body))) };
+/** The five operations of one direction; input and output locations share their shapes. */
+function directionHandlers(locations: LocationsService, direction: Direction) {
+  return {
+    async create({ principal, query, body }: Either<'createBucketInputLocation', 'createBucketOutputLocation'>) {
+      return { status: 201 as const, body: toDto(await locations.create(principal.userId, direction, query.selectTeamId, toNewLocation(body))) };
     },
-    async getBucketOutputLocations({ principal, query }) {
-      const page = await locations.list(principal.userId, 'output', query.teamId, pageRequest(query));
-      return { status: 200, body: { ...page, items: page.items.map(toDto) } };
+    async list({ principal, query }: Either<'getBucketInputLocations', 'getBucketOutputLocations'>) {
+      const page = await locations.list(principal.userId, direction, query.teamId, pageRequest(query));
+      return { status: 200 as const, body: { ...page, items: page.items.map(toDto) } };
     },
-    async getBucketOutputLocationById({ principal, path }) {
-      return { status: 200, body: toDto(await locations.get(principal.userId, 'output', path.id)) };
+    async get({ principal, path }: Either<'getBucketInputLocationById', 'getBucketOutputLocationById'>) {
+      return { status: 200 as const, body: toDto(await locations.get(principal.userId, direction, path.id)) };
     },
-    async patchBucketOutputLocation({ principal, path, body }) {
-      return { status: 200, body: toDto(await locations.update(principal.userId, 'output', path.id, toChanges(body))) };
+    async patch({ principal, path, body }: Either<'patchBucketInputLocation', 'patchBucketOutputLocation'>) {
+      return { status: 200 as const, body: toDto(await locations.update(principal.userId, direction, path.id, toChanges(body))) };
     },
-    async deleteBucketOutputLocationById({ principal, path }) {
-      await locations.delete(principal.userId, 'output', path.id);
-      return { status: 204 };
+    async delete({ principal, path }: Either<'deleteBucketInputLocationById', 'deleteBucketOutputLocationById'>) {
+      await locations.delete(principal.userId, direction, path.id);
+      return { status: 204 as const };
     },
+  };
+}
+
+export function locationsHandlers(locations: LocationsService) {
+  const input = directionHandlers(locations, 'input');
+  const output = directionHandlers(locations, 'output');
+  return {
+    createBucketInputLocation: input.create,
+    getBucketInputLocations: input.list,
+    getBucketInputLocationById: input.get,
+    patchBucketInputLocation: input.patch,
+    deleteBucketInputLocationById: input.delete,
+    createBucketOutputLocation: output.create,
+    getBucketOutputLocations: output.list,
+    getBucketOutputLocationById: output.get,
+    patchBucketOutputLocation: output.patch,
+    deleteBucketOutputLocationById: output.delete,
   } satisfies HandlerMap<
     | 'createBucketInputLocation'
     | 'getBucketInputLocations'
