@@ -81,28 +81,19 @@ export function asBool(value: unknown): boolean {
   return value === true || value === 1 || value === '1' || value === 't';
 }
 
-const statementCache = new WeakMap<object, Map<string, any>>();
+/**
+ * Runs a read-only SQL statement and returns its rows on either dialect. On SQLite the
+ * statement comes from the per-connection statement cache (cachePreparedStatements).
+ */
+export async function readRows(db: Db, sql: string, bindings: Knex.RawBinding[]): Promise<any[]> {
+  const result: any = await db.raw(sql, bindings);
+  return Array.isArray(result) ? result : result.rows;
+}
 
 /**
- * Runs a read-only statement and returns its rows. On SQLite outside a transaction the
- * statement is prepared once per connection and reused (Knex prepares every call, which
- * costs more than running a small indexed query); elsewhere it is an ordinary `db.raw`.
- * Dates in `bindings` become epoch milliseconds, as Knex stores them on SQLite.
+ * Serialises transactions that change one aggregate (row lock `SELECT ... FOR UPDATE` on
+ * PostgreSQL; SQLite already runs one write transaction at a time on its single connection).
  */
-export async function cachedRead(db: Db, sql: string, bindings: Knex.RawBinding[]): Promise<any[]> {
-  if (isPostgres(db) || (db as any).isTransaction) {
-    const result: any = await db.raw(sql, bindings);
-    return Array.isArray(result) ? result : result.rows;
-  }
-  const client: any = db.client;
-  const conn: any = await client.acquireConnection();
-  try {
-    let cache = statementCache.get(conn);
-    if (!cache) statementCache.set(conn, (cache = new Map()));
-    let statement = cache.get(sql);
-    if (!statement) cache.set(sql, (statement = conn.prepare(sql)));
-    return statement.all(...bindings.map((b) => (b instanceof Date ? b.getTime() : typeof b === 'boolean' ? Number(b) : b)));
-  } finally {
-    await client.releaseConnection(conn);
-  }
+export async function lockRowForUpdate(db: Db, table: string, id: string): Promise<void> {
+  if (isPostgres(db)) await db(table).where({ id }).forUpdate().first('id');
 }

@@ -1,6 +1,6 @@
 /** SQL for API keys. */
 import type { Knex } from 'knex';
-import { asBool, asDate, asOptionalDate, isPostgres } from '../../db/database';
+import { asBool, asDate, asOptionalDate, lockRowForUpdate } from '../../db/database';
 import { fetchPage, PageRequest } from '../../shared/paging';
 
 export interface ApiKeyRecord {
@@ -49,7 +49,7 @@ export const apiKeysStore = {
   },
   /** Serialises key changes of one user (the 2-active-keys rule) on PostgreSQL. */
   async lockUser(db: Knex, userId: string): Promise<void> {
-    if (isPostgres(db)) await db('users').where({ id: userId }).forUpdate().first('id');
+    await lockRowForUpdate(db, 'users', userId);
   },
   async countActive(db: Knex, userId: string): Promise<number> {
     const [{ n }] = await db('api_keys').where({ user_id: userId, active: true }).count({ n: '*' });

@@ -1,12 +1,11 @@
 /** SQL for billing: periods, the wallet ledger and its aggregates, credits usage, agreement history. */
 import type { Knex } from 'knex';
-import { asDate, asOptionalDate, cachedRead } from '../../db/database';
+import { asDate, asOptionalDate, isPostgres, lockRowForUpdate, readRows } from '../../db/database';
 import type { Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
 import { int } from './money';
 import type { Category, PricedProduct } from './pricing';
 
-const isPg = (db: Knex) => db.client.config.client === 'pg';
 
 export type FilterMode = 'INCLUDE' | 'EXCLUDE' | 'ONLY';
 export type TransactionType = 'PROCESSING' | 'UTILITIES';
@@ -244,7 +243,7 @@ export const periodsStore = {
 export const ledgerStore = {
   /** Serialises ledger writes of one team (row lock on PostgreSQL; SQLite has one writer). */
   async lockTeam(db: Knex, teamId: string): Promise<void> {
-    if (isPg(db)) await db('teams').select('id').where({ id: teamId }).forUpdate();
+    await lockRowForUpdate(db, 'teams', teamId);
   },
   async balance(db: Knex, teamId: string, kind: BalanceKind): Promise<number> {
     const r = await db('ledger_transactions').select('balance_micros').where({ team_id: teamId, balance_kind: kind }).orderBy('seq', 'desc').first();
@@ -305,8 +304,8 @@ export const ledgerStore = {
           debit_micros: db.raw('?? + ?', ['ledger_period_totals.debit_micros', c.debit]),
         });
     }
-    const least = isPg(db) ? 'least' : 'min';
-    const greatest = isPg(db) ? 'greatest' : 'max';
+    const least = isPostgres(db) ? 'least' : 'min';
+    const greatest = isPostgres(db) ? 'greatest' : 'max';
     await db('ledger_period_counts')
       .insert({ period_id: t.periodId, type: t.type, row_count: 1, first_at: t.createdAt, last_at: t.createdAt })
       .onConflict(['period_id', 'type'])
@@ -345,8 +344,8 @@ export const ledgerStore = {
     }
     bindings.push(req.pageSize, req.pageNumber * req.pageSize);
     // Typed NULLs in the first branch, so PostgreSQL resolves the union's column types.
-    const ts = isPg(db) ? 'cast(null as timestamptz)' : 'null';
-    const big = isPg(db) ? 'cast(null as bigint)' : 'null';
+    const ts = isPostgres(db) ? 'cast(null as timestamptz)' : 'null';
+    const big = isPostgres(db) ? 'cast(null as bigint)' : 'null';
     const tx = 'seq, team_id, period_id, balance_kind, type, category, amount_micros, balance_micros, adjustment_type, reason, video_id, source_video_id, products, discount_percentage, job_id, created_at';
     const sql = `
       with p as (select id, team_id, created_at, updated_at, ended_at from billing_periods where ${periodWhere}),
@@ -360,7 +359,7 @@ export const ledgerStore = {
       union all
       select 't', null, null, t.period_id, null, t.type, t.category, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, t.credit_micros, t.debit_micros
         from ledger_period_totals t join p on p.id = t.period_id`;
-    const rows = await cachedRead(db, sql, bindings);
+    const rows = await readRows(db, sql, bindings);
     const p = rows.find((r) => r.kind === 'p');
     const items = rows.filter((r) => r.kind === 'i').map(toTransaction);
     const sign = dir === 'desc' ? -1 : 1;

@@ -1,6 +1,6 @@
 /** SQL for webhooks, events, deliveries and delivery attempts. No rules here; services own them. */
 import type { Knex } from 'knex';
-import { asBool, asDate, asOptionalDate, isPostgres } from '../../db/database';
+import { asBool, asDate, asOptionalDate, isPostgres, lockRowForUpdate } from '../../db/database';
 import { fetchPage, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
 
@@ -176,7 +176,7 @@ function filtered(db: Knex, scope: TeamScope, f: DeliveryFilter): Knex.QueryBuil
 
 export const webhooksStore = {
   async lockTeam(db: Knex, teamId: string): Promise<void> {
-    if (isPostgres(db)) await db('teams').where({ id: teamId }).forUpdate().first('id');
+    await lockRowForUpdate(db, 'teams', teamId);
   },
   async insert(db: Knex, w: WebhookRecord): Promise<void> {
     await db(WEBHOOKS).insert({
