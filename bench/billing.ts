@@ -21,6 +21,7 @@ import { createServices } from '../src/composition';
 import { loadConfig } from '../src/config';
 import { migrateToLatest, openDatabase } from '../src/db/database';
 import { ManualClock } from '../src/shared/clock';
+import { LocalDiskStore } from '../src/storage/local-disk-store';
 
 // Not strict: under `npm run bench` the dispatcher's positional arguments are on the command line too.
 const { values } = parseArgs({ options: { rows: { type: 'string' }, iterations: { type: 'string' }, dialect: { type: 'string' } }, strict: false, allowPositionals: true });
@@ -114,7 +115,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
   try {
     await migrateToLatest(db);
     const clock = new ManualClock('2026-03-01T00:00:00Z');
-    const s = createServices({ db, clock, masterKey: randomBytes(32), config: loadConfig({}) });
+    const s = createServices({ db, clock, masterKey: randomBytes(32), blobs: new LocalDiskStore(mkdtempSync(path.join(os.tmpdir(), 'vidmill-bench-'))), config: loadConfig({}) });
     const { user, team } = await s.accounts.createUserWithTeam({ email: 'bench@example.com', password: 'bench-password-1', name: 'Bench', teamName: 'Bench' });
     await s.ledger.rollPeriods();
     const period = (await db('billing_periods').where({ team_id: team.id }).first()) as any;

@@ -5,12 +5,16 @@
  * Then the idle latency from event commit to receipt (p50, p95).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { loadConfig } from '../src/config';
 import { createServices } from '../src/composition';
 import { systemClock } from '../src/shared/clock';
+import { LocalDiskStore } from '../src/storage/local-disk-store';
 import { DeliveryWorker } from '../src/webhooks/delivery-worker';
 import { recordEvent } from '../src/webhooks/events';
 import { createTestDatabase } from '../test/helpers/database';
@@ -70,7 +74,7 @@ async function runDialect(dialect: 'sqlite' | 'postgres') {
   process.env.VIDMILL_TEST_DB = dialect;
   const database = await createTestDatabase();
   const config = { ...loadConfig({}), database: database.config, allowPrivateUrls: true };
-  const s = createServices({ db: database.db, clock: systemClock, masterKey: randomBytes(32), config });
+  const s = createServices({ db: database.db, clock: systemClock, masterKey: randomBytes(32), blobs: new LocalDiskStore(mkdtempSync(path.join(tmpdir(), 'vidmill-bench-'))), config });
   const { team } = await s.accounts.createUserWithTeam({ email: `bench-${randomUUID()}@example.com`, password: 'bench-password-1', name: 'Bench', teamName: 'Bench' });
   const r = await receiver();
   const log = pino({ level: 'silent' });

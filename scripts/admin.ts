@@ -28,6 +28,7 @@ import { createServices } from '../src/composition';
 import { migrateToLatest, openDatabase } from '../src/db/database';
 import { loadMasterKey } from '../src/security/secret-box';
 import { systemClock } from '../src/shared/clock';
+import { createBlobStore } from '../src/storage/create-blob-store';
 import { DomainError } from '../src/shared/errors';
 import { generatePassword } from '../src/security/passwords';
 import { usdToMicros } from '../src/features/billing/money';
@@ -92,7 +93,7 @@ async function main(): Promise<void> {
   try {
     await migrateToLatest(db);
     const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, embedded: config.database.client === 'sqlite' });
-    const s = createServices({ db, clock: systemClock, masterKey, config });
+    const s = createServices({ db, clock: systemClock, masterKey, blobs: createBlobStore(config.storage), config });
     switch (command) {
       case 'create-user': {
         const email = required(values.email, 'email');

@@ -27,6 +27,9 @@ import { createRateLimiter } from './http/rate-limit';
 import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
 import { SigningKeys } from './webhooks/signing-keys';
+import { JobQueue } from './jobs/job-queue';
+import type { JobHandler } from './jobs/worker';
+import type { BlobStore } from './storage/blob-store';
 
 export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
 
@@ -47,15 +50,21 @@ export interface Services {
   billing: BillingService;
   webhooks: WebhooksService;
   signingKeys: SigningKeys;
+  /** Platform storage (video files, thumbnails, frames, web videos). */
+  blobs: BlobStore;
+  /** The durable job queue; enqueue in the transaction of the domain write. */
+  jobs: JobQueue;
 }
 
 export function createServices(deps: {
   db: Db;
   clock: Clock;
   masterKey: Buffer;
+  blobs: BlobStore;
   config: Pick<Config, 'login' | 'priceList' | 'allowPrivateUrls' | 'webhookSigningKeys'>;
 }): Services {
   const { db, clock } = deps;
+  const jobs = new JobQueue(db, clock);
   const accounts = new AccountsService(db, clock, { login: deps.config.login });
   const secretBox = new SecretBox(deps.masterKey);
   const ledger = new LedgerService(db, clock, deps.config.priceList);
@@ -71,7 +80,17 @@ export function createServices(deps: {
     billing: new BillingService(db, clock, accounts, ledger),
     webhooks: new WebhooksService(db, clock, accounts, { allowPrivateUrls: deps.config.allowPrivateUrls }),
     signingKeys: new SigningKeys(db, clock, secretBox, deps.config.webhookSigningKeys),
+    blobs: deps.blobs,
+    jobs,
   };
+}
+
+/**
+ * Every job kind and its handler (video in, ingestion, clip, processing, video out). main.ts
+ * registers them on its Worker; tests do the same on theirs.
+ */
+export function createJobHandlers(_s: Services): Record<string, JobHandler> {
+  return {};
 }
 
 export function createHandlers(s: Services): AllHandlers {

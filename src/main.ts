@@ -6,13 +6,13 @@
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from './config';
-import { createApp, createServices } from './composition';
+import { createApp, createJobHandlers, createServices } from './composition';
 import { migrateToLatest, openDatabase } from './db/database';
-import { JobQueue } from './jobs/job-queue';
 import { PeriodicTask } from './jobs/periodic-task';
 import { Worker } from './jobs/worker';
 import { loadMasterKey } from './security/secret-box';
 import { systemClock } from './shared/clock';
+import { createBlobStore } from './storage/create-blob-store';
 import { createLogger } from './shared/logger';
 import { DeliveryWorker } from './webhooks/delivery-worker';
 
@@ -31,19 +31,19 @@ async function main(): Promise<void> {
   const db = openDatabase(config.database);
   await migrateToLatest(db);
   const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, embedded: config.database.client === 'sqlite' });
-  const services = createServices({ db, clock: systemClock, masterKey, config });
+  const blobs = createBlobStore(config.storage);
+  const services = createServices({ db, clock: systemClock, masterKey, blobs, config });
   await services.accounts.bootstrap(config.bootstrap, log);
   // The webhook signing key exists from the first start (created, or rotated when due).
   await services.signingKeys.current();
 
   const tasks: PeriodicTask[] = [];
-  const jobs = new JobQueue(db, systemClock);
+  const jobs = services.jobs;
   let worker: Worker | undefined;
   let deliveries: DeliveryWorker | undefined;
   if (config.role !== 'api') {
-    // Job kinds register here as they arrive (video in, ingestion, ...). Until then the worker
-    // only sweeps expired leases.
     worker = new Worker(jobs, { workerId: `${hostname()}:${process.pid}`, log });
+    for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
     jobs.onEnqueue(() => worker?.notify());
     worker.start();
     deliveries = new DeliveryWorker({ db, clock: systemClock, signingKeys: services.signingKeys, policy: { allowPrivateUrls: config.allowPrivateUrls }, log });
@@ -92,6 +92,7 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down');
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
     await Promise.all([worker?.stop({ graceMs: 30_000 }), deliveries?.stop(), ...tasks.map((t) => t.stop())]);
+    await blobs.close();
     await db.destroy();
     log.info('stopped');
     process.exit(0);

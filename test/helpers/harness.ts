@@ -3,12 +3,17 @@
  * response validation strict. Helpers create users with teams and API keys through the services.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { strict as assert } from 'node:assert';
 import type { Express } from 'express';
 import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
-import { createApp, createServices, loadContract, type Services } from '../../src/composition';
+import { createApp, createJobHandlers, createServices, loadContract, type Services } from '../../src/composition';
+import { Worker, type WorkerOptions } from '../../src/jobs/worker';
+import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { ManualClock } from '../../src/shared/clock';
 import { createTestDatabase, TestDatabase } from './database';
 
@@ -30,6 +35,15 @@ export interface Harness {
   request: supertest.Agent;
   /** A user with an owner team (and Default Project) and one active API key. */
   user(opts?: { teamName?: string; billingType?: 'WALLET' | 'CLOUD_MARKETPLACE' }): Promise<TestUser>;
+  /** Directory of this harness's local-disk platform storage (removed by close()). */
+  blobDir: string;
+  /**
+   * Starts a worker with every job kind of the app (stopped by close()). Jobs enqueued through
+   * `services.jobs` wake it at once.
+   */
+  startWorker(opts?: Partial<WorkerOptions>): Worker;
+  /** Resolves when `check` returns a truthy value (polled every 20 ms), else fails after `timeoutMs`. */
+  waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, opts?: { timeoutMs?: number; what?: string }): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -38,16 +52,36 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
   const database = await createTestDatabase();
   const clock = new ManualClock(new Date());
   const config: Config = { ...loadConfig({}), database: database.config, strictResponses: true, ...overrides };
-  const services = createServices({ db: database.db, clock, masterKey: randomBytes(32), config });
+  const blobDir = mkdtempSync(path.join(tmpdir(), 'vidmill-blobs-'));
+  const services = createServices({ db: database.db, clock, masterKey: randomBytes(32), blobs: new LocalDiskStore(blobDir), config });
   const logger = opts.logger ?? pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' });
   const app = createApp(services, { logger, config });
+  const workers: Worker[] = [];
   return {
     app,
     services,
     clock,
     database,
     config,
+    blobDir,
     request: supertest(app),
+    startWorker(wopts = {}) {
+      const worker = new Worker(services.jobs, { workerId: `test-worker-${workers.length + 1}`, log: logger, pollMs: 100, ...wopts });
+      for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
+      services.jobs.onEnqueue(() => worker.notify());
+      workers.push(worker);
+      worker.start();
+      return worker;
+    },
+    async waitFor(check, wopts = {}) {
+      const deadline = Date.now() + (wopts.timeoutMs ?? 20_000);
+      for (;;) {
+        const value = await check();
+        if (value) return value as any;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${wopts.what ?? 'a condition'}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
     async user(opts = {}) {
       const email = `user-${randomBytes(4).toString('hex')}@example.com`;
       const password = `pw-${randomBytes(8).toString('hex')}`;
@@ -62,7 +96,10 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
       return { userId: user.id, teamId: team.id, email, password, apiKey: secret, apiKeyId: key.id };
     },
     async close() {
+      await Promise.all(workers.map((w) => w.stop({ graceMs: 5_000 })));
+      await services.blobs.close();
       await database.drop();
+      rmSync(blobDir, { recursive: true, force: true });
     },
   };
 }

@@ -7,12 +7,14 @@ import * as m001 from './001_identity_projects_locations';
 import * as m002 from './002_webhooks';
 import * as m003 from './003_billing';
 import * as m004 from './004_jobs';
+import * as m005 from './005_videos';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
   '002_webhooks': m002,
   '003_billing': m003,
   '004_jobs': m004,
+  '005_videos': m005,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

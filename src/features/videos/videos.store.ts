@@ -1,30 +1,276 @@
-/** SQL for videos. The video-in work extends this store; projects only ask whether videos exist. */
+/**
+ * SQL for the `videos` table. Every area that changes a video's state (video in, ingestion,
+ * the free clip, processing, video out) goes through the update functions here, so the row
+ * shape stays in one place. Services own the rules and the transactions.
+ */
 import type { Knex } from 'knex';
+import { asBool, asDate, asOptionalDate } from '../../db/database';
+import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
 
-export interface NewVideo {
+export type VideoKind = 'MASTER' | 'CLIP' | 'PROCESSED';
+export type OperationStatus = 'INITIAL' | 'IN_PROGRESS' | 'DONE' | 'FAILED';
+
+export interface StageError {
+  code: string;
+  message: string;
+}
+
+export interface VideoFileInfo {
+  name: string;
+  size: number;
+  /** MIME type. */
+  type: string;
+  /** Human container name, e.g. "QuickTime". */
+  containerName: string;
+  lastModified: Date;
+}
+
+export interface UploadState {
+  status: OperationStatus;
+  progress: number;
+  updatedAt: Date;
+  error?: StageError;
+}
+
+export interface IngestionState {
+  status: OperationStatus;
+  progress: number;
+  etaSeconds?: number;
+  updatedAt: Date;
+  error?: StageError;
+  metadataAvailable: boolean;
+  thumbnailsAvailable: boolean;
+  fullFramesAvailable: boolean;
+  webVideoAvailable: boolean;
+  /** VideoMetadata as produced by media/probe (plain JSON). */
+  metadata?: Record<string, unknown>;
+  /** VideoQualityAssessment (plain JSON). */
+  quality?: Record<string, unknown>;
+}
+
+export interface Video {
   id: string;
+  kind: VideoKind;
   teamId: string;
   projectId: string;
   userId: string;
   name: string;
   description?: string;
+  masterVideoId?: string;
+  sourceVideoId?: string;
+  clipId?: string;
+  isSample: boolean;
+  fullIngestion: boolean;
+  blobKey?: string;
+  file?: VideoFileInfo;
+  crc32c?: number;
+  upload?: UploadState;
+  ingestion?: IngestionState;
   createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewVideo {
+  id: string;
+  kind?: VideoKind;
+  teamId: string;
+  projectId: string;
+  userId: string;
+  name: string;
+  description?: string;
+  masterVideoId?: string;
+  sourceVideoId?: string;
+  clipId?: string;
+  fullIngestion?: boolean;
+  blobKey?: string;
+  file?: VideoFileInfo;
+  /** Videos made by video in start with upload INITIAL. */
+  uploadStatus?: OperationStatus;
+  createdAt: Date;
+}
+
+const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
+const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
+const json = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'string' && v ? JSON.parse(v) : undefined);
+
+export function videoFromRow(r: any): Video {
+  const v: Video = {
+    id: r.id,
+    kind: r.kind,
+    teamId: r.team_id,
+    projectId: r.project_id,
+    userId: r.user_id,
+    name: r.name,
+    description: str(r.description),
+    masterVideoId: str(r.master_video_id),
+    sourceVideoId: str(r.source_video_id),
+    clipId: str(r.clip_id),
+    isSample: asBool(r.is_sample),
+    fullIngestion: asBool(r.full_ingestion),
+    blobKey: str(r.blob_key),
+    crc32c: num(r.file_crc32c),
+    createdAt: asDate(r.created_at),
+    updatedAt: asDate(r.updated_at),
+  };
+  if (r.file_name !== null && r.file_name !== undefined) {
+    v.file = {
+      name: r.file_name,
+      size: num(r.file_size) ?? 0,
+      type: r.file_type ?? 'application/octet-stream',
+      containerName: r.file_container ?? 'unknown',
+      lastModified: asOptionalDate(r.file_last_modified) ?? asDate(r.created_at),
+    };
+  }
+  if (r.upload_status) {
+    v.upload = {
+      status: r.upload_status,
+      progress: Number(r.upload_progress),
+      updatedAt: asOptionalDate(r.upload_updated_at) ?? asDate(r.updated_at),
+      error: r.upload_error_code ? { code: r.upload_error_code, message: r.upload_error_message ?? '' } : undefined,
+    };
+  }
+  if (r.ingestion_status) {
+    v.ingestion = {
+      status: r.ingestion_status,
+      progress: Number(r.ingestion_progress),
+      etaSeconds: num(r.ingestion_eta_seconds),
+      updatedAt: asOptionalDate(r.ingestion_updated_at) ?? asDate(r.updated_at),
+      error: r.ingestion_error_code ? { code: r.ingestion_error_code, message: r.ingestion_error_message ?? '' } : undefined,
+      metadataAvailable: asBool(r.metadata_available),
+      thumbnailsAvailable: asBool(r.thumbnails_available),
+      fullFramesAvailable: asBool(r.full_frames_available),
+      webVideoAvailable: asBool(r.web_video_available),
+      metadata: json(r.metadata_json),
+      quality: json(r.quality_json),
+    };
+  }
+  return v;
+}
+
+/** Columns of a file description (video in sets it when the source is probed). */
+function fileColumns(file: VideoFileInfo) {
+  return {
+    file_name: file.name,
+    file_size: file.size,
+    file_type: file.type,
+    file_container: file.containerName,
+    file_last_modified: file.lastModified,
+  };
+}
+
+export interface UploadUpdate {
+  status?: OperationStatus;
+  progress?: number;
+  /** null clears a previous error (restart). */
+  error?: StageError | null;
+}
+
+export interface IngestionUpdate {
+  status?: OperationStatus;
+  progress?: number;
+  etaSeconds?: number | null;
+  error?: StageError | null;
+  metadataAvailable?: boolean;
+  thumbnailsAvailable?: boolean;
+  fullFramesAvailable?: boolean;
+  webVideoAvailable?: boolean;
+  metadata?: Record<string, unknown> | null;
+  quality?: Record<string, unknown> | null;
 }
 
 export const videosStore = {
   async insert(db: Knex, v: NewVideo): Promise<void> {
     await db('videos').insert({
       id: v.id,
+      kind: v.kind ?? 'MASTER',
       team_id: v.teamId,
       project_id: v.projectId,
       user_id: v.userId,
       name: v.name,
       description: v.description ?? null,
+      master_video_id: v.masterVideoId ?? null,
+      source_video_id: v.sourceVideoId ?? null,
+      clip_id: v.clipId ?? null,
+      full_ingestion: v.fullIngestion ?? false,
+      blob_key: v.blobKey ?? null,
+      ...(v.file ? fileColumns(v.file) : {}),
+      upload_status: v.uploadStatus ?? null,
+      upload_progress: 0,
+      upload_updated_at: v.uploadStatus ? v.createdAt : null,
       created_at: v.createdAt,
       updated_at: v.createdAt,
     });
   },
+
   async existsInProject(db: Knex, projectId: string): Promise<boolean> {
     return Boolean(await db('videos').where({ project_id: projectId }).first('id'));
+  },
+
+  async byId(db: Knex, id: string): Promise<Video | undefined> {
+    const row = await db('videos').where({ id }).first();
+    return row ? videoFromRow(row) : undefined;
+  },
+
+  /** The video when its team is in scope (member of an API-enabled team, or that team). */
+  async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<Video | undefined> {
+    const row = await whereTeamInScope(db, db('videos').where('videos.id', id), 'videos.team_id', scope).first('videos.*');
+    return row ? videoFromRow(row) : undefined;
+  },
+
+  /** Locks the row for the rest of the transaction (PostgreSQL) and returns it. */
+  async byIdForUpdate(trx: Knex, id: string): Promise<Video | undefined> {
+    const q = trx('videos').where({ id });
+    const row = await (trx.client.config.client === 'pg' ? q.forUpdate() : q).first();
+    return row ? videoFromRow(row) : undefined;
+  },
+
+  async setFile(db: Knex, id: string, file: VideoFileInfo, now: Date): Promise<void> {
+    await db('videos').where({ id }).update({ ...fileColumns(file), updated_at: now });
+  },
+
+  async setStored(db: Knex, id: string, stored: { blobKey: string; crc32c?: number; size?: number }, now: Date): Promise<void> {
+    await db('videos')
+      .where({ id })
+      .update({
+        blob_key: stored.blobKey,
+        ...(stored.crc32c !== undefined ? { file_crc32c: stored.crc32c } : {}),
+        ...(stored.size !== undefined ? { file_size: stored.size } : {}),
+        updated_at: now,
+      });
+  },
+
+  async updateUpload(db: Knex, id: string, u: UploadUpdate, now: Date): Promise<void> {
+    const patch: Record<string, unknown> = { upload_updated_at: now, updated_at: now };
+    if (u.status !== undefined) patch.upload_status = u.status;
+    if (u.progress !== undefined) patch.upload_progress = u.progress;
+    if (u.error !== undefined) {
+      patch.upload_error_code = u.error?.code ?? null;
+      patch.upload_error_message = u.error?.message ?? null;
+    }
+    await db('videos').where({ id }).update(patch);
+  },
+
+  async updateIngestion(db: Knex, id: string, u: IngestionUpdate, now: Date): Promise<void> {
+    const patch: Record<string, unknown> = { ingestion_updated_at: now, updated_at: now };
+    if (u.status !== undefined) patch.ingestion_status = u.status;
+    if (u.progress !== undefined) patch.ingestion_progress = u.progress;
+    if (u.etaSeconds !== undefined) patch.ingestion_eta_seconds = u.etaSeconds;
+    if (u.error !== undefined) {
+      patch.ingestion_error_code = u.error?.code ?? null;
+      patch.ingestion_error_message = u.error?.message ?? null;
+    }
+    if (u.metadataAvailable !== undefined) patch.metadata_available = u.metadataAvailable;
+    if (u.thumbnailsAvailable !== undefined) patch.thumbnails_available = u.thumbnailsAvailable;
+    if (u.fullFramesAvailable !== undefined) patch.full_frames_available = u.fullFramesAvailable;
+    if (u.webVideoAvailable !== undefined) patch.web_video_available = u.webVideoAvailable;
+    if (u.metadata !== undefined) patch.metadata_json = u.metadata === null ? null : JSON.stringify(u.metadata);
+    if (u.quality !== undefined) patch.quality_json = u.quality === null ? null : JSON.stringify(u.quality);
+    await db('videos').where({ id }).update(patch);
+  },
+
+  async rename(db: Knex, id: string, patch: { name?: string; description?: string }, now: Date): Promise<void> {
+    await db('videos')
+      .where({ id })
+      .update({ ...(patch.name !== undefined ? { name: patch.name } : {}), ...(patch.description !== undefined ? { description: patch.description } : {}), updated_at: now });
   },
 };

@@ -1,0 +1,25 @@
+/**
+ * The video event types of the contract (WebhookEventType), by stage. Each state change writes
+ * its event with `recordEvent` (src/webhooks/events.ts) in the transaction of the change.
+ */
+export const VideoEvents = {
+  videoIn: { started: 'video_in.started', done: 'video_in.done', failed: 'video_in.failed' },
+  videoInIngestion: { started: 'video_in_ingestion.started', done: 'video_in_ingestion.done', failed: 'video_in_ingestion.failed' },
+  clipProcessing: { started: 'clip_processing.started', done: 'clip_processing.done', failed: 'clip_processing.failed' },
+  clipIngestion: { started: 'clip_ingestion.started', done: 'clip_ingestion.done', failed: 'clip_ingestion.failed' },
+  videoProcessing: { started: 'video_processing.started', done: 'video_processing.done', failed: 'video_processing.failed' },
+  videoProcessingIngestion: {
+    started: 'video_processing_ingestion.started',
+    done: 'video_processing_ingestion.done',
+    failed: 'video_processing_ingestion.failed',
+  },
+  videoOut: { started: 'video_out.started', done: 'video_out.done', failed: 'video_out.failed' },
+  videoDeleted: 'video.deleted',
+} as const;
+
+export type StageEvents = { started: string; done: string; failed: string };
+
+/** Ingestion events depend on what kind of video is ingested. */
+export function ingestionEventsFor(kind: 'MASTER' | 'CLIP' | 'PROCESSED'): StageEvents {
+  return kind === 'MASTER' ? VideoEvents.videoInIngestion : kind === 'CLIP' ? VideoEvents.clipIngestion : VideoEvents.videoProcessingIngestion;
+}
