@@ -4,6 +4,7 @@
  * a second signal forces exit.
  */
 import type { Server } from 'node:http';
+import type { Logger } from 'pino';
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from './config';
 import { createApp, createJobHandlers, createServices } from './composition';
@@ -13,8 +14,11 @@ import { Worker } from './jobs/worker';
 import { loadMasterKey } from './security/secret-box';
 import { systemClock } from './shared/clock';
 import { createBlobStore } from './storage/create-blob-store';
-import { createLogger } from './shared/logger';
+import { createLogger, flushLogger } from './shared/logger';
 import { DeliveryWorker } from './webhooks/delivery-worker';
+
+/** The logger once created, so a fatal error can flush it before exiting. */
+let startedLog: Logger | undefined;
 
 async function main(): Promise<void> {
   let config;
@@ -28,6 +32,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  startedLog = log;
   const db = openDatabase(config.database);
   await migrateToLatest(db);
   const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, embedded: config.database.client === 'sqlite' });
@@ -86,6 +91,7 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) {
       log.warn({ signal }, 'second signal: exiting now');
+      flushLogger(log);
       process.exit(1);
     }
     stopping = true;
@@ -95,6 +101,7 @@ async function main(): Promise<void> {
     await blobs.close();
     await db.destroy();
     log.info('stopped');
+    flushLogger(log);
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
@@ -102,6 +109,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if (startedLog) flushLogger(startedLog);
   process.stderr.write(`Vidmill failed to start: ${err?.stack ?? err}\n`);
   process.exit(1);
 });
