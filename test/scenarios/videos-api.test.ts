@@ -378,6 +378,14 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       assert.deepEqual(res.body, [lonely]);
     });
 
+    it('a body that is not a list of distinct uuids is 400 VALIDATION_ERROR and nothing is deleted', async () => {
+      const f = await family();
+      for (const body of [['not-a-uuid'], [f.clip, f.clip, f.processedClip, f.processed], { ids: [f.clip] }, [42]]) {
+        expectError(await api().delete(`/v1/videos/${f.master}`, body), 400, 'VALIDATION_ERROR');
+      }
+      for (const id of Object.values(f)) assert.equal(await exists(id), true, id);
+    });
+
     it('a video of a team the caller is not a member of is 404 and nothing is deleted', async () => {
       const other = await h.user();
       const theirs = await video({ user: other });
