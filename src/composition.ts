@@ -18,6 +18,9 @@ import { LocationsService } from './features/locations/locations.service';
 import { locationsHandlers } from './features/locations/locations.handlers';
 import { ProjectsService } from './features/projects/projects.service';
 import { projectsHandlers } from './features/projects/projects.handlers';
+import { purgeBlobsJob, PURGE_BLOBS_JOB } from './features/videos/video-purge';
+import { VideosService } from './features/videos/videos.service';
+import { videosHandlers } from './features/videos/videos.handlers';
 import { WebhooksService } from './features/webhooks/webhooks.service';
 import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
 import { buildApp } from './http/app';
@@ -45,6 +48,7 @@ export interface Services {
   accounts: AccountsService;
   apiKeys: ApiKeysService;
   projects: ProjectsService;
+  videos: VideosService;
   locations: LocationsService;
   ledger: LedgerService;
   billing: BillingService;
@@ -75,6 +79,7 @@ export function createServices(deps: {
     accounts,
     apiKeys: new ApiKeysService(db, clock),
     projects: new ProjectsService(db, clock, accounts),
+    videos: new VideosService(db, clock, accounts, jobs),
     locations: new LocationsService(db, clock, accounts, secretBox),
     ledger,
     billing: new BillingService(db, clock, accounts, ledger),
@@ -89,8 +94,10 @@ export function createServices(deps: {
  * Every job kind and its handler (video in, ingestion, clip, processing, video out). main.ts
  * registers them on its Worker; tests do the same on theirs.
  */
-export function createJobHandlers(_s: Services): Record<string, JobHandler> {
-  return {};
+export function createJobHandlers(s: Services): Record<string, JobHandler> {
+  return {
+    [PURGE_BLOBS_JOB]: purgeBlobsJob(s.blobs),
+  };
 }
 
 export function createHandlers(s: Services): AllHandlers {
@@ -98,6 +105,7 @@ export function createHandlers(s: Services): AllHandlers {
     ...apiKeysHandlers(s.apiKeys),
     ...accountsHandlers(s.accounts),
     ...projectsHandlers(s.projects),
+    ...videosHandlers(s.videos),
     ...locationsHandlers(s.locations),
     ...billingHandlers(s.billing),
     ...webhooksHandlers(s.webhooks, s.signingKeys),

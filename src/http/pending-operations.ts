@@ -13,11 +13,6 @@ export const PENDING_OPERATIONS = [
   'getVideoInStatus',
   'restartFailedVideoInOperation',
   'abandonFailedVideoInOperation',
-  'getVideos',
-  'getVideoById',
-  'patchVideo',
-  'deleteVideoById',
-  'getDerivedVideos',
   'getVideoComparisonLink',
   // Processing and video out
   'getVideoProcessingConfigurations',

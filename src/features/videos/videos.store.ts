@@ -5,6 +5,8 @@
  */
 import type { Knex } from 'knex';
 import { asBool, asDate, asOptionalDate } from '../../db/database';
+import type { UploadDescriptor } from '../../storage/blob-store';
+import { fetchPage, Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
 
 export type VideoKind = 'MASTER' | 'CLIP' | 'PROCESSED';
@@ -87,6 +89,43 @@ export interface NewVideo {
   /** Videos made by video in start with upload INITIAL. */
   uploadStatus?: OperationStatus;
   createdAt: Date;
+}
+
+/** Filters of the video list (`getVideos`). */
+export interface VideoListFilter {
+  projectId?: string;
+  /** Only videos derived from this master. */
+  masterVideoId?: string;
+  /** Only videos whose clipId is this. */
+  clipId?: string;
+  /** INCLUDE (default): clips too; EXCLUDE: no clips; ONLY: clips alone. */
+  clipMode?: 'INCLUDE' | 'EXCLUDE' | 'ONLY';
+}
+
+/**
+ * What counts as a clip: the free clip itself (kind CLIP) and every video processed from a clip
+ * (clip_id set). `isClipVideo` and the SQL of `whereClipMode` are the same rule; keep them together.
+ */
+export function isClipVideo(v: Pick<Video, 'kind' | 'clipId'>): boolean {
+  return v.kind === 'CLIP' || v.clipId !== undefined;
+}
+
+function whereClipMode(q: Knex.QueryBuilder, mode: VideoListFilter['clipMode']): Knex.QueryBuilder {
+  if (mode === 'ONLY') return q.where((w) => w.where('videos.kind', 'CLIP').orWhereNotNull('videos.clip_id'));
+  if (mode === 'EXCLUDE') return q.where((w) => w.whereNot('videos.kind', 'CLIP').whereNull('videos.clip_id'));
+  return q;
+}
+
+/**
+ * The videos derived from `v`, as a query on `videos`: for a master every video made from it
+ * (clips and processed videos); for a clip the processed videos made from it; for any other
+ * video nothing.
+ */
+function derivedQuery(db: Knex, v: Pick<Video, 'id' | 'kind'>): Knex.QueryBuilder {
+  const q = db('videos');
+  if (v.kind === 'MASTER') return q.where('videos.master_video_id', v.id);
+  if (v.kind === 'CLIP') return q.where('videos.clip_id', v.id).where('videos.kind', 'PROCESSED');
+  return q.whereRaw('1 = 0');
 }
 
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
@@ -266,6 +305,53 @@ export const videosStore = {
     if (u.metadata !== undefined) patch.metadata_json = u.metadata === null ? null : JSON.stringify(u.metadata);
     if (u.quality !== undefined) patch.quality_json = u.quality === null ? null : JSON.stringify(u.quality);
     await db('videos').where({ id }).update(patch);
+  },
+
+  async byIds(db: Knex, ids: readonly string[]): Promise<Video[]> {
+    if (ids.length === 0) return [];
+    return (await db('videos').whereIn('id', [...ids])).map(videoFromRow);
+  },
+
+  page(db: Knex, scope: TeamScope, filter: VideoListFilter, req: PageRequest): Promise<Page<Video>> {
+    let q = whereTeamInScope(db, db('videos'), 'videos.team_id', scope);
+    if (filter.projectId) q = q.where('videos.project_id', filter.projectId);
+    if (filter.masterVideoId) q = q.where('videos.master_video_id', filter.masterVideoId);
+    if (filter.clipId) q = q.where('videos.clip_id', filter.clipId);
+    return fetchPage(whereClipMode(q, filter.clipMode), req, videoFromRow, 'videos');
+  },
+
+  derivedPage(db: Knex, v: Pick<Video, 'id' | 'kind'>, req: PageRequest): Promise<Page<Video>> {
+    return fetchPage(derivedQuery(db, v), req, videoFromRow, 'videos');
+  },
+
+  /** Ids of the videos derived from `v`, oldest first. */
+  async derivedIds(db: Knex, v: Pick<Video, 'id' | 'kind'>): Promise<string[]> {
+    const rows = await derivedQuery(db, v).orderBy([{ column: 'videos.created_at' }, { column: 'videos.id' }]).select('videos.id');
+    return rows.map((r: { id: string }) => r.id);
+  },
+
+  /** Platform-storage keys the rows of these videos point at: their files and ingestion assets. */
+  async blobKeysOf(db: Knex, ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const files = await db('videos').whereIn('id', [...ids]).whereNotNull('blob_key').select('blob_key');
+    const assets = await db('video_assets').whereIn('video_id', [...ids]).select('blob_key');
+    return [...files, ...assets].map((r: { blob_key: string }) => r.blob_key);
+  },
+
+  /** Multipart uploads of video-in copies of these videos that may still hold parts. */
+  async uploadsOf(db: Knex, ids: readonly string[]): Promise<UploadDescriptor[]> {
+    if (ids.length === 0) return [];
+    const rows = await db('video_in_operations').whereIn('video_id', [...ids]).whereNotNull('upload_json').select('upload_json');
+    return rows.map((r: { upload_json: string }) => JSON.parse(r.upload_json) as UploadDescriptor);
+  },
+
+  /** Removes the rows of these videos and of everything stored about them (not their blobs). */
+  async deleteWithRecords(db: Knex, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await db('video_in_parts').whereIn('video_id', [...ids]).delete();
+    await db('video_in_operations').whereIn('video_id', [...ids]).delete();
+    await db('video_assets').whereIn('video_id', [...ids]).delete();
+    await db('videos').whereIn('id', [...ids]).delete();
   },
 
   async rename(db: Knex, id: string, patch: { name?: string; description?: string }, now: Date): Promise<void> {

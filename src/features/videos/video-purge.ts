@@ -1,0 +1,44 @@
+/**
+ * The `video.purge-blobs` job: removes the stored data of deleted videos from platform storage.
+ * It is enqueued in the transaction that deletes the rows, so once the rows are gone the job
+ * row remembers the keys; a process that dies before or during the purge leaves the job to be
+ * run (again) by any worker. Every step is idempotent.
+ */
+import type { JobHandler } from '../../jobs/worker';
+import type { BlobStore, UploadDescriptor } from '../../storage/blob-store';
+
+export const PURGE_BLOBS_JOB = 'video.purge-blobs';
+
+export interface PurgeBlobsPayload {
+  /** The deleted videos (for the log). */
+  videoIds: string[];
+  /** Objects to delete. */
+  blobKeys: string[];
+  /** Unfinished multipart uploads of video-in copies to abort (their parts are not objects yet). */
+  uploads: UploadDescriptor[];
+}
+
+/** An upload that no longer exists: completed or aborted before (disk: staging gone; S3: NoSuchUpload). */
+function uploadIsGone(err: unknown): boolean {
+  const e = err as { name?: string; message?: string };
+  return e?.name === 'NoSuchUpload' || /no longer exists/.test(e?.message ?? '');
+}
+
+export function purgeBlobsJob(blobs: BlobStore): JobHandler<PurgeBlobsPayload> {
+  return async (payload, ctx) => {
+    for (const descriptor of payload.uploads ?? []) {
+      if (descriptor.store !== blobs.kind) continue; // made by a storage this installation no longer uses
+      ctx.signal.throwIfAborted();
+      try {
+        await (await blobs.resumeUpload(descriptor)).abort();
+      } catch (err) {
+        if (!uploadIsGone(err)) throw err;
+      }
+    }
+    for (const key of payload.blobKeys ?? []) {
+      ctx.signal.throwIfAborted();
+      await blobs.delete(key);
+    }
+    ctx.log.info({ videoIds: payload.videoIds, blobs: payload.blobKeys.length, uploads: payload.uploads.length }, 'purged the data of deleted videos');
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * How a domain `Video` is shown on the wire (the contract's `Video` and its parts). Used by
+ * handlers only: the videos API here, and the status operations of video in and processing,
+ * which reuse `toVideoUpload` / `toVideoIngestion`.
+ */
+import type { components } from '../../../generated/api';
+import type { OperationStatus, Video, VideoFileInfo } from './videos.store';
+import { isClipVideo } from './videos.store';
+
+type Schemas = components['schemas'];
+export type VideoDto = Schemas['Video'];
+
+const inFlight = (s: OperationStatus | undefined) => s === 'INITIAL' || s === 'IN_PROGRESS';
+
+/**
+ * The processing state of a video, as far as the data model knows it. The processing columns
+ * do not exist yet (processing is a later issue), so there is none and `isProcessing` /
+ * `isProcessed` stay false; this is the one place to wire them when they land.
+ */
+export function processingStatusOf(_v: Video): OperationStatus | undefined {
+  return undefined;
+}
+
+export function toVideoFile(f: VideoFileInfo): Schemas['VideoFile'] {
+  return { name: f.name, size: f.size, type: f.type, containerName: f.containerName, lastModified: f.lastModified.toISOString() };
+}
+
+/** Source file and copy state; masters only (undefined for derived videos). */
+export function toVideoUpload(v: Video): Schemas['VideoUpload'] | undefined {
+  if (v.kind !== 'MASTER' || (!v.upload && !v.file)) return undefined;
+  const out: Schemas['VideoUpload'] = {};
+  if (v.file) out.file = toVideoFile(v.file);
+  if (v.upload) {
+    out.uploadState = { updatedAt: v.upload.updatedAt.toISOString(), uploadStatus: v.upload.status, progressPercentage: v.upload.progress };
+    if (v.upload.status === 'FAILED') {
+      out.uploadState.error = v.upload.error ?? { code: 'UNKNOWN', message: 'The copy failed for an unrecorded reason' };
+    }
+  }
+  return out;
+}
+
+/** Ingestion state, metadata and quality; undefined until ingestion begins. */
+export function toVideoIngestion(v: Video): Schemas['VideoIngestion'] | undefined {
+  const i = v.ingestion;
+  if (!i) return undefined;
+  const finished = i.status === 'DONE' || i.status === 'FAILED';
+  const eta = i.etaSeconds ?? (finished ? 0 : undefined);
+  return {
+    ingestionState: {
+      updatedAt: i.updatedAt.toISOString(),
+      ...(eta !== undefined ? { etaSeconds: eta } : {}),
+      ingestionStatus: i.status,
+      webVideoAvailable: i.webVideoAvailable,
+      thumbnailsAvailable: i.thumbnailsAvailable,
+      fullFramesAvailable: i.fullFramesAvailable,
+      videoMetadataAvailable: i.metadataAvailable,
+      progressPercentage: i.progress,
+    },
+    metadata: (i.metadata ?? {}) as Schemas['VideoMetadata'],
+    qualityAssessment: (i.quality ?? { metrics: [] }) as Schemas['VideoQualityAssessment'],
+  };
+}
+
+/** The flags, computed from the state every time so they cannot drift from it. */
+export function videoFlags(v: Video): Schemas['VideoFlags'] {
+  const processing = processingStatusOf(v);
+  return {
+    isMaster: v.kind === 'MASTER',
+    isProcessing: inFlight(processing),
+    isProcessed: processing === 'DONE',
+    isIngesting: inFlight(v.ingestion?.status) || inFlight(v.upload?.status),
+    isIngested: v.ingestion?.status === 'DONE',
+    isClip: isClipVideo(v),
+    isSample: v.isSample,
+  };
+}
+
+/** The master shown on a derived video (needs the master's file). */
+function toMasterVideo(m: Video | undefined): Schemas['MasterVideo'] | undefined {
+  if (!m?.file) return undefined;
+  return { id: m.id, createdAt: m.createdAt.toISOString(), updatedAt: m.updatedAt.toISOString(), videoFile: toVideoFile(m.file) };
+}
+
+export function toVideoDto(v: Video, master?: Video): VideoDto {
+  const upload = toVideoUpload(v);
+  const ingestion = toVideoIngestion(v);
+  const masterVideo = v.kind === 'MASTER' ? undefined : toMasterVideo(master);
+  return {
+    id: v.id,
+    createdAt: v.createdAt.toISOString(),
+    updatedAt: v.updatedAt.toISOString(),
+    userId: v.userId,
+    name: v.name,
+    ...(v.description !== undefined ? { description: v.description } : {}),
+    teamId: v.teamId,
+    ...(upload ? { upload } : {}),
+    ...(ingestion ? { ingestion } : {}),
+    projectId: v.projectId,
+    ...(masterVideo ? { masterVideo } : {}),
+    flags: videoFlags(v),
+    ...(v.clipId !== undefined ? { clipId: v.clipId } : {}),
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * The videos API: listing, reading, renaming and deleting videos with everything derived from
+ * them. Videos are created by video in, the free clip and processing, never here.
+ */
+import type { Db } from '../../db/database';
+import type { JobQueue } from '../../jobs/job-queue';
+import type { Clock } from '../../shared/clock';
+import { ConflictError, NotFoundError } from '../../shared/errors';
+import type { Page, PageRequest } from '../../shared/paging';
+import { recordEvent } from '../../webhooks/events';
+import type { AccountsService } from '../accounts/accounts.service';
+import { VideoEvents } from './video-events';
+import { PURGE_BLOBS_JOB, PurgeBlobsPayload } from './video-purge';
+import { Video, VideoListFilter, videosStore } from './videos.store';
+
+/** A video and, for a derived video, the master it comes from (the API shows its file). */
+export interface VideoWithMaster {
+  video: Video;
+  master?: Video;
+}
+
+export interface VideoPatch {
+  name?: string;
+  description?: string;
+}
+
+/** Keys a video's data may sit under even when no row names them yet (a copy or ingestion cut short). */
+function conventionalBlobKeys(videoId: string): string[] {
+  return [`videos/${videoId}/file`, `videos/${videoId}/web.mp4`];
+}
+
+export class VideosService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly accounts: AccountsService,
+    private readonly jobs: JobQueue,
+  ) {}
+
+  async list(userId: string, teamId: string | undefined, filter: VideoListFilter, req: PageRequest): Promise<Page<VideoWithMaster>> {
+    const page = await videosStore.page(this.db, await this.accounts.listScope(userId, teamId), filter, req);
+    return { ...page, items: await this.withMasters(page.items) };
+  }
+
+  async get(userId: string, id: string): Promise<VideoWithMaster> {
+    const [item] = await this.withMasters([await this.visible(userId, id)]);
+    return item;
+  }
+
+  async patch(userId: string, id: string, patch: VideoPatch): Promise<VideoWithMaster> {
+    const video = await this.visible(userId, id);
+    const changed = (patch.name !== undefined && patch.name !== video.name) || (patch.description !== undefined && patch.description !== video.description);
+    if (!changed) return this.get(userId, id);
+    await videosStore.rename(this.db, id, patch, this.clock.now());
+    return this.get(userId, id);
+  }
+
+  async derived(userId: string, id: string, req: PageRequest): Promise<Page<VideoWithMaster>> {
+    const video = await this.visible(userId, id);
+    const page = await videosStore.derivedPage(this.db, video, req);
+    return { ...page, items: await this.withMasters(page.items) };
+  }
+
+  /**
+   * Deletes the video and every video derived from it in one transaction, with one
+   * `video.deleted` event each. `expectedDerivedIds`, when given, must equal the derived set
+   * (as a set) or nothing is deleted. Stored data is removed after the commit by a
+   * `video.purge-blobs` job enqueued in the same transaction, so a crash cannot lose track of it.
+   * Returns the ids removed, the requested video first.
+   */
+  async delete(userId: string, id: string, expectedDerivedIds?: readonly string[]): Promise<string[]> {
+    return this.db.transaction(async (trx) => {
+      const visible = await videosStore.byIdInScope(trx, id, { memberUserId: userId });
+      const video = visible && (await videosStore.byIdForUpdate(trx, id));
+      if (!video) throw new NotFoundError('Video not found');
+      const derivedIds = await videosStore.derivedIds(trx, video);
+      if (expectedDerivedIds !== undefined && !sameSet(expectedDerivedIds, derivedIds)) {
+        throw new ConflictError(
+          'CONFLICTING_DERIVED_VIDEO_IDS',
+          `The derived videos of ${video.id} are [${derivedIds.join(', ')}], not the ids sent; nothing was deleted`,
+        );
+      }
+      const removed = [video.id, ...derivedIds];
+      const payload: PurgeBlobsPayload = {
+        videoIds: removed,
+        uploads: await videosStore.uploadsOf(trx, removed),
+        blobKeys: [...new Set([...(await videosStore.blobKeysOf(trx, removed)), ...removed.flatMap(conventionalBlobKeys)])],
+      };
+      const teamOf = new Map((await videosStore.byIds(trx, removed)).map((v) => [v.id, v.teamId]));
+      await videosStore.deleteWithRecords(trx, removed);
+      const now = this.clock.now();
+      for (const videoId of removed) {
+        await recordEvent(trx, { teamId: teamOf.get(videoId) ?? video.teamId, eventType: VideoEvents.videoDeleted, videoId, occurredAt: now });
+      }
+      await this.jobs.enqueue(trx, { kind: PURGE_BLOBS_JOB, payload });
+      return removed;
+    });
+  }
+
+  /** The video when it belongs to a team the user is a member of (else 404, never 403). */
+  private async visible(userId: string, id: string): Promise<Video> {
+    const video = await videosStore.byIdInScope(this.db, id, { memberUserId: userId });
+    if (!video) throw new NotFoundError('Video not found');
+    return video;
+  }
+
+  private async withMasters(videos: Video[]): Promise<VideoWithMaster[]> {
+    const masterIds = [...new Set(videos.map((v) => v.masterVideoId).filter((m): m is string => m !== undefined))];
+    const masters = new Map((await videosStore.byIds(this.db, masterIds)).map((m) => [m.id, m]));
+    return videos.map((video) => ({ video, master: video.masterVideoId ? masters.get(video.masterVideoId) : undefined }));
+  }
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const left = new Set(a.map((x) => x.toLowerCase()));
+  const right = new Set(b.map((x) => x.toLowerCase()));
+  return left.size === right.size && [...left].every((x) => right.has(x));
+}
