@@ -3,6 +3,7 @@
  * start. An invalid setting stops the process with a message naming the variable.
  * docs/configuration.md lists every setting; keep the two in step.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PRICE_LIST, loadPriceListFile, type PriceList } from './features/billing/price-list';
@@ -57,6 +58,20 @@ const schema = z.object({
   VIDMILL_PRICE_LIST_FILE: z.string().min(1).optional(),
   VIDMILL_WEBHOOK_KEY_ROTATION_DAYS: int(1, 3650).default(90),
   VIDMILL_WEBHOOK_KEY_GRACE_HOURS: int(1, 24 * 30).default(24),
+  VIDMILL_EXTRA_CA_FILE: z.string().min(1).optional(),
+  VIDMILL_PUBLIC_URL: z
+    .string()
+    .refine((v) => {
+      try {
+        return ['http:', 'https:'].includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, 'must be an http:// or https:// URL')
+    .optional(),
+  VIDMILL_FFMPEG_PATH: z.string().min(1).optional(),
+  VIDMILL_FFPROBE_PATH: z.string().min(1).optional(),
+  VIDMILL_MEDIA_TIMEOUT_MINUTES: int(1, 7 * 24 * 60).default(240),
 }).superRefine((env, ctx) => {
   if (env.VIDMILL_STORAGE !== 's3') return;
   for (const name of ['VIDMILL_S3_BUCKET', 'VIDMILL_S3_ACCESS_KEY', 'VIDMILL_S3_SECRET_KEY'] as const) {
@@ -89,6 +104,14 @@ export interface Config {
   strictResponses: boolean;
   /** Share of responses checked against the contract in production (mismatches are logged). */
   responseValidationSample: number;
+  /** Extra certificate authorities (PEM) trusted for HTTPS video-in sources. */
+  extraCa?: string[];
+  /** ffmpeg and ffprobe: paths (else PATH, else the npm-shipped binaries) and the process timeout. */
+  media: { ffmpegPath?: string; ffprobePath?: string; timeoutMinutes: number };
+  /** Base URL clients reach this installation at (signed media links); default http://host:port. */
+  publicUrl: string;
+  /** Scratch space for media work (downloads, thumbnails, web videos): `<data dir>/work`. */
+  workDir: string;
 }
 
 export type StorageConfig =
@@ -115,6 +138,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const dataDir = path.resolve(raw.VIDMILL_DATA_DIR);
+  let extraCa: string[] | undefined;
+  if (raw.VIDMILL_EXTRA_CA_FILE) {
+    try {
+      extraCa = [readFileSync(path.resolve(raw.VIDMILL_EXTRA_CA_FILE), 'utf8')];
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration:\n  VIDMILL_EXTRA_CA_FILE: ${(err as Error).message}`);
+    }
+    if (!extraCa[0].includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('Invalid configuration:\n  VIDMILL_EXTRA_CA_FILE: must be a PEM file of certificates');
+  }
   const url = raw.VIDMILL_DATABASE_URL;
   return {
     host: raw.VIDMILL_HOST,
@@ -148,5 +180,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookSigningKeys: { rotationDays: raw.VIDMILL_WEBHOOK_KEY_ROTATION_DAYS, graceHours: raw.VIDMILL_WEBHOOK_KEY_GRACE_HOURS },
     strictResponses: false,
     responseValidationSample: raw.VIDMILL_RESPONSE_VALIDATION_SAMPLE,
+    extraCa,
+    media: { ffmpegPath: raw.VIDMILL_FFMPEG_PATH, ffprobePath: raw.VIDMILL_FFPROBE_PATH, timeoutMinutes: raw.VIDMILL_MEDIA_TIMEOUT_MINUTES },
+    workDir: path.join(dataDir, 'work'),
+    publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,
   };
 }

@@ -51,8 +51,9 @@ export interface Harness {
 export async function createHarness(overrides: Partial<Config> = {}, opts: { logger?: Logger } = {}): Promise<Harness> {
   const database = await createTestDatabase();
   const clock = new ManualClock(new Date());
-  const config: Config = { ...loadConfig({}), database: database.config, strictResponses: true, ...overrides };
   const blobDir = mkdtempSync(path.join(tmpdir(), 'vidmill-blobs-'));
+  const workDir = path.join(blobDir, '.work');
+  const config: Config = { ...loadConfig({}), database: database.config, strictResponses: true, workDir, ...overrides };
   const services = createServices({ db: database.db, clock, masterKey: randomBytes(32), blobs: new LocalDiskStore(blobDir), config });
   const logger = opts.logger ?? pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' });
   const app = createApp(services, { logger, config });

@@ -50,6 +50,17 @@ export interface IngestionState {
   quality?: Record<string, unknown>;
 }
 
+/** The processing stage (the free clip's cut; processing jobs later). */
+export interface ProcessingState {
+  status: OperationStatus;
+  progress: number;
+  etaSeconds?: number;
+  updatedAt: Date;
+  error?: StageError;
+  startMs?: number;
+  endMs?: number;
+}
+
 export interface Video {
   id: string;
   kind: VideoKind;
@@ -68,6 +79,7 @@ export interface Video {
   crc32c?: number;
   upload?: UploadState;
   ingestion?: IngestionState;
+  processing?: ProcessingState;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -88,6 +100,8 @@ export interface NewVideo {
   file?: VideoFileInfo;
   /** Videos made by video in start with upload INITIAL. */
   uploadStatus?: OperationStatus;
+  /** Videos made by processing (the clip too) start with processing INITIAL over this range. */
+  processing?: { startMs?: number; endMs?: number };
   createdAt: Date;
 }
 
@@ -183,6 +197,17 @@ export function videoFromRow(r: any): Video {
       quality: json(r.quality_json),
     };
   }
+  if (r.processing_status) {
+    v.processing = {
+      status: r.processing_status,
+      progress: Number(r.processing_progress),
+      etaSeconds: num(r.processing_eta_seconds),
+      updatedAt: asOptionalDate(r.processing_updated_at) ?? asDate(r.updated_at),
+      error: r.processing_error_code ? { code: r.processing_error_code, message: r.processing_error_message ?? '' } : undefined,
+      startMs: num(r.processing_start_ms),
+      endMs: num(r.processing_end_ms),
+    };
+  }
   return v;
 }
 
@@ -217,6 +242,13 @@ export interface IngestionUpdate {
   quality?: Record<string, unknown> | null;
 }
 
+export interface ProcessingUpdate {
+  status?: OperationStatus;
+  progress?: number;
+  etaSeconds?: number | null;
+  error?: StageError | null;
+}
+
 export const videosStore = {
   async insert(db: Knex, v: NewVideo): Promise<void> {
     await db('videos').insert({
@@ -236,6 +268,15 @@ export const videosStore = {
       upload_status: v.uploadStatus ?? null,
       upload_progress: 0,
       upload_updated_at: v.uploadStatus ? v.createdAt : null,
+      ...(v.processing
+        ? {
+            processing_status: 'INITIAL',
+            processing_progress: 0,
+            processing_updated_at: v.createdAt,
+            processing_start_ms: v.processing.startMs ?? null,
+            processing_end_ms: v.processing.endMs ?? null,
+          }
+        : {}),
       created_at: v.createdAt,
       updated_at: v.createdAt,
     });
@@ -304,6 +345,18 @@ export const videosStore = {
     if (u.webVideoAvailable !== undefined) patch.web_video_available = u.webVideoAvailable;
     if (u.metadata !== undefined) patch.metadata_json = u.metadata === null ? null : JSON.stringify(u.metadata);
     if (u.quality !== undefined) patch.quality_json = u.quality === null ? null : JSON.stringify(u.quality);
+    await db('videos').where({ id }).update(patch);
+  },
+
+  async updateProcessing(db: Knex, id: string, u: ProcessingUpdate, now: Date): Promise<void> {
+    const patch: Record<string, unknown> = { processing_updated_at: now, updated_at: now };
+    if (u.status !== undefined) patch.processing_status = u.status;
+    if (u.progress !== undefined) patch.processing_progress = u.progress;
+    if (u.etaSeconds !== undefined) patch.processing_eta_seconds = u.etaSeconds;
+    if (u.error !== undefined) {
+      patch.processing_error_code = u.error?.code ?? null;
+      patch.processing_error_message = u.error?.message ?? null;
+    }
     await db('videos').where({ id }).update(patch);
   },
 
