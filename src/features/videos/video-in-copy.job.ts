@@ -24,8 +24,6 @@ import { CopyJobPayload, VideoInService, videoFileKey } from './video-in.service
 import { VideoInOperation, videoInStore } from './video-in.store';
 import { StageError, Video, videosStore } from './videos.store';
 
-/** Runs of one copy job before a transient failure is recorded as FAILED. */
-export const COPY_JOB_ATTEMPTS = 3;
 /** Progress is written at most this often (and always at the end). */
 const PROGRESS_WRITE_MS = 1_000;
 

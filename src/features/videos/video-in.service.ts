@@ -26,6 +26,8 @@ import { Video, videosStore } from './videos.store';
 
 export const VIDEO_IN_COPY_JOB = 'video-in.copy';
 export const DEFAULT_MAX_CONNECTIONS = 10;
+/** Runs of one copy job before a transient failure is recorded as FAILED (a kill counts as a run). */
+export const COPY_JOB_ATTEMPTS = 4;
 
 export interface CreateVideoInput {
   selectTeamId?: string;
@@ -110,7 +112,7 @@ export class VideoInService {
       const now = this.clock.now();
       await videoInStore.restart(trx, videoId, skipChecksumValidation, now);
       await videosStore.updateUpload(trx, videoId, { status: 'IN_PROGRESS', error: null }, now);
-      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB, payload: { videoId } satisfies CopyJobPayload });
+      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB, payload: { videoId } satisfies CopyJobPayload, maxAttempts: COPY_JOB_ATTEMPTS });
     });
     return this.status(userId, videoId);
   }
@@ -191,7 +193,7 @@ export class VideoInService {
         createdAt: now,
       });
       await videoInStore.insert(trx, operation(videoId, now));
-      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB, payload: { videoId } satisfies CopyJobPayload });
+      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB, payload: { videoId } satisfies CopyJobPayload, maxAttempts: COPY_JOB_ATTEMPTS });
     });
     return (await videosStore.byId(this.db, videoId))!;
   }
