@@ -57,6 +57,9 @@ const schema = z.object({
   VIDMILL_PRICE_LIST_FILE: z.string().min(1).optional(),
   VIDMILL_WEBHOOK_KEY_ROTATION_DAYS: int(1, 3650).default(90),
   VIDMILL_WEBHOOK_KEY_GRACE_HOURS: int(1, 24 * 30).default(24),
+  VIDMILL_FFMPEG_PATH: z.string().min(1).optional(),
+  VIDMILL_FFPROBE_PATH: z.string().min(1).optional(),
+  VIDMILL_MEDIA_TIMEOUT_MINUTES: int(1, 7 * 24 * 60).default(240),
 }).superRefine((env, ctx) => {
   if (env.VIDMILL_STORAGE !== 's3') return;
   for (const name of ['VIDMILL_S3_BUCKET', 'VIDMILL_S3_ACCESS_KEY', 'VIDMILL_S3_SECRET_KEY'] as const) {
@@ -85,6 +88,11 @@ export interface Config {
   priceList: PriceList;
   /** Webhook signing keys: rotation period and how long a replaced key keeps verifying. */
   webhookSigningKeys: { rotationDays: number; graceHours: number };
+  /**
+   * ffmpeg and ffprobe: configured paths (else PATH, else the npm-shipped binaries; see
+   * src/media/binaries.ts) and the time limit of one ffmpeg/ffprobe child process.
+   */
+  media: { ffmpegPath?: string; ffprobePath?: string; timeoutMs: number };
   /** Strict response validation (tests); production logs response mismatches instead. */
   strictResponses: boolean;
   /** Share of responses checked against the contract in production (mismatches are logged). */
@@ -146,6 +154,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : { kind: 'disk', root: path.join(dataDir, 'blobs') },
     priceList,
     webhookSigningKeys: { rotationDays: raw.VIDMILL_WEBHOOK_KEY_ROTATION_DAYS, graceHours: raw.VIDMILL_WEBHOOK_KEY_GRACE_HOURS },
+    media: {
+      ffmpegPath: raw.VIDMILL_FFMPEG_PATH,
+      ffprobePath: raw.VIDMILL_FFPROBE_PATH,
+      timeoutMs: raw.VIDMILL_MEDIA_TIMEOUT_MINUTES * 60_000,
+    },
     strictResponses: false,
     responseValidationSample: raw.VIDMILL_RESPONSE_VALIDATION_SAMPLE,
   };
