@@ -158,6 +158,7 @@ export function runMedia(bin: string, args: readonly string[], opts: RunMediaOpt
 
     let settled = false;
     let killReason: MediaError | undefined;
+    let overflow: MediaError | undefined;
     let killTimer: NodeJS.Timeout | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
 
@@ -196,7 +197,8 @@ export function runMedia(bin: string, args: readonly string[], opts: RunMediaOpt
       }
       stdoutBytes += chunk.length;
       if (stdoutBytes > maxStdout) {
-        kill(new MediaError(`${name} wrote more than ${maxStdout} bytes to stdout and was killed`));
+        overflow ??= new MediaError(`${name} wrote more than ${maxStdout} bytes to stdout and was killed`);
+        kill(overflow);
         return;
       }
       stdoutChunks.push(stdoutDecoder.write(chunk));
@@ -217,8 +219,8 @@ export function runMedia(bin: string, args: readonly string[], opts: RunMediaOpt
       settled = true;
       cleanup();
       stderrTail = (stderrTail + stderrDecoder.end()).slice(-STDERR_TAIL_BYTES);
-      if (killReason) {
-        reject(killReason);
+      if (killReason || overflow) {
+        reject(killReason ?? overflow);
         return;
       }
       if (code === 0) {
