@@ -100,14 +100,17 @@ export interface Config {
   priceList: PriceList;
   /** Webhook signing keys: rotation period and how long a replaced key keeps verifying. */
   webhookSigningKeys: { rotationDays: number; graceHours: number };
+  /**
+   * ffmpeg and ffprobe: configured paths (else PATH, else the npm-shipped binaries; see
+   * src/media/binaries.ts) and the time limit of one ffmpeg/ffprobe child process.
+   */
+  media: { ffmpegPath?: string; ffprobePath?: string; timeoutMs: number };
   /** Strict response validation (tests); production logs response mismatches instead. */
   strictResponses: boolean;
   /** Share of responses checked against the contract in production (mismatches are logged). */
   responseValidationSample: number;
   /** Extra certificate authorities (PEM) trusted for HTTPS video-in sources. */
   extraCa?: string[];
-  /** ffmpeg and ffprobe: paths (else PATH, else the npm-shipped binaries) and the process timeout. */
-  media: { ffmpegPath?: string; ffprobePath?: string; timeoutMinutes: number };
   /** Base URL clients reach this installation at (signed media links); default http://host:port. */
   publicUrl: string;
   /** Scratch space for media work (downloads, thumbnails, web videos): `<data dir>/work`. */
@@ -178,10 +181,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : { kind: 'disk', root: path.join(dataDir, 'blobs') },
     priceList,
     webhookSigningKeys: { rotationDays: raw.VIDMILL_WEBHOOK_KEY_ROTATION_DAYS, graceHours: raw.VIDMILL_WEBHOOK_KEY_GRACE_HOURS },
+    media: {
+      ffmpegPath: raw.VIDMILL_FFMPEG_PATH,
+      ffprobePath: raw.VIDMILL_FFPROBE_PATH,
+      timeoutMs: raw.VIDMILL_MEDIA_TIMEOUT_MINUTES * 60_000,
+    },
     strictResponses: false,
     responseValidationSample: raw.VIDMILL_RESPONSE_VALIDATION_SAMPLE,
     extraCa,
-    media: { ffmpegPath: raw.VIDMILL_FFMPEG_PATH, ffprobePath: raw.VIDMILL_FFPROBE_PATH, timeoutMinutes: raw.VIDMILL_MEDIA_TIMEOUT_MINUTES },
     workDir: path.join(dataDir, 'work'),
     publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,
   };

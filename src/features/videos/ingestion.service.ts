@@ -49,7 +49,7 @@ export interface MediaSettings {
   ffmpegPath?: string;
   ffprobePath?: string;
   /** Longest run of one ffmpeg or ffprobe process. */
-  timeoutMinutes: number;
+  timeoutMs: number;
 }
 
 interface VideoJobPayload {
@@ -91,7 +91,7 @@ export class IngestionService {
   }
 
   private get timeoutMs(): number {
-    return this.media.timeoutMinutes * 60_000;
+    return this.media.timeoutMs;
   }
 
   private readonly ingestJob: JobHandler<VideoJobPayload> = async ({ videoId }, ctx) => {
@@ -145,7 +145,7 @@ export class IngestionService {
         const probe = await probeMedia(bins, file, opts);
         const full = video.fullIngestion;
         await progress(full ? 5 : 50);
-        const heuristics = await detectScanning(bins, file, { ...opts, durationMs: probe.durationMs }).catch((err) => {
+        const heuristics = await detectScanning(bins, file, { ...opts, durationMs: probe.durationMs }).catch((err: unknown) => {
           log.warn({ videoId: id, err }, 'scanning detection failed; metadata keeps the container scanning only');
           return undefined;
         });
@@ -171,7 +171,8 @@ export class IngestionService {
         await makeWebVideo(bins, file, web, {
           ...opts,
           durationMs,
-          onProgress: (p) => {
+          hasAudio: probe.hasAudio,
+          onProgress: (p: { percentage: number }) => {
             if (Date.now() - lastWrite < 1_000) return;
             lastWrite = Date.now();
             progress(30 + (p.percentage * 55) / 100).catch(() => undefined);
@@ -215,7 +216,7 @@ export class IngestionService {
   /** The free clip of a master whose ingestion just finished: a derived video and its cut job. */
   private async createClip(trx: Knex, master: Video, now: Date): Promise<void> {
     const durationMs = Number((master.ingestion?.metadata as any)?.durationInMillis ?? 0);
-    const { startMs, lengthMs } = clipWindow(durationMs, FREE_CLIP_MS);
+    const { startMs, durationMs: lengthMs } = clipWindow(durationMs, FREE_CLIP_MS);
     const clipId = randomUUID();
     await videosStore.insert(trx, {
       id: clipId,
@@ -260,13 +261,24 @@ export class IngestionService {
       const out = path.join(dir, `clip${ext}`);
       const startMs = clip.processing.startMs ?? 0;
       const lengthMs = (clip.processing.endMs ?? startMs + FREE_CLIP_MS) - startMs;
-      await withLocalFile(this.blobs, master.blobKey, dir, (file) => cutClip(bins, file, out, { startMs, durationMs: lengthMs, signal: ctx.signal, timeoutMs: this.timeoutMs }), ctx.signal);
+      const container = (master.ingestion?.metadata as { containerName?: string } | undefined)?.containerName;
+      const cut = await withLocalFile(
+        this.blobs,
+        master.blobKey,
+        dir,
+        (file) => cutClip(bins, file, out, { startMs, durationMs: lengthMs, container, signal: ctx.signal, timeoutMs: this.timeoutMs }),
+        ctx.signal,
+      );
+      if (cut.fellBack) ctx.log.info({ videoId, container }, 'free clip: written as Matroska (the source container cannot take these streams)');
       const key = `videos/${videoId}/file`;
-      const stored = await storeFile(this.blobs, key, out, { signal: ctx.signal });
-      const { mtime } = await stat(out);
+      const stored = await storeFile(this.blobs, key, cut.path, { signal: ctx.signal });
+      const { mtime } = await stat(cut.path);
       await this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
         const base = path.basename(master.file!.name, path.extname(master.file!.name));
-        await videosStore.setFile(trx, videoId, { ...master.file!, name: `${base}-clip${ext}`.slice(0, 255), size: stored.size, lastModified: mtime }, now);
+        const file = cut.fellBack
+          ? { ...master.file!, name: `${base}-clip.mkv`.slice(0, 255), type: 'video/x-matroska', containerName: 'Matroska' }
+          : { ...master.file!, name: `${base}-clip${ext}`.slice(0, 255) };
+        await videosStore.setFile(trx, videoId, { ...file, size: stored.size, lastModified: mtime }, now);
         await videosStore.setStored(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size }, now);
         await videosStore.updateProcessing(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
         await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.done, videoId, occurredAt: now });
