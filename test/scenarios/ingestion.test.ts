@@ -142,16 +142,17 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
   it('an interlaced source is found interlaced by the scanning heuristics', async () => {
     await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
     const interlaced = fixtureBytes({
-      seconds: 2,
-      width: 720,
-      height: 576,
+      seconds: 3,
+      width: 352,
+      height: 288,
+      fps: 50,
       ext: 'ts',
-      video: ['-vf', 'interlace=scan=tff', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-top', '1', '-b:v', '4M'],
+      video: ['-vf', 'interlace=scan=tff,setfield=tff', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-top', '1', '-b:v', '2M', '-g', '12'],
     });
     const res = await post('/v1/videos/in/https', { name: 'SD', url: serve(interlaced, 'ts') });
     await waitIngested(res.body.videoId);
     const m = (await get(`/v1/videos/${res.body.videoId}/in/status`)).body.ingestion.metadata;
-    assert.equal(m.codecName, 'mpeg2video');
+    assert.equal(m.codecName, 'mpeg2');
     assert.equal(m.scanning.heuristics, 'INTERLACED_TOP_FIRST');
   });
 });
