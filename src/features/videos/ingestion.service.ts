@@ -34,6 +34,7 @@ import {
 import type { BlobStore } from '../../storage/blob-store';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { Clock } from '../../shared/clock';
+import { NotFoundError } from '../../shared/errors';
 import { recordEvent } from '../../webhooks/events';
 import { ingestionEventsFor, VideoEvents } from './video-events';
 import { ingestionStore, AssetKind } from './ingestion.store';
@@ -78,6 +79,11 @@ export class IngestionService {
       return resolving;
     }
     return this.binaries;
+  }
+
+  /** The team setting: does video in make the free clip (admin CLI `update-team --free-clip`). */
+  async setFreeClipEnabled(teamId: string, enabled: boolean): Promise<void> {
+    if (!(await ingestionStore.setFreeClipEnabled(this.db, teamId, enabled))) throw new NotFoundError(`Team ${teamId} not found`, 'TEAM_NOT_FOUND');
   }
 
   /** Starts ingestion of a stored video, in the caller's transaction (after its copy or cut). */
