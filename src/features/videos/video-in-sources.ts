@@ -139,7 +139,7 @@ export class VideoInSources {
   }
 }
 
-function classifyHttpsProbeFailure(err: unknown, signal: AbortSignal): Error {
+export function classifyHttpsProbeFailure(err: unknown, signal: AbortSignal): Error {
   if (err instanceof BadRequestError) return err;
   if (err instanceof RangeNotSupportedError) {
     return new BadRequestError('CONTENT_NOT_PARTIAL_ERROR', `The source does not support range requests: ${err.message}`);
