@@ -38,7 +38,8 @@ import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
 import { SigningKeys } from './webhooks/signing-keys';
 import { JobQueue } from './jobs/job-queue';
-import type { JobHandler } from './jobs/worker';
+import type { GiveUpHandler, JobHandler } from './jobs/worker';
+import { videoGiveUps } from './features/videos/video-give-ups';
 import type { BlobStore } from './storage/blob-store';
 
 export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
@@ -122,6 +123,11 @@ export function createJobHandlers(s: Services): Record<string, JobHandler> {
     }),
     ...s.ingestion.jobHandlers(),
   };
+}
+
+/** What each job kind records when the lease sweep gives it up (see GiveUpHandler). */
+export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
+  return { ...videoGiveUps(s.clock) };
 }
 
 export function createHandlers(s: Services): AllHandlers {

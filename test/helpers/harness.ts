@@ -11,7 +11,7 @@ import type { Express } from 'express';
 import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
-import { createApp, createJobHandlers, createServices, loadContract, type Services } from '../../src/composition';
+import { createApp, createJobGiveUps, createJobHandlers, createServices, loadContract, type Services } from '../../src/composition';
 import { Worker, type WorkerOptions } from '../../src/jobs/worker';
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { ManualClock } from '../../src/shared/clock';
@@ -69,6 +69,7 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
     startWorker(wopts = {}) {
       const worker = new Worker(services.jobs, { workerId: `test-worker-${workers.length + 1}`, log: logger, pollMs: 100, ...wopts });
       for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
+      for (const [kind, giveUp] of Object.entries(createJobGiveUps(services))) worker.onGiveUp(kind, giveUp);
       services.jobs.onEnqueue(() => worker.notify());
       workers.push(worker);
       worker.start();

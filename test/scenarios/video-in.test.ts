@@ -269,6 +269,30 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       assert.equal((await status(res.body.videoId)).upload.uploadState.error.code, 'SOURCE_CHANGED');
     });
 
+    it('a copy whose worker is lost on its last attempt is FAILED (COPY_FAILED), never left IN_PROGRESS, and a restart finishes it', async () => {
+      const data = Buffer.alloc(MIB, 3);
+      const res = await post('/v1/videos/in/https', { name: 'Orphan', url: serve(data) });
+      const videoId = res.body.videoId;
+      // As a worker that claimed the job for the last time and died: running, lease expired.
+      await h.database.db('videos').where({ id: videoId }).update({ upload_status: 'IN_PROGRESS' });
+      await h.database.db('jobs').where({ kind: 'video-in.copy' }).update({
+        status: 'running',
+        attempts: h.database.db.ref('max_attempts'),
+        lease_owner: 'dead-worker#1',
+        lease_expires_at: new Date(h.clock.now().getTime() - 1000),
+      });
+      h.startWorker();
+      await waitUpload(videoId, ['FAILED']);
+      const failed = await status(videoId);
+      assert.equal(failed.upload.uploadState.error.code, 'COPY_FAILED');
+      assert.match(failed.upload.uploadState.error.message, /lost/);
+      assert.deepEqual(await events(videoId), ['video_in.failed']);
+      assert.equal((await h.database.db('jobs').where({ kind: 'video-in.copy' }).first()).status, 'failed');
+      assert.equal((await post(`/v1/videos/${videoId}/in/restart`, {})).status, 202);
+      await waitUpload(videoId, ['DONE']);
+      assert.ok((await stored(videoId)).equals(data));
+    });
+
     it('restart and abandon are 409 VIDEO_IN_OPERATION_NOT_FAILED unless the copy FAILED', async () => {
       const res = await post('/v1/videos/in/https', { name: 'Fine', url: serve(Buffer.alloc(100, 1)) });
       expectError(await post(`/v1/videos/${res.body.videoId}/in/restart`, {}), 409, 'VIDEO_IN_OPERATION_NOT_FAILED');
