@@ -11,6 +11,13 @@ import { DEFAULT_PRICE_LIST, loadPriceListFile, type PriceList } from './feature
 const bool = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1');
+const httpUrl = z.string().refine((v) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}, 'must be an http:// or https:// URL');
 const int = (min: number, max: number) =>
   z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(min).max(max);
 
@@ -37,16 +44,7 @@ const schema = z.object({
   VIDMILL_LOGIN_LOCK_MINUTES: int(1, 24 * 60).default(15),
   VIDMILL_RESPONSE_VALIDATION_SAMPLE: z.coerce.number({ message: 'must be a number' }).min(0).max(1).default(0.01),
   VIDMILL_STORAGE: z.enum(['disk', 's3']).default('disk'),
-  VIDMILL_S3_ENDPOINT: z
-    .string()
-    .refine((v) => {
-      try {
-        return ['http:', 'https:'].includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    }, 'must be an http:// or https:// URL')
-    .optional(),
+  VIDMILL_S3_ENDPOINT: httpUrl.optional(),
   VIDMILL_S3_BUCKET: z
     .string()
     .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a bucket name (3..63 lower-case letters, digits, dots, hyphens)')
@@ -59,16 +57,7 @@ const schema = z.object({
   VIDMILL_WEBHOOK_KEY_ROTATION_DAYS: int(1, 3650).default(90),
   VIDMILL_WEBHOOK_KEY_GRACE_HOURS: int(1, 24 * 30).default(24),
   VIDMILL_EXTRA_CA_FILE: z.string().min(1).optional(),
-  VIDMILL_PUBLIC_URL: z
-    .string()
-    .refine((v) => {
-      try {
-        return ['http:', 'https:'].includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    }, 'must be an http:// or https:// URL')
-    .optional(),
+  VIDMILL_PUBLIC_URL: httpUrl.optional(),
   VIDMILL_FFMPEG_PATH: z.string().min(1).optional(),
   VIDMILL_FFPROBE_PATH: z.string().min(1).optional(),
   VIDMILL_MEDIA_TIMEOUT_MINUTES: int(1, 7 * 24 * 60).default(240),

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { rootCertificates } from 'node:tls';
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import {
   HttpsRangeSource,
   RangeNotSupportedError,
@@ -115,14 +115,7 @@ export class VideoInSources {
     if (access.outcome === 'refused') throw new BadRequestError('HEAD_BUCKET_ERROR', access.message);
     const client: S3Client = createBucketClient(bucket, { maxAttempts: 1, connectionTimeoutMs: 5_000, requestTimeoutMs: 15_000 });
     try {
-      const out = await client.send(new HeadObjectCommand({ Bucket: bucket.bucket, Key: key }));
-      return {
-        size: Number(out.ContentLength ?? 0),
-        etag: out.ETag,
-        lastModified: out.LastModified?.toUTCString(),
-        validator: out.ETag,
-        contentType: out.ContentType,
-      };
+      return await new BucketRangeSource(client, bucket.bucket, key).probe();
     } catch (err) {
       const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
       const status = e.$metadata?.httpStatusCode;
