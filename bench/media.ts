@@ -1,8 +1,9 @@
 /**
  * Benchmark: the ingestion media recipes (thumbnails + full frames + web video, through
  * src/media with progress parsing) against the same ffmpeg commands run directly, on a 60 s
- * 1080p H.264 + AAC file made in the same run (10-s GOPs: x264's default keyint 250 at 25 fps,
- * a pessimistic case for seeking). Target: recipes at most 1.15x the direct commands.
+ * 1080p H.264 + AAC file made in the same run (12-s GOPs, keyframes at 0, 12, 24, 36, 48 s, so
+ * the thumbnail positions 10, 20, ... 50 s each decode 2 to 10 s of video: a pessimistic case for
+ * seeking). Target: recipes at most 1.15x the direct commands.
  *
  * Cost is CPU time (user + system) of the ffmpeg processes plus this Node process's own CPU
  * time while the step runs, so other load on a shared machine does not decide the result; wall
@@ -20,8 +21,8 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { makeFullFrames, makeThumbnails, makeWebVideo, probeMedia, resolveMediaBinaries } from '../src/media';
-import { FULL_FRAME_FILTER, FULL_FRAME_JPEG_ENCODE, stillPositions, stillsArgs, THUMBNAIL_ENCODE, thumbnailFilter, webVideoArgs } from '../src/media/recipes';
+import { makeFullFrames, makeThumbnails, makeThumbnailsAndFrames, makeWebVideo, probeMedia, resolveMediaBinaries } from '../src/media';
+import { FULL_FRAME_FILTER, FULL_FRAME_JPEG_ENCODE, multiStillsArgs, stillPositions, stillsArgs, THUMBNAIL_ENCODE, thumbnailFilter, webVideoArgs } from '../src/media/recipes';
 import { mediaArgs } from '../src/media/runner';
 import type { Benchmark, Result } from './lib';
 
@@ -86,7 +87,7 @@ export async function runMediaBenchmark(): Promise<Result> {
         '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
         '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=25:duration=60',
         '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=60',
-        '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-shortest', input,
+        '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-g', '300', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-shortest', input,
       ]);
     }
     const probe = await probeMedia(bins, input);
@@ -99,18 +100,30 @@ export async function runMediaBenchmark(): Promise<Result> {
       thumbnails: mediaArgs(bins.ffmpeg, stillsArgs(input, positions.map((p, i) => ({ positionMs: p, path: out(`d-thumb-${i}.jpg`) })), thumbnailFilter(320), THUMBNAIL_ENCODE)),
       frames: mediaArgs(bins.ffmpeg, stillsArgs(input, positions.map((p, i) => ({ positionMs: p, path: out(`d-frame-${i}.jpg`) })), FULL_FRAME_FILTER, FULL_FRAME_JPEG_ENCODE)),
       web: mediaArgs(bins.ffmpeg, webVideoArgs(input, out('d-web.mp4'), { hasAudio: probe.hasAudio })),
+      stills: mediaArgs(
+        bins.ffmpeg,
+        multiStillsArgs(input, positions.map((p, i) => ({
+          positionMs: p,
+          outputs: [
+            { path: out(`d-s-thumb-${i}.jpg`), filter: thumbnailFilter(320), encode: THUMBNAIL_ENCODE },
+            { path: out(`d-s-frame-${i}.jpg`), filter: FULL_FRAME_FILTER, encode: FULL_FRAME_JPEG_ENCODE },
+          ],
+        }))),
+      ),
     };
     const recipes = {
       thumbnails: () => makeThumbnails(bins, input!, out('r-thumbs'), { durationMs }),
       frames: () => makeFullFrames(bins, input!, out('r-frames'), { durationMs }),
       web: () => makeWebVideo(bins, input!, out('r-web.mp4'), { durationMs, hasAudio: probe.hasAudio, onProgress: () => undefined }),
+      stills: () => makeThumbnailsAndFrames(bins, input!, out('r-stills'), { durationMs }),
     };
 
-    type Step = 'thumbnails' | 'frames' | 'web';
-    const none = (): Record<Step, Cost> => ({ thumbnails: { wallMs: Infinity, cpuMs: Infinity }, frames: { wallMs: Infinity, cpuMs: Infinity }, web: { wallMs: Infinity, cpuMs: Infinity } });
+    type Step = 'thumbnails' | 'frames' | 'web' | 'stills';
+    const inf = (): Cost => ({ wallMs: Infinity, cpuMs: Infinity });
+    const none = (): Record<Step, Cost> => ({ thumbnails: inf(), frames: inf(), web: inf(), stills: inf() });
     const best = { direct: none(), recipe: none() };
     for (let round = 0; round < ROUNDS; round++) {
-      for (const step of ['thumbnails', 'frames', 'web'] as const) {
+      for (const step of ['thumbnails', 'frames', 'stills', 'web'] as const) {
         // Alternate which side goes first, so neither always runs on a warmer cache.
         const sides = round % 2 === 0 ? (['direct', 'recipe'] as const) : (['recipe', 'direct'] as const);
         for (const side of sides) {
@@ -149,12 +162,20 @@ export async function runMediaBenchmark(): Promise<Result> {
         row('full frames (5, JPEG)', best.direct.frames, best.recipe.frames),
         row('web video (720p H.264/AAC)', best.direct.web, best.recipe.web),
         row('ingestion total', totals('direct'), totals('recipe')),
+        row('thumbnails + frames, one run', best.direct.stills, best.recipe.stills),
         row('thumbnails: one select pass', selectPass),
         row('thumbnails: 5 seeking processes', separate),
       ],
       checks: [
         { name: 'ingestion recipes / direct (CPU)', ratio: total('recipe', 'cpuMs') / total('direct', 'cpuMs'), kind: 'max', limit: 1.15 },
         { name: 'ingestion recipes / direct (wall)', ratio: total('recipe', 'wallMs') / total('direct', 'wallMs'), kind: 'max', limit: 1.15, info: true },
+        {
+          name: 'stills one run / separate (CPU)',
+          ratio: best.recipe.stills.cpuMs / (best.recipe.thumbnails.cpuMs + best.recipe.frames.cpuMs),
+          kind: 'max',
+          limit: 1,
+          info: true,
+        },
         { name: 'thumbnails: select pass / chosen (CPU)', ratio: selectPass.cpuMs / best.direct.thumbnails.cpuMs, kind: 'min', limit: 1, info: true },
         { name: 'thumbnails: 5 processes / chosen (CPU)', ratio: separate.cpuMs / best.direct.thumbnails.cpuMs, kind: 'min', limit: 1, info: true },
       ],

@@ -11,12 +11,13 @@ import {
   cutClip,
   makeFullFrames,
   makeThumbnails,
+  makeThumbnailsAndFrames,
   makeWebVideo,
   probeMedia,
   type MediaProgress,
   type VideoQualityAssessment,
 } from '../../src/media';
-import { cutClipArgs, qualityFromMetadata, qualityLabel, qualityScore, stillPositions, stillsArgs, webVideoArgs } from '../../src/media/recipes';
+import { cutClipArgs, multiStillsArgs, qualityFromMetadata, qualityLabel, qualityScore, stillPositions, stillsArgs, webVideoArgs } from '../../src/media/recipes';
 import { bins, ffprobeStreams, fixture, fixtureDir, mp4TopLevelBoxes } from './fixtures';
 
 // Compile-time: the assessment is the contract's VideoQualityAssessment.
@@ -53,6 +54,21 @@ describe('Media recipes', function () {
         '-map', '1:v:0', '-frames:v', '1', '-vf', 'scale=320:-2', '-q:v', '3', '-f', 'image2', '-update', '1', '/o/b.jpg',
       ]);
       assert.ok(stillsArgs('-odd.mp4', [{ positionMs: 0, path: 'x.jpg' }], 'null', []).includes('./-odd.mp4'));
+    });
+
+    it('thumbnails and frames together: each position decoded once, split into both images', () => {
+      const args = multiStillsArgs('/v/in.mov', [
+        { positionMs: 0, outputs: [{ path: '/o/t1.jpg', filter: 'scale=320:-2', encode: ['-q:v', '3'] }, { path: '/o/f1.jpg', filter: 'null', encode: ['-q:v', '2'] }] },
+        { positionMs: 2000, outputs: [{ path: '/o/t2.jpg', filter: 'scale=320:-2', encode: ['-q:v', '3'] }, { path: '/o/f2.jpg', filter: 'null', encode: ['-q:v', '2'] }] },
+      ]);
+      assert.deepEqual(args, [
+        '-y', '-i', '/v/in.mov', '-ss', '2.000', '-i', '/v/in.mov',
+        '-filter_complex', '[0:v:0]split=2[p0k0][p0k1];[p0k0]scale=320:-2[o0k0];[p0k1]null[o0k1];[1:v:0]split=2[p1k0][p1k1];[p1k0]scale=320:-2[o1k0];[p1k1]null[o1k1]',
+        '-map', '[o0k0]', '-frames:v', '1', '-q:v', '3', '-f', 'image2', '-update', '1', '/o/t1.jpg',
+        '-map', '[o0k1]', '-frames:v', '1', '-q:v', '2', '-f', 'image2', '-update', '1', '/o/f1.jpg',
+        '-map', '[o1k0]', '-frames:v', '1', '-q:v', '3', '-f', 'image2', '-update', '1', '/o/t2.jpg',
+        '-map', '[o1k1]', '-frames:v', '1', '-q:v', '2', '-f', 'image2', '-update', '1', '/o/f2.jpg',
+      ]);
     });
 
     it('web video: H.264 yuv420p + AAC, faststart, audio mapped only when there is some', () => {
@@ -145,6 +161,15 @@ describe('Media recipes', function () {
       const png = await makeFullFrames(b, await fixture('anamorphicMp4'), outDir(), { durationMs: 1000, count: 1, format: 'png' });
       assert.ok(isPng(png[0].path));
       assert.deepEqual([png[0].width, png[0].height], [1920, 1080]);
+    });
+
+    it('thumbnails and full frames in one run: same files as the separate recipes', async () => {
+      const dir = outDir();
+      const { thumbnails, frames } = await makeThumbnailsAndFrames(await bins(), await fixture('anamorphicMp4'), dir, { durationMs: 1000, count: 3 });
+      assert.deepEqual(thumbnails.map((t) => [path.basename(t.path), t.width, t.height]), [['thumbnail-01.jpg', 320, 180], ['thumbnail-02.jpg', 320, 180], ['thumbnail-03.jpg', 320, 180]]);
+      assert.deepEqual(frames.map((f) => [path.basename(f.path), f.width, f.height]), [['frame-01.jpg', 1920, 1080], ['frame-02.jpg', 1920, 1080], ['frame-03.jpg', 1920, 1080]]);
+      assert.deepEqual(frames.map((f) => f.positionMs), thumbnails.map((t) => t.positionMs));
+      for (const f of [...thumbnails, ...frames]) assert.ok(isJpeg(f.path));
     });
 
     it('web video: H.264 yuv420p + AAC in MP4, moov before mdat, progress to 100', async () => {
