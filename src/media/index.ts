@@ -12,6 +12,7 @@ export type { ProbeResult, ProbeOptions, DetectScanningOptions, VideoMetadata, A
 export {
   makeThumbnails,
   makeFullFrames,
+  makeThumbnailsAndFrames,
   makeWebVideo,
   cutClip,
   clipWindow,
@@ -25,6 +26,7 @@ export type {
   StillImage,
   ThumbnailOptions,
   FullFrameOptions,
+  StillsOptions,
   WebVideoOptions,
   CutClipOptions,
   ClipResult,
