@@ -23,8 +23,7 @@ import {
   clipWindow,
   cutClip,
   detectScanning,
-  makeFullFrames,
-  makeThumbnails,
+  makeThumbnailsAndFrames,
   makeWebVideo,
   MediaBinaries,
   probeMedia,
@@ -162,13 +161,11 @@ export class IngestionService {
         if (!full) return;
 
         const durationMs = probe.durationMs;
-        const thumbs = await makeThumbnails(bins, file, path.join(dir, 'thumbnails'), { ...opts, durationMs });
-        await this.storeAssets(id, 'THUMBNAIL', 'image/jpeg', thumbs);
+        // One ffmpeg run decodes each position once for both the thumbnail and the full frame.
+        const stills = await makeThumbnailsAndFrames(bins, file, path.join(dir, 'stills'), { ...opts, durationMs });
+        await this.storeAssets(id, 'THUMBNAIL', 'image/jpeg', stills.thumbnails);
         await update({ thumbnailsAvailable: true });
-        await progress(20);
-
-        const frames = await makeFullFrames(bins, file, path.join(dir, 'frames'), { ...opts, durationMs });
-        await this.storeAssets(id, 'FRAME', frames[0] && frames[0].path.endsWith('.png') ? 'image/png' : 'image/jpeg', frames);
+        await this.storeAssets(id, 'FRAME', stills.frames[0]?.path.endsWith('.png') ? 'image/png' : 'image/jpeg', stills.frames);
         await update({ fullFramesAvailable: true });
         await progress(30);
 
