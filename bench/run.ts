@@ -7,9 +7,10 @@
 import { apiBenchmark } from './api';
 import { billingBenchmark } from './billing';
 import { Benchmark, installCleanupHandlers, report, stopAllChildren } from './lib';
+import { mediaBenchmark } from './media';
 import { webhooksBenchmark } from './webhooks';
 
-const BENCHMARKS: Benchmark[] = [apiBenchmark];
+const BENCHMARKS: Benchmark[] = [apiBenchmark, mediaBenchmark];
 
 /** Benchmarks that print their own table, ratios and verdict. */
 const SELF_REPORTING: { name: string; description: string; run: () => Promise<void> }[] = [

@@ -752,10 +752,13 @@ export interface paths {
          *     copy, otherwise the copy fails. Progress is reported by `GET /v1/videos/{videoId}/in/status`,
          *     `GET /v1/videos/{videoId}` and the `video_in` and `video_in_ingestion` webhook events.
          *
-         *     `400` when the file is larger than 500 GB, or the URL is invalid, unreachable or without
-         *     range support (`INVALID_HTTPS_URL`). `404` when `projectId` names no project of the team.
-         *     When `crc32c` is given the copied data is checked against it and a difference fails the
-         *     copy with `CHECKSUM_MISMATCH`.
+         *     Before answering, the source is probed with a ranged request. `400` with `errorCode`:
+         *     `INVALID_HTTPS_URL` (not https on port 443, user info in the URL, a host that resolves
+         *     to a non-public address (also after a redirect), not reachable, or an HTTP error),
+         *     `CONTENT_NOT_PARTIAL_ERROR` (no range support), `NO_CONTENT` (an empty file),
+         *     `VIDEO_TOO_LARGE` (over 500 GB), `UNSUPPORTED_CONTENT_TYPE` (an HTML page). `404` when
+         *     `projectId` names no project of the team. When `crc32c` is given the copied data is
+         *     checked against it and a difference fails the copy with `CHECKSUM_MISMATCH`.
          */
         post: operations["createMasterVideoFromHttps"];
         delete?: never;
@@ -779,7 +782,8 @@ export interface paths {
          *     and starts copying an object from the given bucket into the platform. Progress is
          *     reported as for the HTTPS variant.
          *
-         *     `400` when the file is larger than 500 GB or the credentials are not accepted. `404`
+         *     `400` when the file is larger than 500 GB (`VIDEO_TOO_LARGE`) or empty (`NO_CONTENT`),
+         *     or the credentials are not accepted (`HEAD_BUCKET_ERROR`, `HEAD_OBJECT_ERROR`). `404`
          *     when the bucket (`BUCKET_NOT_FOUND`) or the object (`KEY_NOT_FOUND`) does not exist, or
          *     `projectId` names no project of the team.
          */
@@ -1160,6 +1164,36 @@ export interface paths {
          *     (the free 10-second clip included); for a clip, the processed clips based on it.
          */
         get: operations["getDerivedVideos"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/videos/{videoId}/assets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the video.
+                 * @example 5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d
+                 */
+                videoId: components["parameters"]["VideoIdPathParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get links to what ingestion made
+         * @description Short-lived links to the thumbnails, full-resolution frames and web video that full
+         *     ingestion made for this video (`fullIngestion=true`). The links are served by Vidmill,
+         *     need no API key (their signature is the credential), support HTTP range requests and
+         *     stop working at `expiresAt`. Lists are empty until ingestion has made the assets; the
+         *     `ingestionState` flags say which exist.
+         */
+        get: operations["getVideoAssets"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1853,7 +1887,7 @@ export interface components {
          * @description Documented error codes. The list is not exhaustive and may grow.
          * @enum {string}
          */
-        ErrorCodeEnum: "UNKNOWN" | "TOO_MANY_REQUESTS" | "INVALID_CREDENTIALS" | "ACCOUNT_LOCKED" | "ACCOUNT_DISABLED" | "ACCOUNT_EXPIRED" | "MISSING_API_KEY" | "INVALID_API_KEY" | "ACCESS_DENIED" | "RESOURCE_NOT_FOUND" | "TEAM_NOT_FOUND" | "DEFAULT_TEAM_NOT_API_ENABLED" | "INVALID_INPUT" | "FORBIDDEN" | "VALIDATION_ERROR" | "WEBHOOK_NOT_ACTIVE" | "TOO_MANY_WEBHOOK_TEST_EVENTS" | "CONTAINER_IS_NOT_SUPPORTED_FOR_SELECTED_CODEC" | "INSUFFICIENT_PROJECTED_BALANCE_ERROR" | "PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED" | "ACTIVE_API_KEY_CANNOT_BE_DELETED" | "VIDEO_IN_OPERATION_NOT_FAILED" | "VIDEO_OUT_OPERATION_NOT_FAILED" | "VIDEO_ALREADY_BEING_COPIED_TO_OUTPUT_LOCATION" | "ONGOING_COPY_TO_OUTPUT_NEEDS_TO_BE_RESTARTED_OR_ABANDONED" | "BUCKET_NOT_FOUND" | "KEY_NOT_FOUND" | "HEAD_BUCKET_ERROR" | "HEAD_OBJECT_ERROR" | "RESOLVE_OBJECT_METADATA_ERROR" | "CONTENT_RANGE_HEADER_INVALID" | "CONTENT_NOT_PARTIAL_ERROR" | "PARSE_CONTENT_TYPE_ERROR" | "NO_CONTENT" | "OBJECT_ALREADY_EXISTS" | "CONFLICTING_DERIVED_VIDEO_IDS" | "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED" | "MAXIMUM_AMOUNT_OF_ACTIVE_WEBHOOKS_REACHED" | "INVALID_REQUEST_BODY" | "MISSING_REQUEST_BODY" | "TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE" | "TARGET_RESOLUTION_CANNOT_BE_LOWER_THAN_CALCULATED_ASPECT_RATIO_RESOLUTION" | "INVALID_START_POSITION" | "INVALID_END_POSITION" | "INVALID_DATE_TIME_RANGE" | "MISSING_CUSTOM_RESOLUTION" | "INVALID_INPUT_COLOR_CONVERSION" | "INVALID_OUTPUT_COLOR_CONVERSION" | "UNSUPPORTED_CONTENT_TYPE" | "CHECKSUM_MISMATCH" | "VIDEO_IN_RESTART_CHECKSUM_MISMATCH" | "INVALID_HTTPS_URL" | "UNEXPECTED_CONTENT_RANGE" | "VIDEO_PROCESSING_NOT_DONE" | "WEBHOOK_RATE_LIMIT_EXCEEDED" | "VIDEO_NOT_FULLY_INGESTED" | "VIDEO_COMPARISON_CONFLICT" | "APPRAISAL_BILLING_OUT_DATED" | "CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE" | "TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE" | "TEAM_NOT_BILLED_THROUGH_WALLET" | "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "CONFLICT" | "INTERNAL_SERVER_ERROR" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "NOT_IMPLEMENTED";
+        ErrorCodeEnum: "UNKNOWN" | "TOO_MANY_REQUESTS" | "INVALID_CREDENTIALS" | "ACCOUNT_LOCKED" | "ACCOUNT_DISABLED" | "ACCOUNT_EXPIRED" | "MISSING_API_KEY" | "INVALID_API_KEY" | "ACCESS_DENIED" | "RESOURCE_NOT_FOUND" | "TEAM_NOT_FOUND" | "DEFAULT_TEAM_NOT_API_ENABLED" | "INVALID_INPUT" | "FORBIDDEN" | "VALIDATION_ERROR" | "WEBHOOK_NOT_ACTIVE" | "TOO_MANY_WEBHOOK_TEST_EVENTS" | "CONTAINER_IS_NOT_SUPPORTED_FOR_SELECTED_CODEC" | "INSUFFICIENT_PROJECTED_BALANCE_ERROR" | "PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED" | "ACTIVE_API_KEY_CANNOT_BE_DELETED" | "VIDEO_IN_OPERATION_NOT_FAILED" | "VIDEO_OUT_OPERATION_NOT_FAILED" | "VIDEO_ALREADY_BEING_COPIED_TO_OUTPUT_LOCATION" | "ONGOING_COPY_TO_OUTPUT_NEEDS_TO_BE_RESTARTED_OR_ABANDONED" | "BUCKET_NOT_FOUND" | "KEY_NOT_FOUND" | "HEAD_BUCKET_ERROR" | "HEAD_OBJECT_ERROR" | "RESOLVE_OBJECT_METADATA_ERROR" | "CONTENT_RANGE_HEADER_INVALID" | "CONTENT_NOT_PARTIAL_ERROR" | "PARSE_CONTENT_TYPE_ERROR" | "NO_CONTENT" | "OBJECT_ALREADY_EXISTS" | "CONFLICTING_DERIVED_VIDEO_IDS" | "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED" | "MAXIMUM_AMOUNT_OF_ACTIVE_WEBHOOKS_REACHED" | "INVALID_REQUEST_BODY" | "MISSING_REQUEST_BODY" | "TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE" | "TARGET_RESOLUTION_CANNOT_BE_LOWER_THAN_CALCULATED_ASPECT_RATIO_RESOLUTION" | "INVALID_START_POSITION" | "INVALID_END_POSITION" | "INVALID_DATE_TIME_RANGE" | "MISSING_CUSTOM_RESOLUTION" | "INVALID_INPUT_COLOR_CONVERSION" | "INVALID_OUTPUT_COLOR_CONVERSION" | "UNSUPPORTED_CONTENT_TYPE" | "CHECKSUM_MISMATCH" | "VIDEO_IN_RESTART_CHECKSUM_MISMATCH" | "INVALID_HTTPS_URL" | "UNEXPECTED_CONTENT_RANGE" | "VIDEO_PROCESSING_NOT_DONE" | "WEBHOOK_RATE_LIMIT_EXCEEDED" | "VIDEO_NOT_FULLY_INGESTED" | "VIDEO_COMPARISON_CONFLICT" | "APPRAISAL_BILLING_OUT_DATED" | "CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE" | "TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE" | "TEAM_NOT_BILLED_THROUGH_WALLET" | "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "CONFLICT" | "INTERNAL_SERVER_ERROR" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "NOT_IMPLEMENTED" | "VIDEO_TOO_LARGE";
         /** @description The account of the calling API key. */
         Account: {
             user: components["schemas"]["User"];
@@ -3268,7 +3302,13 @@ export interface components {
         };
         /** @description Why a copy into the platform failed. */
         VideoUploadStateError: {
-            /** @description Machine-readable error code, for example `CHECKSUM_MISMATCH`. */
+            /**
+             * @description Machine-readable error code: `CHECKSUM_MISMATCH` (the copied data does not match
+             *     `crc32c`), `VIDEO_IN_RESTART_CHECKSUM_MISMATCH` (the same after a restart),
+             *     `SOURCE_CHANGED` (the source file changed during the copy), `SOURCE_NOT_ACCESSIBLE`
+             *     (the source started refusing access), `COPY_FAILED` (the source or storage kept
+             *     failing after retries).
+             */
             readonly code: string;
             /** @description Human-readable description. */
             readonly message: string;
@@ -3416,6 +3456,60 @@ export interface components {
          * @enum {string}
          */
         Scanning: "PROGRESSIVE" | "INTERLACED_TOP_FIRST" | "INTERLACED_BOTTOM_FIRST";
+        /** @description Short-lived links to the assets full ingestion made for a video. */
+        VideoAssets: {
+            /**
+             * Format: uuid
+             * @description The video.
+             */
+            videoId: string;
+            /**
+             * Format: date-time
+             * @description When every link of this answer stops working.
+             */
+            expiresAt: string;
+            /** @description Small JPEG pictures at evenly spaced positions. */
+            thumbnails: components["schemas"]["VideoAsset"][];
+            /** @description Frames at full resolution. */
+            fullFrames: components["schemas"]["VideoAsset"][];
+            /** @description H.264/AAC MP4 of at most 720 lines for playing in a browser; absent until made. */
+            webVideo?: components["schemas"]["VideoAsset"];
+        };
+        /** @description One stored asset and a signed link to it. */
+        VideoAsset: {
+            /**
+             * Format: uuid
+             * @description Identifier of the asset.
+             */
+            id: string;
+            /**
+             * Format: uri
+             * @description Signed link, valid until `expiresAt`; supports `Range` requests.
+             */
+            url: string;
+            /** @description MIME type. */
+            contentType: string;
+            /**
+             * Format: int64
+             * @description Size in bytes.
+             */
+            size: number;
+            /**
+             * Format: int32
+             * @description Width in pixels.
+             */
+            width?: number;
+            /**
+             * Format: int32
+             * @description Height in pixels.
+             */
+            height?: number;
+            /**
+             * Format: int64
+             * @description Position in the video, in milliseconds (thumbnails and frames).
+             */
+            positionMs?: number;
+        };
         /** @description Assessment of a video's visual quality. */
         VideoQualityAssessment: {
             /** @description Individual quality measurements. */
@@ -8348,6 +8442,70 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["VideosPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getVideoAssets: {
+        parameters: {
+            query?: {
+                /** @description How long the links stay valid, in minutes. */
+                expiresInMinutes?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the video.
+                 * @example 5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d
+                 */
+                videoId: components["parameters"]["VideoIdPathParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Links to the video's ingestion assets. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "videoId": "5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d",
+                     *       "expiresAt": "2026-01-01T12:15:00Z",
+                     *       "thumbnails": [
+                     *         {
+                     *           "id": "0b9a1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d",
+                     *           "url": "https://api.vidmill.io/media/v1/videos/5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d/assets/0b9a1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d?expires=1767269700&signature=q1w2e3r4t5y6u7i8o9p0",
+                     *           "contentType": "image/jpeg",
+                     *           "size": 14233,
+                     *           "width": 320,
+                     *           "height": 180,
+                     *           "positionMs": 6200
+                     *         }
+                     *       ],
+                     *       "fullFrames": [],
+                     *       "webVideo": {
+                     *         "id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "url": "https://api.vidmill.io/media/v1/videos/5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d/assets/1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f?expires=1767269700&signature=a1s2d3f4g5h6j7k8l9",
+                     *         "contentType": "video/mp4",
+                     *         "size": 5242880,
+                     *         "width": 1280,
+                     *         "height": 720
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VideoAssets"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -6,6 +6,7 @@
  *   create-team     --name N [--owner-email E] [--billing-type WALLET|CLOUD_MARKETPLACE] [--api-enabled true|false]
  *   add-member      --team-id ID --email E [--role member|owner]
  *   update-team     --team-id ID [--name N] [--billing-type ...] [--api-enabled true|false]
+ *                   [--free-clip true|false]   whether video in makes the free 10-second clip (default true)
  *   reset-password  --email E [--password P]       (also clears a sign-in lock)
  *   sweep-api-keys                                 delete keys unused for 90 days now
  *
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
       'owner-email': { type: 'string' },
       'billing-type': { type: 'string' },
       'api-enabled': { type: 'string' },
+      'free-clip': { type: 'string' },
       role: { type: 'string' },
       'amount-usd': { type: 'string' },
       reason: { type: 'string' },
@@ -127,6 +129,8 @@ async function main(): Promise<void> {
       case 'update-team': {
         const teamId = required(values['team-id'], 'team-id');
         await s.accounts.updateTeam(teamId, { name: values.name, apiEnabled: bool(values['api-enabled']) });
+        const freeClip = bool(values['free-clip']);
+        if (freeClip !== undefined) await s.ingestion.setFreeClipEnabled(teamId, freeClip);
         // A billing-type switch is recorded in the team's billing-type history.
         const type = billingType(values['billing-type']);
         if (type) await s.ledger.switchBillingType(teamId, type, values.reason ?? 'admin update-team');

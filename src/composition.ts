@@ -21,6 +21,13 @@ import { projectsHandlers } from './features/projects/projects.handlers';
 import { purgeBlobsJob, PURGE_BLOBS_JOB } from './features/videos/video-purge';
 import { VideosService } from './features/videos/videos.service';
 import { videosHandlers } from './features/videos/videos.handlers';
+import { VideoInService, VIDEO_IN_COPY_JOB } from './features/videos/video-in.service';
+import { videoInHandlers } from './features/videos/video-in.handlers';
+import { VideoInSources } from './features/videos/video-in-sources';
+import { videoInCopyJob } from './features/videos/video-in-copy.job';
+import { IngestionService } from './features/videos/ingestion.service';
+import { VideoAssetsService } from './features/videos/video-assets.service';
+import { SignedLinks } from './http/signed-links';
 import { WebhooksService } from './features/webhooks/webhooks.service';
 import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
 import { buildApp } from './http/app';
@@ -31,7 +38,8 @@ import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
 import { SigningKeys } from './webhooks/signing-keys';
 import { JobQueue } from './jobs/job-queue';
-import type { JobHandler } from './jobs/worker';
+import type { GiveUpHandler, JobHandler } from './jobs/worker';
+import { videoGiveUps } from './features/videos/video-give-ups';
 import type { BlobStore } from './storage/blob-store';
 
 export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
@@ -49,6 +57,9 @@ export interface Services {
   apiKeys: ApiKeysService;
   projects: ProjectsService;
   videos: VideosService;
+  videoIn: VideoInService;
+  ingestion: IngestionService;
+  assets: VideoAssetsService;
   locations: LocationsService;
   ledger: LedgerService;
   billing: BillingService;
@@ -65,13 +76,16 @@ export function createServices(deps: {
   clock: Clock;
   masterKey: Buffer;
   blobs: BlobStore;
-  config: Pick<Config, 'login' | 'priceList' | 'allowPrivateUrls' | 'webhookSigningKeys'>;
+  config: Pick<Config, 'login' | 'priceList' | 'allowPrivateUrls' | 'webhookSigningKeys' | 'extraCa' | 'media' | 'workDir' | 'publicUrl'>;
 }): Services {
   const { db, clock } = deps;
   const jobs = new JobQueue(db, clock);
   const accounts = new AccountsService(db, clock, { login: deps.config.login });
   const secretBox = new SecretBox(deps.masterKey);
   const ledger = new LedgerService(db, clock, deps.config.priceList);
+  const locations = new LocationsService(db, clock, accounts, secretBox);
+  const videos = new VideosService(db, clock, accounts, jobs);
+  const sources = new VideoInSources({ allowPrivateUrls: deps.config.allowPrivateUrls, extraCa: deps.config.extraCa });
   return {
     db,
     clock,
@@ -79,8 +93,11 @@ export function createServices(deps: {
     accounts,
     apiKeys: new ApiKeysService(db, clock),
     projects: new ProjectsService(db, clock, accounts),
-    videos: new VideosService(db, clock, accounts, jobs),
-    locations: new LocationsService(db, clock, accounts, secretBox),
+    videos,
+    videoIn: new VideoInService(db, clock, accounts, locations, videos, jobs, secretBox, sources),
+    ingestion: new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir),
+    assets: new VideoAssetsService(db, clock, deps.blobs, new SignedLinks(deps.masterKey, deps.config.publicUrl)),
+    locations,
     ledger,
     billing: new BillingService(db, clock, accounts, ledger),
     webhooks: new WebhooksService(db, clock, accounts, { allowPrivateUrls: deps.config.allowPrivateUrls }),
@@ -97,7 +114,20 @@ export function createServices(deps: {
 export function createJobHandlers(s: Services): Record<string, JobHandler> {
   return {
     [PURGE_BLOBS_JOB]: purgeBlobsJob(s.blobs),
+    [VIDEO_IN_COPY_JOB]: videoInCopyJob({
+      db: s.db,
+      clock: s.clock,
+      blobs: s.blobs,
+      videoIn: s.videoIn,
+      onCopied: (trx, video) => s.ingestion.begin(trx, video),
+    }),
+    ...s.ingestion.jobHandlers(),
   };
+}
+
+/** What each job kind records when the lease sweep gives it up (see GiveUpHandler). */
+export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
+  return { ...videoGiveUps(s.clock) };
 }
 
 export function createHandlers(s: Services): AllHandlers {
@@ -105,7 +135,8 @@ export function createHandlers(s: Services): AllHandlers {
     ...apiKeysHandlers(s.apiKeys),
     ...accountsHandlers(s.accounts),
     ...projectsHandlers(s.projects),
-    ...videosHandlers(s.videos),
+    ...videosHandlers(s.videos, s.assets),
+    ...videoInHandlers(s.videoIn),
     ...locationsHandlers(s.locations),
     ...billingHandlers(s.billing),
     ...webhooksHandlers(s.webhooks, s.signingKeys),
@@ -127,9 +158,15 @@ export function createApp(
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,
     responseValidationSample: opts.config.responseValidationSample,
+    publicRoutes: [s.assets.routes()],
     readiness: async () => {
       await s.db.raw('select 1');
-      return { database: isPostgres(s.db) ? 'postgresql' : 'sqlite' };
+      // ffmpeg is reported, not required: an API-only process does no media work.
+      const media = await s.ingestion.mediaBinaries().then(
+        (m) => ({ ffmpeg: { version: m.ffmpegVersion, source: m.source.ffmpeg }, ffprobe: { version: m.ffprobeVersion, source: m.source.ffprobe } }),
+        (err: Error) => ({ ffmpeg: { error: err.message }, ffprobe: { error: err.message } }),
+      );
+      return { database: isPostgres(s.db) ? 'postgresql' : 'sqlite', storage: s.blobs.kind, ...media };
     },
   });
 }

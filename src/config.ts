@@ -3,6 +3,7 @@
  * start. An invalid setting stops the process with a message naming the variable.
  * docs/configuration.md lists every setting; keep the two in step.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PRICE_LIST, loadPriceListFile, type PriceList } from './features/billing/price-list';
@@ -10,6 +11,13 @@ import { DEFAULT_PRICE_LIST, loadPriceListFile, type PriceList } from './feature
 const bool = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1');
+const httpUrl = z.string().refine((v) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}, 'must be an http:// or https:// URL');
 const int = (min: number, max: number) =>
   z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(min).max(max);
 
@@ -36,16 +44,7 @@ const schema = z.object({
   VIDMILL_LOGIN_LOCK_MINUTES: int(1, 24 * 60).default(15),
   VIDMILL_RESPONSE_VALIDATION_SAMPLE: z.coerce.number({ message: 'must be a number' }).min(0).max(1).default(0.01),
   VIDMILL_STORAGE: z.enum(['disk', 's3']).default('disk'),
-  VIDMILL_S3_ENDPOINT: z
-    .string()
-    .refine((v) => {
-      try {
-        return ['http:', 'https:'].includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    }, 'must be an http:// or https:// URL')
-    .optional(),
+  VIDMILL_S3_ENDPOINT: httpUrl.optional(),
   VIDMILL_S3_BUCKET: z
     .string()
     .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a bucket name (3..63 lower-case letters, digits, dots, hyphens)')
@@ -57,6 +56,11 @@ const schema = z.object({
   VIDMILL_PRICE_LIST_FILE: z.string().min(1).optional(),
   VIDMILL_WEBHOOK_KEY_ROTATION_DAYS: int(1, 3650).default(90),
   VIDMILL_WEBHOOK_KEY_GRACE_HOURS: int(1, 24 * 30).default(24),
+  VIDMILL_EXTRA_CA_FILE: z.string().min(1).optional(),
+  VIDMILL_PUBLIC_URL: httpUrl.optional(),
+  VIDMILL_FFMPEG_PATH: z.string().min(1).optional(),
+  VIDMILL_FFPROBE_PATH: z.string().min(1).optional(),
+  VIDMILL_MEDIA_TIMEOUT_MINUTES: int(1, 7 * 24 * 60).default(240),
 }).superRefine((env, ctx) => {
   if (env.VIDMILL_STORAGE !== 's3') return;
   for (const name of ['VIDMILL_S3_BUCKET', 'VIDMILL_S3_ACCESS_KEY', 'VIDMILL_S3_SECRET_KEY'] as const) {
@@ -85,10 +89,21 @@ export interface Config {
   priceList: PriceList;
   /** Webhook signing keys: rotation period and how long a replaced key keeps verifying. */
   webhookSigningKeys: { rotationDays: number; graceHours: number };
+  /**
+   * ffmpeg and ffprobe: configured paths (else PATH, else the npm-shipped binaries; see
+   * src/media/binaries.ts) and the time limit of one ffmpeg/ffprobe child process.
+   */
+  media: { ffmpegPath?: string; ffprobePath?: string; timeoutMs: number };
   /** Strict response validation (tests); production logs response mismatches instead. */
   strictResponses: boolean;
   /** Share of responses checked against the contract in production (mismatches are logged). */
   responseValidationSample: number;
+  /** Extra certificate authorities (PEM) trusted for HTTPS video-in sources. */
+  extraCa?: string[];
+  /** Base URL clients reach this installation at (signed media links); default http://host:port. */
+  publicUrl: string;
+  /** Scratch space for media work (downloads, thumbnails, web videos): `<data dir>/work`. */
+  workDir: string;
 }
 
 export type StorageConfig =
@@ -115,6 +130,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const dataDir = path.resolve(raw.VIDMILL_DATA_DIR);
+  let extraCa: string[] | undefined;
+  if (raw.VIDMILL_EXTRA_CA_FILE) {
+    try {
+      extraCa = [readFileSync(path.resolve(raw.VIDMILL_EXTRA_CA_FILE), 'utf8')];
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration:\n  VIDMILL_EXTRA_CA_FILE: ${(err as Error).message}`);
+    }
+    if (!extraCa[0].includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('Invalid configuration:\n  VIDMILL_EXTRA_CA_FILE: must be a PEM file of certificates');
+  }
   const url = raw.VIDMILL_DATABASE_URL;
   return {
     host: raw.VIDMILL_HOST,
@@ -146,7 +170,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : { kind: 'disk', root: path.join(dataDir, 'blobs') },
     priceList,
     webhookSigningKeys: { rotationDays: raw.VIDMILL_WEBHOOK_KEY_ROTATION_DAYS, graceHours: raw.VIDMILL_WEBHOOK_KEY_GRACE_HOURS },
+    media: {
+      ffmpegPath: raw.VIDMILL_FFMPEG_PATH,
+      ffprobePath: raw.VIDMILL_FFPROBE_PATH,
+      timeoutMs: raw.VIDMILL_MEDIA_TIMEOUT_MINUTES * 60_000,
+    },
     strictResponses: false,
     responseValidationSample: raw.VIDMILL_RESPONSE_VALIDATION_SAMPLE,
+    extraCa,
+    workDir: path.join(dataDir, 'work'),
+    publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,
   };
 }

@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from './config';
-import { createApp, createJobHandlers, createServices } from './composition';
+import { createApp, createJobGiveUps, createJobHandlers, createServices } from './composition';
 import { migrateToLatest, openDatabase } from './db/database';
 import { PeriodicTask } from './jobs/periodic-task';
 import { Worker } from './jobs/worker';
@@ -49,6 +49,7 @@ async function main(): Promise<void> {
   if (config.role !== 'api') {
     worker = new Worker(jobs, { workerId: `${hostname()}:${process.pid}`, log });
     for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
+    for (const [kind, giveUp] of Object.entries(createJobGiveUps(services))) worker.onGiveUp(kind, giveUp);
     jobs.onEnqueue(() => worker?.notify());
     worker.start();
     deliveries = new DeliveryWorker({ db, clock: systemClock, signingKeys: services.signingKeys, policy: { allowPrivateUrls: config.allowPrivateUrls }, log });

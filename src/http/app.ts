@@ -30,6 +30,8 @@ export interface AppDeps {
   /** Share of production responses checked against the contract (0..1). */
   responseValidationSample: number;
   readiness: () => Promise<Record<string, unknown>>;
+  /** Routes outside /api that authenticate by themselves (signed media links). */
+  publicRoutes?: express.Router[];
 }
 
 /** The document as served to browsers: this server first, so "Try it out" calls it. */
@@ -131,6 +133,8 @@ export function buildApp(deps: AppDeps): express.Express {
     res.json(served);
   });
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(served, { customSiteTitle: 'Vidmill API', swaggerOptions: { persistAuthorization: true } }));
+
+  for (const routes of deps.publicRoutes ?? []) app.use(routes);
 
   const api = express.Router();
   api.use(

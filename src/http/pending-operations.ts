@@ -6,13 +6,7 @@ import { DomainError } from '../shared/errors';
 import type { Handler, OperationId } from './operations';
 
 export const PENDING_OPERATIONS = [
-  // Video in and ingestion
-  'createMasterVideoFromHttps',
-  'createMasterVideoFromBucket',
-  'createMasterVideoFromBucketInputLocationId',
-  'getVideoInStatus',
-  'restartFailedVideoInOperation',
-  'abandonFailedVideoInOperation',
+  // Videos
   'getVideoComparisonLink',
   // Processing and video out
   'getVideoProcessingConfigurations',

@@ -209,15 +209,25 @@ export class JobQueue {
 
   /**
    * Requeues running jobs whose lease expired (their worker crashed or stalled), or fails them
-   * when no attempt is left. Returns how many of each.
+   * when no attempt is left. Returns how many of each. `onGiveUp` runs in the transaction that
+   * fails such jobs, so the domain state they leave (a copy IN_PROGRESS) is marked failed with
+   * them or not at all.
    */
-  async sweepExpiredLeases(): Promise<{ requeued: number; failed: number }> {
+  async sweepExpiredLeases(onGiveUp?: (trx: Knex.Transaction, jobs: Job[]) => Promise<void>): Promise<{ requeued: number; failed: number }> {
     const now = this.clock.now();
-    const expired = () => this.db('jobs').where('status', 'running').andWhere('lease_expires_at', '<=', now);
-    const failed = await expired()
-      .andWhere('attempts', '>=', this.db.ref('max_attempts'))
-      .update({ status: 'failed', lease_owner: null, lease_expires_at: null, last_error: 'lease expired (worker lost) on the last attempt', updated_at: now });
-    const requeued = await expired().update({
+    const expired = (db: Knex) => db('jobs').where('status', 'running').andWhere('lease_expires_at', '<=', now);
+    const failed = await this.db.transaction(async (trx) => {
+      let q = expired(trx).andWhere('attempts', '>=', trx.ref('max_attempts'));
+      if (isPostgres(this.db)) q = q.forUpdate().skipLocked();
+      const dead = (await q.select('*')).map(toJob);
+      if (dead.length === 0) return 0;
+      const n = await expired(trx)
+        .whereIn('id', dead.map((j) => j.id))
+        .update({ status: 'failed', lease_owner: null, lease_expires_at: null, last_error: 'lease expired (worker lost) on the last attempt', updated_at: now });
+      if (onGiveUp) await onGiveUp(trx, dead);
+      return n;
+    });
+    const requeued = await expired(this.db).update({
       status: 'queued',
       lease_owner: null,
       lease_expires_at: null,

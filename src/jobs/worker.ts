@@ -19,7 +19,8 @@
  * (another process may have died), so any worker rescues any other's jobs.
  */
 import type { Logger } from 'pino';
-import { ClaimedJob, JobQueue } from './job-queue';
+import type { Knex } from 'knex';
+import { ClaimedJob, Job, JobQueue } from './job-queue';
 
 export type WorkerState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
@@ -33,6 +34,12 @@ export interface JobContext {
 }
 
 export type JobHandler<P = any> = (payload: P, ctx: JobContext) => Promise<void>;
+
+/**
+ * Called when a job is failed because its worker was lost on its last attempt (the lease sweep),
+ * in the transaction that fails it: record the failure in the domain state the job owned.
+ */
+export type GiveUpHandler<P = any> = (trx: Knex.Transaction, payload: P, job: Job<unknown>) => Promise<void>;
 
 /** Thrown by a handler when retrying cannot help (bad input, checksum mismatch). */
 export class PermanentJobError extends Error {
@@ -77,6 +84,7 @@ interface Running {
 export class Worker {
   private state: WorkerState = 'idle';
   private readonly handlers = new Map<string, JobHandler>();
+  private readonly giveUps = new Map<string, GiveUpHandler>();
   private readonly running = new Map<string, Running>();
   private loop?: Promise<void>;
   private wake?: () => void;
@@ -117,6 +125,12 @@ export class Worker {
     if (this.handlers.has(kind)) throw new Error(`a handler for job kind "${kind}" is already registered`);
     if (this.state !== 'idle') throw new Error('register handlers before start()');
     this.handlers.set(kind, handler as JobHandler);
+    return this;
+  }
+
+  /** What to record when a job of `kind` is failed by the lease sweep (see GiveUpHandler). */
+  onGiveUp<P>(kind: string, handler: GiveUpHandler<P>): this {
+    this.giveUps.set(kind, handler as GiveUpHandler);
     return this;
   }
 
@@ -206,7 +220,9 @@ export class Worker {
     const now = Date.now();
     if (now - this.lastSweep < this.opts.sweepIntervalMs) return;
     this.lastSweep = now;
-    const swept = await this.queue.sweepExpiredLeases();
+    const swept = await this.queue.sweepExpiredLeases(async (trx, jobs) => {
+      for (const job of jobs) await this.giveUps.get(job.kind)?.(trx, job.payload, job);
+    });
     if (swept.requeued || swept.failed) this.opts.log.warn({ worker: this.opts.workerId, ...swept }, 'swept expired job leases');
   }
 

@@ -48,14 +48,28 @@ export class SourceHttpError extends Error {
 }
 
 export interface HttpsRangeSourceOptions {
-  /** Agent with the trust settings to use (e.g. `new https.Agent({ ca })`). */
+  /** Agent for https URLs, with the trust settings to use (e.g. `new https.Agent({ ca })`). */
   agent?: http.Agent;
+  /** Agent for http URLs (allowed only where private URLs are). */
+  httpAgent?: http.Agent;
   /** DNS lookup used for every connection (the outbound guard's checked lookup). */
   lookup?: LookupFunction;
   /** Longest silence on a response, in milliseconds; default 30 s. */
   idleTimeoutMs?: number;
   /** Extra request headers (User-Agent). */
   headers?: Record<string, string>;
+  /** Redirects followed per request; default 5. 0 refuses every redirect. */
+  maxRedirects?: number;
+  /**
+   * Checks each redirect target before it is requested (the outbound URL guard); throw to
+   * refuse it. Without it, only http(s) targets are followed.
+   */
+  checkRedirect?: (target: URL) => Promise<void> | void;
+}
+
+/** A redirect that was refused or went on too long; `target` is where it pointed. */
+export class RedirectRefusedError extends Error {
+  override name = 'RedirectRefusedError';
 }
 
 export class HttpsRangeSource implements RangeSource {
@@ -115,21 +129,49 @@ export class HttpsRangeSource implements RangeSource {
     return res;
   }
 
-  private request(headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
-    const client = this.url.protocol === 'https:' ? https : http;
+  /**
+   * One GET, following redirects: every hop is checked by `checkRedirect` first, so a redirect
+   * to a private address is refused like the address itself. Redirects are followed again on
+   * every request (a source may hand out short-lived signed locations).
+   */
+  private async request(headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
+    const max = this.opts.maxRedirects ?? 5;
+    let url = this.url;
+    for (let hop = 0; ; hop++) {
+      const res = await this.requestOnce(url, headers, signal);
+      const status = res.statusCode ?? 0;
+      const location = header(res, 'location');
+      if (![301, 302, 303, 307, 308].includes(status) || !location) return res;
+      res.resume();
+      if (hop >= max) throw new RedirectRefusedError(`more than ${max} redirects`);
+      let target: URL;
+      try {
+        target = new URL(location, url);
+      } catch {
+        throw new RedirectRefusedError(`a redirect to an invalid location (${location.slice(0, 200)})`);
+      }
+      if (target.protocol !== 'https:' && target.protocol !== 'http:') throw new RedirectRefusedError(`a redirect to a ${target.protocol} URL`);
+      try {
+        await this.opts.checkRedirect?.(target);
+      } catch (err) {
+        throw new RedirectRefusedError(`a redirect to ${target.host} was refused: ${(err as Error).message}`);
+      }
+      url = target;
+    }
+  }
+
+  private requestOnce(url: URL, headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
+    const client = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
-      const req = client.request(this.url, {
+      const req = client.request(url, {
         method: 'GET',
         headers: { 'Accept-Encoding': 'identity', ...this.opts.headers, ...headers },
-        agent: this.opts.agent,
+        agent: url.protocol === 'https:' ? this.opts.agent : this.opts.httpAgent,
         lookup: this.opts.lookup,
         signal,
       });
       req.setTimeout(this.opts.idleTimeoutMs ?? 30_000, () => req.destroy(new Error('the source went silent')));
-      req.on('response', (res) => {
-        // Redirects are not followed here: the outbound guard re-checks every hop first.
-        resolve(res);
-      });
+      req.on('response', resolve);
       req.on('error', reject);
       req.end();
     });

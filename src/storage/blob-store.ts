@@ -63,6 +63,8 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** Releases connections. */
   close(): Promise<void>;
+  /** Stores that keep objects as local files give their path (read only); others have none. */
+  localPath?(key: string): string;
 }
 
 export class BlobNotFoundError extends Error {

@@ -38,6 +38,11 @@ export class LocalDiskStore implements BlobStore {
     return path.join(this.root, ...key.split('/'));
   }
 
+  /** The file of a stored object, for tools that read files (ffmpeg). Read only. */
+  localPath(key: string): string {
+    return this.pathOf(key);
+  }
+
   private stagingDir(id: string): string {
     if (!/^[0-9a-f-]{36}$/.test(id)) throw new Error('invalid upload id');
     return path.join(this.root, STAGING, id);

@@ -51,6 +51,11 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
     const ready = await h.request.get('/readyz');
     assert.equal(ready.status, 200);
     assert.equal(ready.body.database, TEST_DIALECT === 'postgres' ? 'postgresql' : 'sqlite');
+    assert.equal(ready.body.storage, 'disk');
+    // Which ffmpeg and ffprobe run, and where they were found (configured, PATH or npm).
+    assert.match(ready.body.ffmpeg.version, /^\d+\.\d+/);
+    assert.match(ready.body.ffprobe.version, /^\d+\.\d+/);
+    assert.ok(['configured', 'path', 'npm'].includes(ready.body.ffmpeg.source));
   });
 
   it('serves the contract at /openapi.json with this server first', async () => {

@@ -11,7 +11,7 @@ import type { Express } from 'express';
 import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
-import { createApp, createJobHandlers, createServices, loadContract, type Services } from '../../src/composition';
+import { createApp, createJobGiveUps, createJobHandlers, createServices, loadContract, type Services } from '../../src/composition';
 import { Worker, type WorkerOptions } from '../../src/jobs/worker';
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { ManualClock } from '../../src/shared/clock';
@@ -51,8 +51,9 @@ export interface Harness {
 export async function createHarness(overrides: Partial<Config> = {}, opts: { logger?: Logger } = {}): Promise<Harness> {
   const database = await createTestDatabase();
   const clock = new ManualClock(new Date());
-  const config: Config = { ...loadConfig({}), database: database.config, strictResponses: true, ...overrides };
   const blobDir = mkdtempSync(path.join(tmpdir(), 'vidmill-blobs-'));
+  const workDir = path.join(blobDir, '.work');
+  const config: Config = { ...loadConfig({}), database: database.config, strictResponses: true, workDir, ...overrides };
   const services = createServices({ db: database.db, clock, masterKey: randomBytes(32), blobs: new LocalDiskStore(blobDir), config });
   const logger = opts.logger ?? pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' });
   const app = createApp(services, { logger, config });
@@ -68,6 +69,7 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
     startWorker(wopts = {}) {
       const worker = new Worker(services.jobs, { workerId: `test-worker-${workers.length + 1}`, log: logger, pollMs: 100, ...wopts });
       for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
+      for (const [kind, giveUp] of Object.entries(createJobGiveUps(services))) worker.onGiveUp(kind, giveUp);
       services.jobs.onEnqueue(() => worker.notify());
       workers.push(worker);
       worker.start();

@@ -24,6 +24,9 @@ interface ServedFile {
   data: Buffer;
   etag: string;
   lastModified: string;
+  contentType: string;
+  /** A size claimed in Content-Range instead of the data's (a huge source, for limit tests). */
+  claimedSize?: number;
 }
 
 export interface RangeServer {
@@ -31,7 +34,9 @@ export interface RangeServer {
   /** PEM of the self-signed certificate (for `ca`). */
   ca: string;
   requests: RangeRequestLog[];
-  serve(urlPath: string, data: Buffer): void;
+  serve(urlPath: string, data: Buffer, opts?: { contentType?: string; claimedSize?: number }): void;
+  /** Answers `urlPath` with a redirect to `location`. */
+  redirect(urlPath: string, location: string, status?: number): void;
   /** Replaces a file's content (new ETag and date), as a source changing mid-copy. */
   change(urlPath: string, data: Buffer): void;
   modes: {
@@ -41,6 +46,8 @@ export interface RangeServer {
     dropOnce: Set<number>;
     /** After this many ranged requests, change every file (append a byte). */
     changeAfterRangedRequests?: number;
+    /** Bytes per second sent on each response (each connection is throttled on its own). */
+    bytesPerSecondPerConnection?: number;
   };
   close(): Promise<void>;
 }
@@ -66,8 +73,11 @@ export async function startRangeServer(): Promise<RangeServer> {
   const modes: RangeServer['modes'] = { noRanges: false, dropOnce: new Set() };
   let version = 0;
   let ranged = 0;
-  const make = (data: Buffer): ServedFile => ({
+  const redirects = new Map<string, { location: string; status: number }>();
+  const make = (data: Buffer, opts: { contentType?: string; claimedSize?: number } = {}): ServedFile => ({
     data,
+    contentType: opts.contentType ?? 'video/mp4',
+    claimedSize: opts.claimedSize,
     etag: `"${createHash('sha256').update(data).digest('hex').slice(0, 16)}-${++version}"`,
     lastModified: new Date(Date.UTC(2026, 0, 1) + version * 1000).toUTCString(),
   });
@@ -82,12 +92,15 @@ export async function startRangeServer(): Promise<RangeServer> {
       res.end(body);
     };
     if (req.headers.range && modes.changeAfterRangedRequests !== undefined && ++ranged > modes.changeAfterRangedRequests) {
-      for (const [p, f] of files) files.set(p, make(Buffer.concat([f.data, Buffer.from([0x42])])));
+      for (const [p, f] of files) files.set(p, make(Buffer.concat([f.data, Buffer.from([0x42])]), { contentType: f.contentType }));
       modes.changeAfterRangedRequests = undefined;
     }
+    const redirect = redirects.get(url.pathname);
+    if (redirect) return answer(redirect.status, { Location: redirect.location, 'Content-Length': 0 });
     let file = files.get(url.pathname);
     if (!file) return answer(404, { 'Content-Type': 'text/plain' }, Buffer.from('not found'));
-    const common = { ETag: file.etag, 'Last-Modified': file.lastModified, 'Content-Type': 'video/mp4' };
+    const common = { ETag: file.etag, 'Last-Modified': file.lastModified, 'Content-Type': file.contentType };
+    const total = file.claimedSize ?? file.data.length;
     const m = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
     const ifRange = req.headers['if-range'];
     const stale = ifRange !== undefined && ifRange !== file.etag && ifRange !== file.lastModified;
@@ -96,14 +109,31 @@ export async function startRangeServer(): Promise<RangeServer> {
     }
     const start = Number(m[1]);
     const end = Math.min(m[2] ? Number(m[2]) : file.data.length - 1, file.data.length - 1);
-    if (start > end) return answer(416, { 'Content-Range': `bytes */${file.data.length}` });
+    if (start > end) return answer(416, { 'Content-Range': `bytes */${total}` });
     const body = file.data.subarray(start, end + 1);
-    const headers = { ...common, 'Accept-Ranges': 'bytes', 'Content-Range': `bytes ${start}-${end}/${file.data.length}`, 'Content-Length': body.length };
+    const headers = { ...common, 'Accept-Ranges': 'bytes', 'Content-Range': `bytes ${start}-${end}/${total}`, 'Content-Length': body.length };
     if (modes.dropOnce.delete(start)) {
       log.status = 206;
       res.writeHead(206, headers);
       res.write(body.subarray(0, Math.floor(body.length / 2)), () => setTimeout(() => res.socket?.destroy(), 5));
       return;
+    }
+    const rate = modes.bytesPerSecondPerConnection;
+    if (rate) {
+      log.status = 206;
+      res.writeHead(206, headers);
+      // Slices of 1/20 s worth of bytes, one every 50 ms.
+      const slice = Math.max(1, Math.floor(rate / 20));
+      let offset = 0;
+      const send = () => {
+        if (res.destroyed) return;
+        if (offset >= body.length) return void res.end();
+        const chunk = body.subarray(offset, offset + slice);
+        offset += chunk.length;
+        res.write(chunk);
+        setTimeout(send, 50);
+      };
+      return send();
     }
     answer(206, headers, body);
   });
@@ -113,8 +143,11 @@ export async function startRangeServer(): Promise<RangeServer> {
     ca: cert,
     requests,
     modes,
-    serve(p, data) {
-      files.set(p, make(data));
+    serve(p, data, opts) {
+      files.set(p, make(data, opts));
+    },
+    redirect(p, location, status = 302) {
+      redirects.set(p, { location, status });
     },
     change(p, data) {
       files.set(p, make(data));

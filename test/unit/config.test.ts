@@ -98,6 +98,13 @@ describe('Configuration', () => {
     );
   });
 
+  it('media: ffmpeg/ffprobe paths are optional; the child-process time limit defaults to 240 minutes', () => {
+    assert.deepEqual(loadConfig({}).media, { ffmpegPath: undefined, ffprobePath: undefined, timeoutMs: 240 * 60_000 });
+    const c = loadConfig({ VIDMILL_FFMPEG_PATH: '/opt/ff/ffmpeg', VIDMILL_FFPROBE_PATH: '/opt/ff/ffprobe', VIDMILL_MEDIA_TIMEOUT_MINUTES: '30' });
+    assert.deepEqual(c.media, { ffmpegPath: '/opt/ff/ffmpeg', ffprobePath: '/opt/ff/ffprobe', timeoutMs: 30 * 60_000 });
+    assert.throws(() => loadConfig({ VIDMILL_MEDIA_TIMEOUT_MINUTES: '0' }), /VIDMILL_MEDIA_TIMEOUT_MINUTES/);
+  });
+
   it('reads every documented setting (docs/configuration.md lists them all)', async () => {
     const { readFileSync } = await import('node:fs');
     const doc = readFileSync('docs/configuration.md', 'utf8');

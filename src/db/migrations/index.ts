@@ -8,6 +8,7 @@ import * as m002 from './002_webhooks';
 import * as m003 from './003_billing';
 import * as m004 from './004_jobs';
 import * as m005 from './005_videos';
+import * as m006 from './006_video_processing_state';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -15,6 +16,7 @@ const migrations: Record<string, Knex.Migration> = {
   '003_billing': m003,
   '004_jobs': m004,
   '005_videos': m005,
+  '006_video_processing_state': m006,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -12,13 +12,35 @@ export type VideoDto = Schemas['Video'];
 
 const inFlight = (s: OperationStatus | undefined) => s === 'INITIAL' || s === 'IN_PROGRESS';
 
-/**
- * The processing state of a video, as far as the data model knows it. The processing columns
- * do not exist yet (processing is a later issue), so there is none and `isProcessing` /
- * `isProcessed` stay false; this is the one place to wire them when they land.
- */
-export function processingStatusOf(_v: Video): OperationStatus | undefined {
-  return undefined;
+/** The processing state of a video (the free clip's cut, processing jobs), if it has one. */
+export function processingStatusOf(v: Video): OperationStatus | undefined {
+  return v.processing?.status;
+}
+
+/** How a derived video was made: state and source range (options arrive with processing jobs). */
+export function toVideoProcessing(v: Video): Schemas['VideoProcessing'] | undefined {
+  const p = v.processing;
+  if (!p) return undefined;
+  const finished = p.status === 'DONE' || p.status === 'FAILED';
+  const eta = p.etaSeconds ?? (finished ? 0 : undefined);
+  const source = v.sourceVideoId
+    ? {
+        sourceVideo: {
+          videoId: v.sourceVideoId,
+          ...(p.startMs !== undefined ? { startPositionMilliseconds: p.startMs } : {}),
+          ...(p.endMs !== undefined ? { endPositionMilliseconds: p.endMs } : {}),
+        },
+      }
+    : {};
+  return {
+    processingState: {
+      updatedAt: p.updatedAt.toISOString(),
+      ...(eta !== undefined ? { etaSeconds: eta } : {}),
+      processingStatus: p.status,
+      progressPercentage: p.progress,
+    },
+    ...source,
+  };
 }
 
 export function toVideoFile(f: VideoFileInfo): Schemas['VideoFile'] {
@@ -84,6 +106,7 @@ function toMasterVideo(m: Video | undefined): Schemas['MasterVideo'] | undefined
 export function toVideoDto(v: Video, master?: Video): VideoDto {
   const upload = toVideoUpload(v);
   const ingestion = toVideoIngestion(v);
+  const processing = toVideoProcessing(v);
   const masterVideo = v.kind === 'MASTER' ? undefined : toMasterVideo(master);
   return {
     id: v.id,
@@ -95,6 +118,7 @@ export function toVideoDto(v: Video, master?: Video): VideoDto {
     teamId: v.teamId,
     ...(upload ? { upload } : {}),
     ...(ingestion ? { ingestion } : {}),
+    ...(processing ? { processing } : {}),
     projectId: v.projectId,
     ...(masterVideo ? { masterVideo } : {}),
     flags: videoFlags(v),

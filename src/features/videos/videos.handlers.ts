@@ -2,10 +2,22 @@ import type { HandlerMap } from '../../http/operations';
 import { mapPage, pageRequest } from '../../shared/paging';
 import { toVideoDto } from './video-view';
 import type { VideosService, VideoWithMaster } from './videos.service';
+import type { LinkedAsset, VideoAssetsService } from './video-assets.service';
+import type { components } from '../../../generated/api';
+
+const assetDto = (a: LinkedAsset): components['schemas']['VideoAsset'] => ({
+  id: a.id,
+  url: a.url,
+  contentType: a.contentType,
+  size: a.size,
+  ...(a.width !== undefined ? { width: a.width } : {}),
+  ...(a.height !== undefined ? { height: a.height } : {}),
+  ...(a.positionMs !== undefined ? { positionMs: a.positionMs } : {}),
+});
 
 const dto = ({ video, master }: VideoWithMaster) => toVideoDto(video, master);
 
-export function videosHandlers(videos: VideosService) {
+export function videosHandlers(videos: VideosService, assets: VideoAssetsService) {
   return {
     async getVideos({ principal, query }) {
       const { teamId, projectId, masterVideoId, clipId, clipMode } = query;
@@ -24,5 +36,18 @@ export function videosHandlers(videos: VideosService) {
     async getDerivedVideos({ principal, path, query }) {
       return { status: 200, body: mapPage(await videos.derived(principal.userId, path.videoId, pageRequest(query)), dto) };
     },
-  } satisfies HandlerMap<'getVideos' | 'getVideoById' | 'patchVideo' | 'deleteVideoById' | 'getDerivedVideos'>;
+    async getVideoAssets({ principal, path, query }) {
+      const links = await assets.links(principal.userId, path.videoId, query.expiresInMinutes);
+      return {
+        status: 200,
+        body: {
+          videoId: links.videoId,
+          expiresAt: links.expiresAt.toISOString(),
+          thumbnails: links.thumbnails.map(assetDto),
+          fullFrames: links.fullFrames.map(assetDto),
+          ...(links.webVideo ? { webVideo: assetDto(links.webVideo) } : {}),
+        },
+      };
+    },
+  } satisfies HandlerMap<'getVideos' | 'getVideoById' | 'patchVideo' | 'deleteVideoById' | 'getDerivedVideos' | 'getVideoAssets'>;
 }

@@ -80,21 +80,30 @@ export class VideosService {
           `The derived videos of ${video.id} are [${derivedIds.join(', ')}], not the ids sent; nothing was deleted`,
         );
       }
-      const removed = [video.id, ...derivedIds];
-      const payload: PurgeBlobsPayload = {
-        videoIds: removed,
-        uploads: await videosStore.uploadsOf(trx, removed),
-        blobKeys: [...new Set([...(await videosStore.blobKeysOf(trx, removed)), ...removed.flatMap(conventionalBlobKeys)])],
-      };
-      const teamOf = new Map((await videosStore.byIds(trx, removed)).map((v) => [v.id, v.teamId]));
-      await videosStore.deleteWithRecords(trx, removed);
-      const now = this.clock.now();
-      for (const videoId of removed) {
-        await recordEvent(trx, { teamId: teamOf.get(videoId) ?? video.teamId, eventType: VideoEvents.videoDeleted, videoId, occurredAt: now });
-      }
-      await this.jobs.enqueue(trx, { kind: PURGE_BLOBS_JOB, payload });
-      return removed;
+      return this.removeLocked(trx, video, derivedIds);
     });
+  }
+
+  /**
+   * Removes a video locked by the caller's transaction and the given derived videos: their
+   * rows, one `video.deleted` event each, and a `video.purge-blobs` job for their stored data.
+   * Video in's abandon uses it too.
+   */
+  async removeLocked(trx: Db, video: Video, derivedIds: readonly string[]): Promise<string[]> {
+    const removed = [video.id, ...derivedIds];
+    const payload: PurgeBlobsPayload = {
+      videoIds: removed,
+      uploads: await videosStore.uploadsOf(trx, removed),
+      blobKeys: [...new Set([...(await videosStore.blobKeysOf(trx, removed)), ...removed.flatMap(conventionalBlobKeys)])],
+    };
+    const teamOf = new Map((await videosStore.byIds(trx, removed)).map((v) => [v.id, v.teamId]));
+    await videosStore.deleteWithRecords(trx, removed);
+    const now = this.clock.now();
+    for (const videoId of removed) {
+      await recordEvent(trx, { teamId: teamOf.get(videoId) ?? video.teamId, eventType: VideoEvents.videoDeleted, videoId, occurredAt: now });
+    }
+    await this.jobs.enqueue(trx, { kind: PURGE_BLOBS_JOB, payload });
+    return removed;
   }
 
   /** The video when it belongs to a team the user is a member of (else 404, never 403). */

@@ -50,6 +50,17 @@ export interface IngestionState {
   quality?: Record<string, unknown>;
 }
 
+/** The processing stage (the free clip's cut; processing jobs later). */
+export interface ProcessingState {
+  status: OperationStatus;
+  progress: number;
+  etaSeconds?: number;
+  updatedAt: Date;
+  error?: StageError;
+  startMs?: number;
+  endMs?: number;
+}
+
 export interface Video {
   id: string;
   kind: VideoKind;
@@ -68,6 +79,7 @@ export interface Video {
   crc32c?: number;
   upload?: UploadState;
   ingestion?: IngestionState;
+  processing?: ProcessingState;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -88,6 +100,8 @@ export interface NewVideo {
   file?: VideoFileInfo;
   /** Videos made by video in start with upload INITIAL. */
   uploadStatus?: OperationStatus;
+  /** Videos made by processing (the clip too) start with processing INITIAL over this range. */
+  processing?: { startMs?: number; endMs?: number };
   createdAt: Date;
 }
 
@@ -130,6 +144,30 @@ function derivedQuery(db: Knex, v: Pick<Video, 'id' | 'kind'>): Knex.QueryBuilde
 
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
+/** The common columns of a stage (`upload`, `ingestion`, `processing`): status, progress, time, error. */
+function stageFromRow(r: any, stage: 'upload' | 'ingestion' | 'processing') {
+  const code = r[`${stage}_error_code`];
+  return {
+    status: r[`${stage}_status`] as OperationStatus,
+    progress: Number(r[`${stage}_progress`]),
+    updatedAt: asOptionalDate(r[`${stage}_updated_at`]) ?? asDate(r.updated_at),
+    error: code ? { code, message: r[`${stage}_error_message`] ?? '' } : undefined,
+  };
+}
+
+/** The update of a stage's common columns. */
+function stagePatch(stage: 'upload' | 'ingestion' | 'processing', u: { status?: OperationStatus; progress?: number; etaSeconds?: number | null; error?: StageError | null }, now: Date) {
+  const patch: Record<string, unknown> = { [`${stage}_updated_at`]: now, updated_at: now };
+  if (u.status !== undefined) patch[`${stage}_status`] = u.status;
+  if (u.progress !== undefined) patch[`${stage}_progress`] = u.progress;
+  if (u.etaSeconds !== undefined) patch[`${stage}_eta_seconds`] = u.etaSeconds;
+  if (u.error !== undefined) {
+    patch[`${stage}_error_code`] = u.error?.code ?? null;
+    patch[`${stage}_error_message`] = u.error?.message ?? null;
+  }
+  return patch;
+}
+
 const json = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'string' && v ? JSON.parse(v) : undefined);
 
 export function videoFromRow(r: any): Video {
@@ -161,26 +199,26 @@ export function videoFromRow(r: any): Video {
     };
   }
   if (r.upload_status) {
-    v.upload = {
-      status: r.upload_status,
-      progress: Number(r.upload_progress),
-      updatedAt: asOptionalDate(r.upload_updated_at) ?? asDate(r.updated_at),
-      error: r.upload_error_code ? { code: r.upload_error_code, message: r.upload_error_message ?? '' } : undefined,
-    };
+    v.upload = stageFromRow(r, 'upload');
   }
   if (r.ingestion_status) {
     v.ingestion = {
-      status: r.ingestion_status,
-      progress: Number(r.ingestion_progress),
+      ...stageFromRow(r, 'ingestion'),
       etaSeconds: num(r.ingestion_eta_seconds),
-      updatedAt: asOptionalDate(r.ingestion_updated_at) ?? asDate(r.updated_at),
-      error: r.ingestion_error_code ? { code: r.ingestion_error_code, message: r.ingestion_error_message ?? '' } : undefined,
       metadataAvailable: asBool(r.metadata_available),
       thumbnailsAvailable: asBool(r.thumbnails_available),
       fullFramesAvailable: asBool(r.full_frames_available),
       webVideoAvailable: asBool(r.web_video_available),
       metadata: json(r.metadata_json),
       quality: json(r.quality_json),
+    };
+  }
+  if (r.processing_status) {
+    v.processing = {
+      ...stageFromRow(r, 'processing'),
+      etaSeconds: num(r.processing_eta_seconds),
+      startMs: num(r.processing_start_ms),
+      endMs: num(r.processing_end_ms),
     };
   }
   return v;
@@ -217,6 +255,13 @@ export interface IngestionUpdate {
   quality?: Record<string, unknown> | null;
 }
 
+export interface ProcessingUpdate {
+  status?: OperationStatus;
+  progress?: number;
+  etaSeconds?: number | null;
+  error?: StageError | null;
+}
+
 export const videosStore = {
   async insert(db: Knex, v: NewVideo): Promise<void> {
     await db('videos').insert({
@@ -236,6 +281,15 @@ export const videosStore = {
       upload_status: v.uploadStatus ?? null,
       upload_progress: 0,
       upload_updated_at: v.uploadStatus ? v.createdAt : null,
+      ...(v.processing
+        ? {
+            processing_status: 'INITIAL',
+            processing_progress: 0,
+            processing_updated_at: v.createdAt,
+            processing_start_ms: v.processing.startMs ?? null,
+            processing_end_ms: v.processing.endMs ?? null,
+          }
+        : {}),
       created_at: v.createdAt,
       updated_at: v.createdAt,
     });
@@ -279,25 +333,11 @@ export const videosStore = {
   },
 
   async updateUpload(db: Knex, id: string, u: UploadUpdate, now: Date): Promise<void> {
-    const patch: Record<string, unknown> = { upload_updated_at: now, updated_at: now };
-    if (u.status !== undefined) patch.upload_status = u.status;
-    if (u.progress !== undefined) patch.upload_progress = u.progress;
-    if (u.error !== undefined) {
-      patch.upload_error_code = u.error?.code ?? null;
-      patch.upload_error_message = u.error?.message ?? null;
-    }
-    await db('videos').where({ id }).update(patch);
+    await db('videos').where({ id }).update(stagePatch('upload', u, now));
   },
 
   async updateIngestion(db: Knex, id: string, u: IngestionUpdate, now: Date): Promise<void> {
-    const patch: Record<string, unknown> = { ingestion_updated_at: now, updated_at: now };
-    if (u.status !== undefined) patch.ingestion_status = u.status;
-    if (u.progress !== undefined) patch.ingestion_progress = u.progress;
-    if (u.etaSeconds !== undefined) patch.ingestion_eta_seconds = u.etaSeconds;
-    if (u.error !== undefined) {
-      patch.ingestion_error_code = u.error?.code ?? null;
-      patch.ingestion_error_message = u.error?.message ?? null;
-    }
+    const patch = stagePatch('ingestion', u, now);
     if (u.metadataAvailable !== undefined) patch.metadata_available = u.metadataAvailable;
     if (u.thumbnailsAvailable !== undefined) patch.thumbnails_available = u.thumbnailsAvailable;
     if (u.fullFramesAvailable !== undefined) patch.full_frames_available = u.fullFramesAvailable;
@@ -305,6 +345,10 @@ export const videosStore = {
     if (u.metadata !== undefined) patch.metadata_json = u.metadata === null ? null : JSON.stringify(u.metadata);
     if (u.quality !== undefined) patch.quality_json = u.quality === null ? null : JSON.stringify(u.quality);
     await db('videos').where({ id }).update(patch);
+  },
+
+  async updateProcessing(db: Knex, id: string, u: ProcessingUpdate, now: Date): Promise<void> {
+    await db('videos').where({ id }).update(stagePatch('processing', u, now));
   },
 
   async byIds(db: Knex, ids: readonly string[]): Promise<Video[]> {

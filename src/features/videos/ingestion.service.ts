@@ -1,0 +1,316 @@
+/**
+ * Ingestion and the free clip. After video in (or the clip's cut) a video is ingested:
+ * ffprobe reads its metadata (and the idet filter its real scanning); with full ingestion,
+ * thumbnails, full-resolution frames, a web video and a quality assessment follow, each flagged
+ * as it lands. When a master's ingestion is done, and the team has not turned it off, the free
+ * 10-second clip is created as a derived video, cut from the master (`video.clip`) and ingested
+ * under its own id.
+ *
+ * Every state change writes its event (`video_in_ingestion.*`, `clip_processing.*`,
+ * `clip_ingestion.*`) in its transaction; both jobs are idempotent, so a worker that dies at any
+ * point leaves a job that another worker runs again from the start of its stage.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/database';
+import type { JobQueue } from '../../jobs/job-queue';
+import type { JobHandler } from '../../jobs/worker';
+import {
+  assessQuality,
+  clipWindow,
+  cutClip,
+  detectScanning,
+  makeThumbnailsAndFrames,
+  makeWebVideo,
+  MediaBinaries,
+  probeMedia,
+  resolveMediaBinaries,
+  UnsupportedMediaError,
+} from '../../media';
+import type { BlobStore } from '../../storage/blob-store';
+import { storeFile, withLocalFile } from '../../storage/blob-files';
+import type { Clock } from '../../shared/clock';
+import { NotFoundError } from '../../shared/errors';
+import { recordEvent } from '../../webhooks/events';
+import { ingestionEventsFor, VideoEvents } from './video-events';
+import { ingestionStore, AssetKind } from './ingestion.store';
+import { IngestionUpdate, StageError, Video, videosStore } from './videos.store';
+
+export const INGEST_JOB = 'video.ingest';
+export const CLIP_JOB = 'video.clip';
+/** Length of the free clip. */
+export const FREE_CLIP_MS = 10_000;
+const INGEST_ATTEMPTS = 3;
+
+export interface MediaSettings {
+  ffmpegPath?: string;
+  ffprobePath?: string;
+  /** Longest run of one ffmpeg or ffprobe process. */
+  timeoutMs: number;
+}
+
+interface VideoJobPayload {
+  videoId: string;
+}
+
+export class IngestionService {
+  private binaries?: Promise<MediaBinaries>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly jobs: JobQueue,
+    private readonly blobs: BlobStore,
+    private readonly media: MediaSettings,
+    private readonly workDir: string,
+  ) {}
+
+  /** ffmpeg and ffprobe as resolved (configured path, PATH, npm-shipped), once per process. */
+  mediaBinaries(): Promise<MediaBinaries> {
+    if (!this.binaries) {
+      const resolving = resolveMediaBinaries({ ffmpegPath: this.media.ffmpegPath, ffprobePath: this.media.ffprobePath });
+      // A failed resolution is tried again next time (the operator may install ffmpeg meanwhile).
+      resolving.catch(() => (this.binaries = undefined));
+      this.binaries = resolving;
+      return resolving;
+    }
+    return this.binaries;
+  }
+
+  /** The team setting: does video in make the free clip (admin CLI `update-team --free-clip`). */
+  async setFreeClipEnabled(teamId: string, enabled: boolean): Promise<void> {
+    if (!(await ingestionStore.setFreeClipEnabled(this.db, teamId, enabled))) throw new NotFoundError(`Team ${teamId} not found`, 'TEAM_NOT_FOUND');
+  }
+
+  /** Starts ingestion of a stored video, in the caller's transaction (after its copy or cut). */
+  async begin(trx: Knex, video: Video): Promise<void> {
+    await videosStore.updateIngestion(trx, video.id, { status: 'INITIAL', progress: 0, error: null }, this.clock.now());
+    await this.jobs.enqueue(trx, { kind: INGEST_JOB, payload: { videoId: video.id } satisfies VideoJobPayload, maxAttempts: INGEST_ATTEMPTS });
+  }
+
+  jobHandlers(): Record<string, JobHandler> {
+    return { [INGEST_JOB]: this.ingestJob, [CLIP_JOB]: this.clipJob };
+  }
+
+  private get timeoutMs(): number {
+    return this.media.timeoutMs;
+  }
+
+  private readonly ingestJob: JobHandler<VideoJobPayload> = async ({ videoId }, ctx) => {
+    const video = await videosStore.byId(this.db, videoId);
+    if (!video?.blobKey || !video.ingestion) return;
+    if (video.ingestion.status === 'DONE' || video.ingestion.status === 'FAILED') return;
+    const events = ingestionEventsFor(video.kind);
+    await this.transition(videoId, 'INITIAL', async (trx, v, now) => {
+      await videosStore.updateIngestion(trx, videoId, { status: 'IN_PROGRESS' }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: events.started, videoId, occurredAt: now });
+    });
+    try {
+      await this.ingest(video, ctx.signal, ctx.log);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      const permanent = err instanceof UnsupportedMediaError;
+      if (!permanent && ctx.job.attempts < ctx.job.maxAttempts) throw err;
+      const error: StageError = permanent
+        ? { code: 'UNSUPPORTED_CONTENT_TYPE', message: `The file is not a video this installation can read: ${(err as Error).message}` }
+        : { code: 'INGESTION_FAILED', message: `Ingestion failed: ${(err as Error).message}`.slice(0, 2000) };
+      ctx.log.warn({ videoId, code: error.code, err }, 'ingestion failed');
+      await this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
+        await videosStore.updateIngestion(trx, videoId, { status: 'FAILED', error, etaSeconds: null }, now);
+        await recordEvent(trx, { teamId: v.teamId, eventType: events.failed, videoId, occurredAt: now });
+      });
+      return;
+    }
+    await this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
+      await videosStore.updateIngestion(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: events.done, videoId, occurredAt: now });
+      if (v.kind === 'MASTER' && (await ingestionStore.freeClipEnabled(trx, v.teamId))) await this.createClip(trx, v, now);
+    });
+  };
+
+  /** Probe, scanning, and with full ingestion the assets and the quality assessment. */
+  private async ingest(video: Video, signal: AbortSignal, log: Logger): Promise<void> {
+    const bins = await this.mediaBinaries();
+    const id = video.id;
+    const dir = path.join(this.workDir, `ingest-${id}-${randomUUID().slice(0, 8)}`);
+    const update = (u: IngestionUpdate) => videosStore.updateIngestion(this.db, id, u, this.clock.now());
+    const started = Date.now();
+    const progress = async (percentage: number) => {
+      const elapsed = (Date.now() - started) / 1000;
+      const eta = percentage > 0 && percentage < 100 ? Math.round((elapsed * (100 - percentage)) / percentage) : undefined;
+      await update({ progress: Math.floor(percentage), etaSeconds: eta ?? null });
+    };
+    await mkdir(dir, { recursive: true });
+    try {
+      await withLocalFile(this.blobs, video.blobKey!, dir, async (file) => {
+        const opts = { signal, timeoutMs: this.timeoutMs };
+        const probe = await probeMedia(bins, file, opts);
+        const full = video.fullIngestion;
+        await progress(full ? 5 : 50);
+        const heuristics = await detectScanning(bins, file, { ...opts, durationMs: probe.durationMs }).catch((err: unknown) => {
+          log.warn({ videoId: id, err }, 'scanning detection failed; metadata keeps the container scanning only');
+          return undefined;
+        });
+        const metadata = { ...probe.metadata } as Record<string, any>;
+        if (heuristics) metadata.scanning = { ...(metadata.scanning ?? {}), heuristics };
+        await update({ metadata, metadataAvailable: true });
+        await progress(full ? 10 : 99);
+        if (!full) return;
+
+        const durationMs = probe.durationMs;
+        // One ffmpeg run decodes each position once for both the thumbnail and the full frame.
+        const stills = await makeThumbnailsAndFrames(bins, file, path.join(dir, 'stills'), { ...opts, durationMs });
+        await this.storeAssets(id, 'THUMBNAIL', 'image/jpeg', stills.thumbnails);
+        await update({ thumbnailsAvailable: true });
+        await this.storeAssets(id, 'FRAME', stills.frames[0]?.path.endsWith('.png') ? 'image/png' : 'image/jpeg', stills.frames);
+        await update({ fullFramesAvailable: true });
+        await progress(30);
+
+        const web = path.join(dir, 'web.mp4');
+        let lastWrite = 0;
+        await makeWebVideo(bins, file, web, {
+          ...opts,
+          durationMs,
+          hasAudio: probe.hasAudio,
+          onProgress: (p: { percentage: number }) => {
+            if (Date.now() - lastWrite < 1_000) return;
+            lastWrite = Date.now();
+            progress(30 + (p.percentage * 55) / 100).catch(() => undefined);
+          },
+        });
+        const webProbe = await probeMedia(bins, web, opts);
+        await this.storeAssets(id, 'WEB_VIDEO', 'video/mp4', [{ path: web, width: webProbe.width, height: webProbe.height }]);
+        await update({ webVideoAvailable: true });
+        await progress(88);
+
+        const quality = await assessQuality(bins, file, { ...opts, durationMs });
+        await update({ quality: quality as unknown as Record<string, unknown> });
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async storeAssets(videoId: string, kind: AssetKind, contentType: string, files: Array<{ path: string; positionMs?: number; width?: number; height?: number }>): Promise<void> {
+    let ordinal = 0;
+    for (const f of files) {
+      ordinal++;
+      const key = `videos/${videoId}/assets/${kind.toLowerCase()}-${ordinal}${path.extname(f.path)}`;
+      const { size } = await storeFile(this.blobs, key, f.path);
+      await ingestionStore.putAsset(this.db, {
+        id: randomUUID(),
+        videoId,
+        kind,
+        ordinal,
+        blobKey: key,
+        contentType,
+        size,
+        width: f.width,
+        height: f.height,
+        positionMs: f.positionMs,
+        createdAt: this.clock.now(),
+      });
+    }
+  }
+
+  /** The free clip of a master whose ingestion just finished: a derived video and its cut job. */
+  private async createClip(trx: Knex, master: Video, now: Date): Promise<void> {
+    const durationMs = Number((master.ingestion?.metadata as any)?.durationInMillis ?? 0);
+    const { startMs, durationMs: lengthMs } = clipWindow(durationMs, FREE_CLIP_MS);
+    const clipId = randomUUID();
+    await videosStore.insert(trx, {
+      id: clipId,
+      kind: 'CLIP',
+      teamId: master.teamId,
+      projectId: master.projectId,
+      userId: master.userId,
+      name: `${master.name} (free clip)`.slice(0, 255),
+      description: `The free ${FREE_CLIP_MS / 1000}-second clip of ${master.name}`.slice(0, 511),
+      masterVideoId: master.id,
+      sourceVideoId: master.id,
+      clipId,
+      fullIngestion: master.fullIngestion,
+      processing: { startMs, endMs: startMs + lengthMs },
+      createdAt: now,
+    });
+    await this.jobs.enqueue(trx, { kind: CLIP_JOB, payload: { videoId: clipId } satisfies VideoJobPayload, maxAttempts: INGEST_ATTEMPTS });
+  }
+
+  /** `video.clip`: cuts the clip out of its master without re-encoding, stores it, then ingests it. */
+  private readonly clipJob: JobHandler<VideoJobPayload> = async ({ videoId }, ctx) => {
+    const clip = await videosStore.byId(this.db, videoId);
+    if (!clip?.processing || !clip.sourceVideoId) return;
+    if (clip.processing.status === 'DONE' || clip.processing.status === 'FAILED') return;
+    const master = await videosStore.byId(this.db, clip.sourceVideoId);
+    await this.transition(videoId, 'INITIAL', async (trx, v, now) => {
+      await videosStore.updateProcessing(trx, videoId, { status: 'IN_PROGRESS' }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.started, videoId, occurredAt: now });
+    }, 'processing');
+    const fail = async (error: StageError) =>
+      this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
+        await videosStore.updateProcessing(trx, videoId, { status: 'FAILED', error, etaSeconds: null }, now);
+        await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.failed, videoId, occurredAt: now });
+      }, 'processing');
+    if (!master?.blobKey || !master.file) return fail({ code: 'MASTER_VIDEO_NOT_AVAILABLE', message: 'The master video of this clip has no stored file' });
+
+    const ext = path.extname(master.file.name) || path.extname(master.blobKey) || '.mp4';
+    const dir = path.join(this.workDir, `clip-${videoId}-${randomUUID().slice(0, 8)}`);
+    await mkdir(dir, { recursive: true });
+    try {
+      const bins = await this.mediaBinaries();
+      const out = path.join(dir, `clip${ext}`);
+      const startMs = clip.processing.startMs ?? 0;
+      const lengthMs = (clip.processing.endMs ?? startMs + FREE_CLIP_MS) - startMs;
+      const container = (master.ingestion?.metadata as { containerName?: string } | undefined)?.containerName;
+      const cut = await withLocalFile(
+        this.blobs,
+        master.blobKey,
+        dir,
+        (file) => cutClip(bins, file, out, { startMs, durationMs: lengthMs, container, signal: ctx.signal, timeoutMs: this.timeoutMs }),
+        ctx.signal,
+      );
+      if (cut.fellBack) ctx.log.info({ videoId, container }, 'free clip: written as Matroska (the source container cannot take these streams)');
+      const key = `videos/${videoId}/file`;
+      const stored = await storeFile(this.blobs, key, cut.path, { signal: ctx.signal });
+      const { mtime } = await stat(cut.path);
+      await this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
+        const base = path.basename(master.file!.name, path.extname(master.file!.name));
+        const file = cut.fellBack
+          ? { ...master.file!, name: `${base}-clip.mkv`.slice(0, 255), type: 'video/x-matroska', containerName: 'Matroska' }
+          : { ...master.file!, name: `${base}-clip${ext}`.slice(0, 255) };
+        await videosStore.setFile(trx, videoId, { ...file, size: stored.size, lastModified: mtime }, now);
+        await videosStore.setStored(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size }, now);
+        await videosStore.updateProcessing(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
+        await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.done, videoId, occurredAt: now });
+        await this.begin(trx, { ...v, blobKey: key });
+      }, 'processing');
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      if (!(err instanceof UnsupportedMediaError) && ctx.job.attempts < ctx.job.maxAttempts) throw err;
+      ctx.log.warn({ videoId, err }, 'free clip: cut failed');
+      await fail({ code: 'CLIP_PROCESSING_FAILED', message: `The clip could not be cut: ${(err as Error).message}`.slice(0, 2000) });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+
+  /**
+   * Runs `fn` in a transaction with the video locked, only when its stage is still `from`
+   * (so a job run twice writes each change and event once).
+   */
+  private async transition(
+    videoId: string,
+    from: 'INITIAL' | 'IN_PROGRESS',
+    fn: (trx: Knex, v: Video, now: Date) => Promise<void>,
+    stage: 'ingestion' | 'processing' = 'ingestion',
+  ): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      const v = await videosStore.byIdForUpdate(trx, videoId);
+      if (!v || v[stage]?.status !== from) return;
+      await fn(trx, v, this.clock.now());
+    });
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * SQL of ingestion: the assets it makes (thumbnails, full frames, the web video) and the team
+ * setting that decides whether video in makes the free clip.
+ */
+import type { Knex } from 'knex';
+import { asBool, asDate } from '../../db/database';
+
+export type AssetKind = 'THUMBNAIL' | 'FRAME' | 'WEB_VIDEO';
+
+export interface VideoAsset {
+  id: string;
+  videoId: string;
+  kind: AssetKind;
+  ordinal: number;
+  blobKey: string;
+  contentType: string;
+  size: number;
+  width?: number;
+  height?: number;
+  positionMs?: number;
+  createdAt: Date;
+}
+
+const optional = (v: unknown) => (v === null || v === undefined ? undefined : Number(v));
+
+function fromRow(r: any): VideoAsset {
+  return {
+    id: r.id,
+    videoId: r.video_id,
+    kind: r.kind,
+    ordinal: Number(r.ordinal),
+    blobKey: r.blob_key,
+    contentType: r.content_type,
+    size: Number(r.size),
+    width: optional(r.width),
+    height: optional(r.height),
+    positionMs: optional(r.position_ms),
+    createdAt: asDate(r.created_at),
+  };
+}
+
+export const ingestionStore = {
+  /** Inserts or replaces (same video, kind and ordinal: a re-run of ingestion) an asset. */
+  async putAsset(db: Knex, a: VideoAsset): Promise<void> {
+    await db('video_assets')
+      .insert({
+        id: a.id,
+        video_id: a.videoId,
+        kind: a.kind,
+        ordinal: a.ordinal,
+        blob_key: a.blobKey,
+        content_type: a.contentType,
+        size: a.size,
+        width: a.width ?? null,
+        height: a.height ?? null,
+        position_ms: a.positionMs ?? null,
+        created_at: a.createdAt,
+      })
+      .onConflict(['video_id', 'kind', 'ordinal'])
+      .merge(['blob_key', 'content_type', 'size', 'width', 'height', 'position_ms', 'created_at']);
+  },
+
+  async assetsOf(db: Knex, videoId: string): Promise<VideoAsset[]> {
+    const rows = await db('video_assets').where({ video_id: videoId }).orderBy([{ column: 'kind' }, { column: 'ordinal' }]);
+    return rows.map(fromRow);
+  },
+
+  async asset(db: Knex, videoId: string, assetId: string): Promise<VideoAsset | undefined> {
+    const row = await db('video_assets').where({ video_id: videoId, id: assetId }).first();
+    return row ? fromRow(row) : undefined;
+  },
+
+  async freeClipEnabled(db: Knex, teamId: string): Promise<boolean> {
+    const row = await db('teams').where({ id: teamId }).first('free_clip_enabled');
+    return row ? asBool(row.free_clip_enabled) : false;
+  },
+
+  async setFreeClipEnabled(db: Knex, teamId: string, enabled: boolean): Promise<number> {
+    return db('teams').where({ id: teamId }).update({ free_clip_enabled: enabled });
+  },
+};

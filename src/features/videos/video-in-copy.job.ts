@@ -1,0 +1,182 @@
+/**
+ * The `video-in.copy` job: copies a master's source into platform storage with the ranged
+ * parallel copy engine, then hands the video to ingestion. Resumable at any point: the upload
+ * descriptor and the CRC of every stored part are rows, so a worker killed mid-copy leaves a job
+ * whose lease expires and which any worker continues from the parts already stored.
+ *
+ * uploadStatus moves INITIAL -> IN_PROGRESS -> DONE | FAILED here (restart sets IN_PROGRESS
+ * again), each change with its `video_in.*` event in the same transaction. A transient failure
+ * (source unreachable, storage error) is retried by the queue with back-off; the last attempt,
+ * or a failure retrying cannot fix (checksum, changed source), records FAILED with its code.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/database';
+import type { JobHandler } from '../../jobs/worker';
+import { crc32cUpdate } from '../../net/crc32c';
+import { SourceChangedError, SourceHttpError } from '../../net/https-range-source';
+import type { BlobStore, Upload } from '../../storage/blob-store';
+import type { Clock } from '../../shared/clock';
+import { recordEvent } from '../../webhooks/events';
+import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
+import { VideoEvents } from './video-events';
+import { CopyJobPayload, VideoInService, videoFileKey } from './video-in.service';
+import { VideoInOperation, videoInStore } from './video-in.store';
+import { StageError, Video, videosStore } from './videos.store';
+
+/** Progress is written at most this often (and always at the end). */
+const PROGRESS_WRITE_MS = 1_000;
+
+export interface CopyJobDeps {
+  db: Db;
+  clock: Clock;
+  blobs: BlobStore;
+  videoIn: VideoInService;
+  /** Called in the transaction that marks the copy DONE: starts ingestion of the video. */
+  onCopied(trx: Knex, video: Video): Promise<void>;
+}
+
+interface Failure {
+  error: StageError;
+  /** Worth another attempt of the job. */
+  transient: boolean;
+}
+
+export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
+  const { db, clock, blobs, videoIn } = deps;
+  return async ({ videoId }, ctx) => {
+    const op = await videoInStore.byVideoId(db, videoId);
+    const video = await videosStore.byId(db, videoId);
+    if (!op || !video?.upload) return; // abandoned or deleted meanwhile
+    if (video.upload.status === 'DONE' || video.upload.status === 'FAILED') return;
+    if (video.upload.status === 'INITIAL') await markStarted(videoId);
+
+    const { source, close } = videoIn.sources.open(videoIn.sourceSpecOf(op));
+    try {
+      const upload = await openUpload(op, ctx.log);
+      let lastWrite = 0;
+      let lastPercent = video.upload.progress;
+      const onProgress = (p: CopyProgress) => {
+        const now = Date.now();
+        if (p.percentage === lastPercent || (now - lastWrite < PROGRESS_WRITE_MS && p.percentage < 100)) return;
+        lastWrite = now;
+        lastPercent = p.percentage;
+        // Fire and forget: progress is advisory; the final state is written in a transaction below.
+        videosStore.updateUpload(db, videoId, { progress: Math.min(p.percentage, 99) }, clock.now()).catch((err) => ctx.log.warn({ err }, 'progress write failed'));
+      };
+      const result = await copyRanges({
+        source,
+        pinned: op.pinned,
+        upload,
+        concurrency: op.maxConnections,
+        knownParts: await videoInStore.parts(db, videoId),
+        expectedCrc32c: op.skipChecksum ? undefined : op.expectedCrc32c,
+        onPart: (n, crc) => videoInStore.recordPart(db, videoId, n, crc),
+        onProgress,
+        signal: ctx.signal,
+      });
+      ctx.log.info({ videoId, size: result.size, partsCopied: result.partsCopied, retries: result.retries }, 'video in: copy done');
+      await markDone(videoId, result.crc32c, result.size);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err; // lease lost or worker stopping: handed back, resumed later
+      if (isUploadGone(err)) {
+        // The upload completed in an earlier run that died before recording it: the file is whole.
+        const done = await recoverCompleted(op);
+        if (done) return markDone(videoId, done.crc32c, done.size);
+      }
+      const failure = classify(err, op);
+      if (failure.transient && ctx.job.attempts < ctx.job.maxAttempts) {
+        ctx.log.warn({ videoId, err, attempt: ctx.job.attempts }, 'video in: copy attempt failed, will retry');
+        throw err;
+      }
+      ctx.log.warn({ videoId, code: failure.error.code, message: failure.error.message }, 'video in: copy failed');
+      await markFailed(videoId, failure.error);
+    } finally {
+      close();
+    }
+  };
+
+  async function markStarted(videoId: string): Promise<void> {
+    await db.transaction(async (trx) => {
+      const v = await videosStore.byIdForUpdate(trx, videoId);
+      if (v?.upload?.status !== 'INITIAL') return;
+      const now = clock.now();
+      await videosStore.updateUpload(trx, videoId, { status: 'IN_PROGRESS' }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.started, videoId, occurredAt: now });
+    });
+  }
+
+  async function markDone(videoId: string, crc32c: number, size: number): Promise<void> {
+    await db.transaction(async (trx) => {
+      const v = await videosStore.byIdForUpdate(trx, videoId);
+      if (!v?.upload || v.upload.status === 'DONE') return;
+      const now = clock.now();
+      await videosStore.setStored(trx, videoId, { blobKey: videoFileKey(videoId), crc32c, size }, now);
+      await videosStore.updateUpload(trx, videoId, { status: 'DONE', progress: 100, error: null }, now);
+      await videoInStore.forgetParts(trx, videoId);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.done, videoId, occurredAt: now });
+      await deps.onCopied(trx, { ...v, blobKey: videoFileKey(videoId), crc32c });
+    });
+  }
+
+  async function markFailed(videoId: string, error: StageError): Promise<void> {
+    await db.transaction(async (trx) => {
+      const v = await videosStore.byIdForUpdate(trx, videoId);
+      if (!v?.upload || v.upload.status === 'DONE' || v.upload.status === 'FAILED') return;
+      const now = clock.now();
+      await videosStore.updateUpload(trx, videoId, { status: 'FAILED', error }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId, occurredAt: now });
+    });
+  }
+
+  /** The upload of an earlier run (resumed), or a new one recorded before any part is written. */
+  async function openUpload(op: VideoInOperation, log: Logger): Promise<Upload> {
+    // A resumed upload that is gone throws; the caller checks whether it had completed.
+    if (op.upload && op.upload.store === blobs.kind) return blobs.resumeUpload(op.upload);
+    if (op.upload) log.warn({ videoId: op.videoId }, 'video in: the earlier upload belongs to another storage; starting over');
+    const upload = await blobs.createUpload(videoFileKey(op.videoId), op.pinned.size);
+    await videoInStore.setUpload(db, op.videoId, upload.descriptor, clock.now());
+    return upload;
+  }
+
+  /** When the file is already complete under its key: its size and CRC-32C (read once more). */
+  async function recoverCompleted(op: VideoInOperation): Promise<{ size: number; crc32c: number } | undefined> {
+    const stat = await blobs.stat(videoFileKey(op.videoId));
+    if (!stat || stat.size !== op.pinned.size) {
+      // The upload is gone and the file is not there: start a fresh upload on the next attempt.
+      await db('video_in_operations').where({ video_id: op.videoId }).update({ upload_json: null });
+      await db('video_in_parts').where({ video_id: op.videoId }).delete();
+      return undefined;
+    }
+    let crc = 0;
+    for await (const chunk of await blobs.read(videoFileKey(op.videoId))) crc = crc32cUpdate(crc, chunk as Buffer);
+    crc >>>= 0;
+    if (!op.skipChecksum && op.expectedCrc32c !== undefined && op.expectedCrc32c >>> 0 !== crc) return undefined;
+    return { size: stat.size, crc32c: crc };
+  }
+}
+
+function isUploadGone(err: unknown): boolean {
+  const e = err as { name?: string; message?: string };
+  return e?.name === 'NoSuchUpload' || /no longer exists/.test(e?.message ?? '');
+}
+
+/** What a failed copy is recorded as, and whether another attempt could succeed. */
+export function classify(err: unknown, op: Pick<VideoInOperation, 'attempt'>): Failure {
+  if (err instanceof ChecksumMismatchError) {
+    const code = op.attempt > 1 ? 'VIDEO_IN_RESTART_CHECKSUM_MISMATCH' : 'CHECKSUM_MISMATCH';
+    return {
+      transient: false,
+      error: { code, message: `${err.message}. Restart with skipChecksumValidation=true to keep the copied file as it is.` },
+    };
+  }
+  if (err instanceof SourceChangedError) {
+    return { transient: false, error: { code: 'SOURCE_CHANGED', message: `${err.message}. The copy stopped so as not to mix two versions of the file.` } };
+  }
+  const cause = err instanceof CopyFailedError ? err.cause : err;
+  if (cause instanceof SourceHttpError && [401, 403, 404, 410].includes(cause.status)) {
+    return { transient: false, error: { code: 'SOURCE_NOT_ACCESSIBLE', message: `The source is no longer accessible: ${cause.message}` } };
+  }
+  const message = (err as Error)?.message ?? String(err);
+  return { transient: true, error: { code: 'COPY_FAILED', message: `The copy failed after retries: ${message}`.slice(0, 2000) } };
+}

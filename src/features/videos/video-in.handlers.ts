@@ -1,0 +1,75 @@
+import type { components } from '../../../generated/api';
+import type { HandlerMap } from '../../http/operations';
+import type { BucketSettings } from '../../storage/bucket-access';
+import type { CreateVideoInput, VideoInService } from './video-in.service';
+import { toVideoIngestion, toVideoUpload } from './video-view';
+import type { Video } from './videos.store';
+
+type Schemas = components['schemas'];
+
+function toVideoInStatus(v: Video): Schemas['VideoInStatus'] {
+  const ingestion = toVideoIngestion(v);
+  return { videoId: v.id, upload: toVideoUpload(v) ?? {}, ...(ingestion ? { ingestion } : {}) };
+}
+
+function toBucketSettings(b: Schemas['BucketWithAccessKeys']): BucketSettings {
+  return {
+    bucket: b.bucket,
+    endpoint: b.endpoint,
+    region: b.region,
+    forcePathStyle: b.forcePathStyle ?? false,
+    credentials: { accessKey: b.accessKey, secretAccessKey: b.secretAccessKey },
+  };
+}
+
+type BaseBody = Pick<Schemas['CreateMasterVideoFromHttps'], 'name' | 'description' | 'projectId' | 'fileName'>;
+
+function baseInput(query: { selectTeamId?: string; fullIngestion?: boolean }, body: BaseBody): CreateVideoInput {
+  return {
+    selectTeamId: query.selectTeamId,
+    name: body.name,
+    description: body.description,
+    projectId: body.projectId,
+    fileName: body.fileName,
+    fullIngestion: query.fullIngestion ?? false,
+  };
+}
+
+export function videoInHandlers(videoIn: VideoInService) {
+  return {
+    async createMasterVideoFromHttps({ principal, query, body }) {
+      const video = await videoIn.createFromHttps(principal.userId, {
+        ...baseInput(query, body),
+        url: body.url,
+        crc32c: query.crc32c,
+        maxConcurrentConnections: query.maxConcurrentConnections,
+      });
+      return { status: 202, body: toVideoInStatus(video) };
+    },
+    async createMasterVideoFromBucket({ principal, query, body }) {
+      const video = await videoIn.createFromBucket(principal.userId, { ...baseInput(query, body), objectKey: body.objectKey, bucket: toBucketSettings(body.s3Bucket) });
+      return { status: 202, body: toVideoInStatus(video) };
+    },
+    async createMasterVideoFromBucketInputLocationId({ principal, path, query, body }) {
+      const video = await videoIn.createFromInputLocation(principal.userId, path.inputLocationId, { ...baseInput(query, body), objectKey: body.objectKey });
+      return { status: 202, body: toVideoInStatus(video) };
+    },
+    async getVideoInStatus({ principal, path }) {
+      return { status: 200, body: toVideoInStatus(await videoIn.status(principal.userId, path.videoId)) };
+    },
+    async restartFailedVideoInOperation({ principal, path, query }) {
+      return { status: 202, body: toVideoInStatus(await videoIn.restart(principal.userId, path.videoId, query.skipChecksumValidation ?? false)) };
+    },
+    async abandonFailedVideoInOperation({ principal, path }) {
+      await videoIn.abandon(principal.userId, path.videoId);
+      return { status: 204 };
+    },
+  } satisfies HandlerMap<
+    | 'createMasterVideoFromHttps'
+    | 'createMasterVideoFromBucket'
+    | 'createMasterVideoFromBucketInputLocationId'
+    | 'getVideoInStatus'
+    | 'restartFailedVideoInOperation'
+    | 'abandonFailedVideoInOperation'
+  >;
+}

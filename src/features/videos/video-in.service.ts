@@ -1,0 +1,224 @@
+/**
+ * Video in: creating a master video from an HTTPS URL or a bucket object, the state of its copy
+ * into the platform, and restarting or abandoning a failed copy. The create probes the source
+ * first (every unusable source is a 4xx before anything is written), then writes the video, its
+ * copy operation and the copy job in one transaction. The copy itself is `video-in.copy`
+ * (video-in-copy.job.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { Db } from '../../db/database';
+import type { JobQueue } from '../../jobs/job-queue';
+import type { SourceInfo } from '../../net/https-range-source';
+import type { SecretBox } from '../../security/secret-box';
+import type { BucketSettings } from '../../storage/bucket-access';
+import type { Clock } from '../../shared/clock';
+import { ConflictError, NotFoundError } from '../../shared/errors';
+import type { AccountsService } from '../accounts/accounts.service';
+import { DEFAULT_PROJECT_NAME } from '../accounts/accounts.service';
+import type { LocationsService } from '../locations/locations.service';
+import { projectsStore } from '../projects/projects.store';
+import { VideoInSources, SourceSpec } from './video-in-sources';
+import { VideoInOperation, videoInStore } from './video-in.store';
+import { videoFileFromSource } from './video-file-info';
+import type { VideosService } from './videos.service';
+import { Video, videosStore } from './videos.store';
+
+export const VIDEO_IN_COPY_JOB = 'video-in.copy';
+export const DEFAULT_MAX_CONNECTIONS = 10;
+/** Runs of one copy job before a transient failure is recorded as FAILED (a kill counts as a run). */
+export const COPY_JOB_ATTEMPTS = 4;
+
+export interface CreateVideoInput {
+  selectTeamId?: string;
+  name: string;
+  description?: string;
+  projectId?: string;
+  fileName?: string;
+  fullIngestion: boolean;
+}
+
+export interface CopyJobPayload {
+  videoId: string;
+}
+
+/** The blob key of a master's file in platform storage. */
+export const videoFileKey = (videoId: string) => `videos/${videoId}/file`;
+
+/** Sealing context of a copy's bucket settings: bound to the video, useless elsewhere. */
+export const bucketSealContext = (videoId: string) => `video-in:${videoId}:bucket`;
+
+export class VideoInService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly accounts: AccountsService,
+    private readonly locations: LocationsService,
+    private readonly videos: VideosService,
+    private readonly jobs: JobQueue,
+    private readonly secretBox: SecretBox,
+    readonly sources: VideoInSources,
+  ) {}
+
+  async createFromHttps(userId: string, input: CreateVideoInput & { url: string; crc32c?: number; maxConcurrentConnections?: number }): Promise<Video> {
+    const { teamId, projectId } = await this.placement(userId, input);
+    const spec: SourceSpec = { kind: 'HTTPS', url: input.url };
+    const pinned = await this.sources.probe(spec);
+    const fileName = input.fileName ?? fileNameFromUrl(input.url);
+    return this.create(userId, teamId, projectId, input, fileName, pinned, (videoId, now) => ({
+      videoId,
+      sourceKind: 'HTTPS',
+      sourceUrl: input.url,
+      maxConnections: input.maxConcurrentConnections ?? DEFAULT_MAX_CONNECTIONS,
+      expectedCrc32c: input.crc32c,
+      skipChecksum: false,
+      pinned,
+      createdAt: now,
+    }));
+  }
+
+  async createFromBucket(userId: string, input: CreateVideoInput & { objectKey: string; bucket: BucketSettings }): Promise<Video> {
+    const { teamId, projectId } = await this.placement(userId, input);
+    return this.createFromBucketSettings(userId, teamId, projectId, input, input.bucket, 'BUCKET');
+  }
+
+  async createFromInputLocation(userId: string, inputLocationId: string, input: CreateVideoInput & { objectKey: string }): Promise<Video> {
+    const { teamId, projectId } = await this.placement(userId, input);
+    const location = await this.locations.get(userId, 'input', inputLocationId);
+    if (location.teamId !== teamId) throw new NotFoundError(`Input location ${inputLocationId} not found in team ${teamId}`);
+    const bucket = await this.locations.bucketSettings(userId, 'input', inputLocationId);
+    return this.createFromBucketSettings(userId, teamId, projectId, input, bucket, 'INPUT_LOCATION', inputLocationId);
+  }
+
+  /** The master video, which must have been made by video in (404 otherwise). */
+  async status(userId: string, videoId: string): Promise<Video> {
+    const video = await videosStore.byIdInScope(this.db, videoId, { memberUserId: userId });
+    if (!video || video.kind !== 'MASTER' || !video.upload) throw new NotFoundError('Video not found, or not created by video in');
+    return video;
+  }
+
+  /**
+   * Resumes a FAILED copy from the parts already stored (409 VIDEO_IN_OPERATION_NOT_FAILED
+   * otherwise). The status goes straight back to IN_PROGRESS with the progress it had.
+   */
+  async restart(userId: string, videoId: string, skipChecksumValidation: boolean): Promise<Video> {
+    await this.status(userId, videoId);
+    await this.db.transaction(async (trx) => {
+      const video = await videosStore.byIdForUpdate(trx, videoId);
+      if (!video?.upload) throw new NotFoundError('Video not found');
+      if (video.upload.status !== 'FAILED') {
+        throw new ConflictError('VIDEO_IN_OPERATION_NOT_FAILED', `The copy of video ${videoId} is ${video.upload.status}; only a FAILED copy can be restarted`);
+      }
+      const now = this.clock.now();
+      await videoInStore.restart(trx, videoId, skipChecksumValidation, now);
+      await videosStore.updateUpload(trx, videoId, { status: 'IN_PROGRESS', error: null }, now);
+      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB, payload: { videoId } satisfies CopyJobPayload, maxAttempts: COPY_JOB_ATTEMPTS });
+    });
+    return this.status(userId, videoId);
+  }
+
+  /** Deletes a FAILED video-in video and everything copied so far (409 unless FAILED). */
+  async abandon(userId: string, videoId: string): Promise<void> {
+    await this.status(userId, videoId);
+    await this.db.transaction(async (trx) => {
+      const video = await videosStore.byIdForUpdate(trx, videoId);
+      if (!video?.upload) throw new NotFoundError('Video not found');
+      if (video.upload.status !== 'FAILED') {
+        throw new ConflictError('VIDEO_IN_OPERATION_NOT_FAILED', `The copy of video ${videoId} is ${video.upload.status}; only a FAILED copy can be abandoned`);
+      }
+      await this.videos.removeLocked(trx, video, await videosStore.derivedIds(trx, video));
+    });
+  }
+
+  /** The copy operation of a video (for the job). */
+  operation(videoId: string): Promise<VideoInOperation | undefined> {
+    return videoInStore.byVideoId(this.db, videoId);
+  }
+
+  /** The source of a copy operation, as the job opens it. */
+  sourceSpecOf(op: VideoInOperation): SourceSpec {
+    if (op.sourceKind === 'HTTPS') return { kind: 'HTTPS', url: op.sourceUrl! };
+    const bucket = JSON.parse(this.secretBox.open(op.sealedBucket!, bucketSealContext(op.videoId))) as BucketSettings;
+    return { kind: 'BUCKET', bucket, key: op.objectKey! };
+  }
+
+  private async createFromBucketSettings(
+    userId: string,
+    teamId: string,
+    projectId: string,
+    input: CreateVideoInput & { objectKey: string },
+    bucket: BucketSettings,
+    sourceKind: 'BUCKET' | 'INPUT_LOCATION',
+    inputLocationId?: string,
+  ): Promise<Video> {
+    const pinned = await this.sources.probe({ kind: 'BUCKET', bucket, key: input.objectKey });
+    const fileName = input.fileName ?? (path.posix.basename(input.objectKey) || 'video');
+    return this.create(userId, teamId, projectId, input, fileName, pinned, (videoId, now) => ({
+      videoId,
+      sourceKind,
+      inputLocationId,
+      sealedBucket: this.secretBox.seal(JSON.stringify(bucket), bucketSealContext(videoId)),
+      objectKey: input.objectKey,
+      maxConnections: DEFAULT_MAX_CONNECTIONS,
+      skipChecksum: false,
+      pinned,
+      createdAt: now,
+    }));
+  }
+
+  /** Writes the master video, its copy operation and the copy job in one transaction. */
+  private async create(
+    userId: string,
+    teamId: string,
+    projectId: string,
+    input: CreateVideoInput,
+    fileName: string,
+    pinned: SourceInfo,
+    operation: (videoId: string, now: Date) => Omit<VideoInOperation, 'upload' | 'attempt' | 'updatedAt'>,
+  ): Promise<Video> {
+    const videoId = randomUUID();
+    const now = this.clock.now();
+    await this.db.transaction(async (trx) => {
+      await videosStore.insert(trx, {
+        id: videoId,
+        kind: 'MASTER',
+        teamId,
+        projectId,
+        userId,
+        name: input.name,
+        description: input.description,
+        fullIngestion: input.fullIngestion,
+        file: videoFileFromSource(fileName, pinned, now),
+        uploadStatus: 'INITIAL',
+        createdAt: now,
+      });
+      await videoInStore.insert(trx, operation(videoId, now));
+      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB, payload: { videoId } satisfies CopyJobPayload, maxAttempts: COPY_JOB_ATTEMPTS });
+    });
+    return (await videosStore.byId(this.db, videoId))!;
+  }
+
+  /** The team (selectTeamId or default) and the project (projectId of that team, or its default project). */
+  private async placement(userId: string, input: CreateVideoInput): Promise<{ teamId: string; projectId: string }> {
+    const team = await this.accounts.selectTeam(userId, input.selectTeamId);
+    if (input.projectId) {
+      const project = await projectsStore.byIdInScope(this.db, input.projectId, { teamId: team.id });
+      if (!project) throw new NotFoundError(`Project ${input.projectId} not found in team ${team.id}`);
+      return { teamId: team.id, projectId: project.id };
+    }
+    const project = await projectsStore.oldestNamed(this.db, team.id, DEFAULT_PROJECT_NAME);
+    if (!project) throw new NotFoundError(`Team ${team.id} has no project named "${DEFAULT_PROJECT_NAME}"; pass projectId`);
+    return { teamId: team.id, projectId: project.id };
+  }
+}
+
+/** The last path segment of the URL, decoded; "video" when there is none. */
+export function fileNameFromUrl(url: string): string {
+  try {
+    const segment = new URL(url).pathname.split('/').filter(Boolean).pop();
+    const name = segment ? decodeURIComponent(segment) : '';
+    return name.slice(0, 255) || 'video';
+  } catch {
+    return 'video';
+  }
+}

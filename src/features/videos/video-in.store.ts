@@ -1,0 +1,103 @@
+/**
+ * SQL for the copies into the platform (`video_in_operations`) and the parts they have stored
+ * (`video_in_parts`). One row per master video; the video's own state (upload status, progress,
+ * file) lives on `videos` and is changed through videosStore.
+ */
+import type { Knex } from 'knex';
+import { asBool, asDate } from '../../db/database';
+import type { SourceInfo } from '../../net/https-range-source';
+import type { UploadDescriptor } from '../../storage/blob-store';
+
+export type VideoInSourceKind = 'HTTPS' | 'BUCKET' | 'INPUT_LOCATION';
+
+export interface VideoInOperation {
+  videoId: string;
+  sourceKind: VideoInSourceKind;
+  /** HTTPS sources: the URL as given. */
+  sourceUrl?: string;
+  inputLocationId?: string;
+  /** Bucket sources: the bucket settings and credentials, sealed (see video-in.service). */
+  sealedBucket?: string;
+  objectKey?: string;
+  maxConnections: number;
+  expectedCrc32c?: number;
+  skipChecksum: boolean;
+  /** Size and validator of the source as probed when the video was created. */
+  pinned: SourceInfo;
+  upload?: UploadDescriptor;
+  /** Runs of the copy so far (1 for the first, +1 per restart). */
+  attempt: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+function fromRow(r: any): VideoInOperation {
+  return {
+    videoId: r.video_id,
+    sourceKind: r.source_kind,
+    sourceUrl: r.source_url ?? undefined,
+    inputLocationId: r.input_location_id ?? undefined,
+    sealedBucket: r.sealed_bucket ?? undefined,
+    objectKey: r.object_key ?? undefined,
+    maxConnections: Number(r.max_connections),
+    expectedCrc32c: r.expected_crc32c === null || r.expected_crc32c === undefined ? undefined : Number(r.expected_crc32c),
+    skipChecksum: asBool(r.skip_checksum),
+    pinned: JSON.parse(r.pinned_json),
+    upload: r.upload_json ? JSON.parse(r.upload_json) : undefined,
+    attempt: Number(r.attempt),
+    createdAt: asDate(r.created_at),
+    updatedAt: asDate(r.updated_at),
+  };
+}
+
+export const videoInStore = {
+  async insert(db: Knex, op: Omit<VideoInOperation, 'upload' | 'attempt' | 'updatedAt'>): Promise<void> {
+    await db('video_in_operations').insert({
+      video_id: op.videoId,
+      source_kind: op.sourceKind,
+      source_url: op.sourceUrl ?? null,
+      input_location_id: op.inputLocationId ?? null,
+      sealed_bucket: op.sealedBucket ?? null,
+      object_key: op.objectKey ?? null,
+      max_connections: op.maxConnections,
+      expected_crc32c: op.expectedCrc32c ?? null,
+      skip_checksum: op.skipChecksum,
+      pinned_json: JSON.stringify(op.pinned),
+      upload_json: null,
+      attempt: 1,
+      created_at: op.createdAt,
+      updated_at: op.createdAt,
+    });
+  },
+
+  async byVideoId(db: Knex, videoId: string): Promise<VideoInOperation | undefined> {
+    const row = await db('video_in_operations').where({ video_id: videoId }).first();
+    return row ? fromRow(row) : undefined;
+  },
+
+  async setUpload(db: Knex, videoId: string, upload: UploadDescriptor, now: Date): Promise<void> {
+    await db('video_in_operations').where({ video_id: videoId }).update({ upload_json: JSON.stringify(upload), updated_at: now });
+  },
+
+  /** A restart: one more run, optionally without the checksum comparison. */
+  async restart(db: Knex, videoId: string, skipChecksum: boolean, now: Date): Promise<void> {
+    await db('video_in_operations')
+      .where({ video_id: videoId })
+      .update({ attempt: db.raw('attempt + 1'), ...(skipChecksum ? { skip_checksum: true } : {}), updated_at: now });
+  },
+
+  /** Records a stored part's CRC-32C (idempotent: a part copied twice keeps one row). */
+  async recordPart(db: Knex, videoId: string, partNumber: number, crc32c: number): Promise<void> {
+    await db('video_in_parts').insert({ video_id: videoId, part_number: partNumber, crc32c }).onConflict(['video_id', 'part_number']).merge(['crc32c']);
+  },
+
+  async parts(db: Knex, videoId: string): Promise<Map<number, number>> {
+    const rows = await db('video_in_parts').where({ video_id: videoId }).select('part_number', 'crc32c');
+    return new Map(rows.map((r: any) => [Number(r.part_number), Number(r.crc32c)]));
+  },
+
+  /** The parts are part of the finished file now; their CRCs are no longer needed. */
+  async forgetParts(db: Knex, videoId: string): Promise<void> {
+    await db('video_in_parts').where({ video_id: videoId }).delete();
+  },
+};

@@ -1,0 +1,37 @@
+/**
+ * The media module: ffmpeg/ffprobe resolution, the child-process runner, probing and the
+ * ingestion recipes. No HTTP, database or job code: the ingestion job calls these.
+ */
+export { resolveMediaBinaries, mediaReadiness, availableFilters, parseVersionLine } from './binaries';
+export type { MediaBinaries, BinarySource, ResolveMediaBinariesOptions } from './binaries';
+export { MediaError, MediaBinaryError, MediaProcessError, MediaTimeoutError, MediaAbortedError, UnsupportedMediaError } from './errors';
+export { runMedia } from './runner';
+export type { MediaProgress, RunMediaOptions, RunMediaResult } from './runner';
+export { probeMedia, detectScanning } from './probe';
+export type { ProbeResult, ProbeOptions, DetectScanningOptions, VideoMetadata, AspectRatio, FrameRate, VideoScanning, Scanning } from './probe';
+export {
+  makeThumbnails,
+  makeFullFrames,
+  makeThumbnailsAndFrames,
+  makeWebVideo,
+  cutClip,
+  clipWindow,
+  clipContainer,
+  assessQuality,
+  CLIP_MS,
+  MAX_FULL_FRAMES,
+  QUALITY_SCALE,
+} from './recipes';
+export type {
+  StillImage,
+  ThumbnailOptions,
+  FullFrameOptions,
+  StillsOptions,
+  WebVideoOptions,
+  CutClipOptions,
+  ClipResult,
+  QualityOptions,
+  QualityMetric,
+  VideoQualityAssessment,
+} from './recipes';
+export { imageFileInfo } from './images';

@@ -1,0 +1,99 @@
+/**
+ * Nothing is lost when a worker dies: a separate worker process (`VIDMILL_ROLE=worker`, the
+ * `npm run worker` entry) is killed with SIGKILL in the middle of a copy; once its lease has
+ * expired, another worker takes the job over and finishes the copy from the parts already
+ * stored, with the right checksum.
+ */
+import { strict as assert } from 'node:assert';
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { crc32c } from '../../src/net/crc32c';
+import { ingestionStore } from '../../src/features/videos/ingestion.store';
+import { videosStore } from '../../src/features/videos/videos.store';
+import { TEST_DIALECT } from '../helpers/database';
+import { createHarness, Harness, TestUser } from '../helpers/harness';
+import { RangeServer, startRangeServer } from '../helpers/range-server';
+
+const MIB = 1024 * 1024;
+const ROOT = path.resolve(__dirname, '..', '..');
+
+describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function () {
+  this.timeout(120_000);
+  let server: RangeServer;
+  let h: Harness;
+  let u: TestUser;
+  let dataDir: string;
+  let child: ChildProcess | undefined;
+
+  before(async () => {
+    server = await startRangeServer();
+    h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
+    u = await h.user();
+    await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+    // The worker process shares the database and the platform storage of the harness.
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-crash-'));
+    symlinkSync(h.blobDir, path.join(dataDir, 'blobs'));
+    writeFileSync(path.join(dataDir, 'ca.pem'), server.ca);
+  });
+  after(async () => {
+    child?.kill('SIGKILL');
+    await server.close();
+    await h.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  function startWorkerProcess(): ChildProcess {
+    const db = h.database.config;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      VIDMILL_ROLE: 'worker',
+      VIDMILL_DATA_DIR: dataDir,
+      VIDMILL_DATABASE_URL: db.client === 'pg' ? db.connectionString : `sqlite:${db.filename}`,
+      VIDMILL_MASTER_KEY: randomBytes(32).toString('base64'),
+      VIDMILL_ALLOW_PRIVATE_URLS: 'true',
+      VIDMILL_EXTRA_CA_FILE: path.join(dataDir, 'ca.pem'),
+      VIDMILL_LOG_LEVEL: process.env.VIDMILL_TEST_LOG ?? 'warn',
+    };
+    const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    return proc;
+  }
+
+  it('another worker finishes the copy from the stored parts with the right CRC-32C', async () => {
+    const data = randomBytes(48 * MIB);
+    server.serve('/media/long.bin', data);
+    // 2 connections of 3 MB/s: the copy takes about 8 s, long enough to kill it in the middle.
+    server.modes.bytesPerSecondPerConnection = 3_000_000;
+    const res = await h.request
+      .post(`/api/v1/videos/in/https?maxConcurrentConnections=2&crc32c=${crc32c(data)}`)
+      .set('X-API-Key', u.apiKey)
+      .send({ name: 'Long copy', url: `${server.origin}/media/long.bin` });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const videoId = res.body.videoId;
+
+    child = startWorkerProcess();
+    await h.waitFor(async () => (await h.database.db('video_in_parts').where({ video_id: videoId })).length >= 2, { what: 'two parts stored', timeoutMs: 60_000 });
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child!.once('exit', resolve));
+    const partsBefore = (await h.database.db('video_in_parts').where({ video_id: videoId })).length;
+    assert.equal((await videosStore.byId(h.database.db, videoId))?.upload?.status, 'IN_PROGRESS');
+    const job = await h.database.db('jobs').where({ kind: 'video-in.copy' }).first();
+    assert.equal(job.status, 'running', 'the dead worker still holds the lease');
+
+    server.modes.bytesPerSecondPerConnection = undefined;
+    const rangedBefore = server.requests.filter((r) => r.range && r.range !== 'bytes=0-0').length;
+    // Time passes beyond the dead worker's lease; a new worker sweeps it and takes the job.
+    h.clock.advance(5 * 60_000);
+    h.startWorker();
+    await h.waitFor(async () => (await videosStore.byId(h.database.db, videoId))?.upload?.status === 'DONE', { what: 'copy done', timeoutMs: 60_000 });
+    const video = await videosStore.byId(h.database.db, videoId);
+    assert.equal(video?.crc32c, crc32c(data));
+    const chunks: Buffer[] = [];
+    for await (const c of await h.services.blobs.read(`videos/${videoId}/file`)) chunks.push(Buffer.from(c));
+    assert.ok(Buffer.concat(chunks).equals(data));
+    const refetched = server.requests.filter((r) => r.range && r.range !== 'bytes=0-0').length - rangedBefore;
+    assert.ok(refetched <= 6 - partsBefore, `only the missing parts are fetched again (${refetched} requests, ${partsBefore} parts were stored)`);
+  });
+});
