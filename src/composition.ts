@@ -127,7 +127,7 @@ export function createJobHandlers(s: Services): Record<string, JobHandler> {
 
 /** What each job kind records when the lease sweep gives it up (see GiveUpHandler). */
 export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
-  return { ...videoGiveUps(s.clock) };
+  return { ...videoGiveUps(s.clock, s.ingestion) };
 }
 
 export function createHandlers(s: Services): AllHandlers {

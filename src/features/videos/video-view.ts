@@ -6,6 +6,7 @@
 import type { components } from '../../../generated/api';
 import type { OperationStatus, Video, VideoFileInfo } from './videos.store';
 import { isClipVideo } from './videos.store';
+import { toJobAppraisalDto } from '../processing/appraisal-view';
 
 type Schemas = components['schemas'];
 export type VideoDto = Schemas['Video'];
@@ -33,6 +34,7 @@ export function toVideoProcessing(v: Video): Schemas['VideoProcessing'] | undefi
       }
     : {};
   return {
+    ...(p.options ? { options: p.options as Schemas['VideoProcessingConfigurationOptions'] } : {}),
     processingState: {
       updatedAt: p.updatedAt.toISOString(),
       ...(eta !== undefined ? { etaSeconds: eta } : {}),
@@ -122,6 +124,7 @@ export function toVideoDto(v: Video, master?: Video): VideoDto {
     projectId: v.projectId,
     ...(masterVideo ? { masterVideo } : {}),
     flags: videoFlags(v),
+    ...(v.processing?.appraisal ? { processingJobAppraisal: toJobAppraisalDto(v.processing.appraisal) } : {}),
     ...(v.clipId !== undefined ? { clipId: v.clipId } : {}),
   };
 }

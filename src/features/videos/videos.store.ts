@@ -48,6 +48,8 @@ export interface IngestionState {
   metadata?: Record<string, unknown>;
   /** VideoQualityAssessment (plain JSON). */
   quality?: Record<string, unknown>;
+  /** The probe's plain facts (durationMs, width, height, hasAudio, fps...), for processing. */
+  probe?: Record<string, unknown>;
 }
 
 /** The processing stage (the free clip's cut; processing jobs later). */
@@ -59,6 +61,10 @@ export interface ProcessingState {
   error?: StageError;
   startMs?: number;
   endMs?: number;
+  /** The options as applied (processing jobs). */
+  options?: Record<string, unknown>;
+  /** The appraisal the job was charged by (processing jobs). */
+  appraisal?: Record<string, unknown>;
 }
 
 export interface Video {
@@ -101,7 +107,7 @@ export interface NewVideo {
   /** Videos made by video in start with upload INITIAL. */
   uploadStatus?: OperationStatus;
   /** Videos made by processing (the clip too) start with processing INITIAL over this range. */
-  processing?: { startMs?: number; endMs?: number };
+  processing?: { startMs?: number; endMs?: number; options?: Record<string, unknown>; appraisal?: Record<string, unknown> };
   createdAt: Date;
 }
 
@@ -211,6 +217,7 @@ export function videoFromRow(r: any): Video {
       webVideoAvailable: asBool(r.web_video_available),
       metadata: json(r.metadata_json),
       quality: json(r.quality_json),
+      probe: json(r.probe_json),
     };
   }
   if (r.processing_status) {
@@ -219,6 +226,8 @@ export function videoFromRow(r: any): Video {
       etaSeconds: num(r.processing_eta_seconds),
       startMs: num(r.processing_start_ms),
       endMs: num(r.processing_end_ms),
+      options: json(r.processing_options_json),
+      appraisal: json(r.processing_appraisal_json),
     };
   }
   return v;
@@ -253,9 +262,12 @@ export interface IngestionUpdate {
   webVideoAvailable?: boolean;
   metadata?: Record<string, unknown> | null;
   quality?: Record<string, unknown> | null;
+  probe?: Record<string, unknown> | null;
 }
 
 export interface ProcessingUpdate {
+  /** The options as applied, once the job has planned them. */
+  options?: Record<string, unknown>;
   status?: OperationStatus;
   progress?: number;
   etaSeconds?: number | null;
@@ -288,6 +300,8 @@ export const videosStore = {
             processing_updated_at: v.createdAt,
             processing_start_ms: v.processing.startMs ?? null,
             processing_end_ms: v.processing.endMs ?? null,
+            processing_options_json: v.processing.options ? JSON.stringify(v.processing.options) : null,
+            processing_appraisal_json: v.processing.appraisal ? JSON.stringify(v.processing.appraisal) : null,
           }
         : {}),
       created_at: v.createdAt,
@@ -344,11 +358,14 @@ export const videosStore = {
     if (u.webVideoAvailable !== undefined) patch.web_video_available = u.webVideoAvailable;
     if (u.metadata !== undefined) patch.metadata_json = u.metadata === null ? null : JSON.stringify(u.metadata);
     if (u.quality !== undefined) patch.quality_json = u.quality === null ? null : JSON.stringify(u.quality);
+    if (u.probe !== undefined) patch.probe_json = u.probe === null ? null : JSON.stringify(u.probe);
     await db('videos').where({ id }).update(patch);
   },
 
   async updateProcessing(db: Knex, id: string, u: ProcessingUpdate, now: Date): Promise<void> {
-    await db('videos').where({ id }).update(stagePatch('processing', u, now));
+    const patch = stagePatch('processing', u, now);
+    if (u.options !== undefined) patch.processing_options_json = JSON.stringify(u.options);
+    await db('videos').where({ id }).update(patch);
   },
 
   async byIds(db: Knex, ids: readonly string[]): Promise<Video[]> {
