@@ -140,9 +140,11 @@ function vmRss(pid: number): number | undefined {
   }
 }
 
+/** Numbers the output files and store roots of every run (all Bench objects share the temp dir). */
+let runCounter = 0;
+
 class Bench {
   readonly rows: Measured[] = [];
-  private n = 0;
 
   constructor(
     private readonly dir: string,
@@ -151,7 +153,7 @@ class Bench {
 
   /** One engine copy in a child process; the stored file is checked against `crc` and removed. */
   async engine(name: string, url: string, connections: number, expected: { crc: number; size: number }): Promise<Measured> {
-    const root = path.join(this.dir, `store-${++this.n}`);
+    const root = path.join(this.dir, `store-${++runCounter}`);
     mkdirSync(root);
     try {
       syncDisks();
@@ -187,7 +189,7 @@ class Bench {
    * `ranged` asks for `-r 0-` (a 206, which the server throttles; a plain GET's 200 is not).
    */
   async curl(name: string, url: string, expected: { crc: number; size: number }, ranged = false): Promise<Measured> {
-    const file = path.join(this.dir, `curl-${++this.n}.bin`);
+    const file = path.join(this.dir, `curl-${++runCounter}.bin`);
     try {
       syncDisks();
       const child = spawnTracked('/usr/bin/curl', ['-sk', ...(ranged ? ['-r', '0-'] : []), '-o', file, '-w', '%{http_code} %{size_download} %{time_total}', url], { stdio: ['ignore', 'pipe', 'inherit'] });
