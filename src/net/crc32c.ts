@@ -9,30 +9,37 @@
  *   modulo the polynomial). Parts copied in parallel and out of order are checksummed per part
  *   and combined in file order at the end.
  *
- * Table-driven slicing-by-8: eight bytes per step through eight 256-entry tables.
+ * Table-driven slicing: sixteen bytes per step through sixteen 256-entry tables, read as four
+ * aligned 32-bit words (on little-endian machines, for chunks of 64 bytes or more: about twice
+ * the speed of byte loads, which counts at the copy engine's hundreds of MB/s); otherwise eight
+ * bytes per step with byte loads (slicing-by-8).
  */
 
 const POLY = 0x82f63b78;
 
 const TABLES: Uint32Array[] = (() => {
-  const t = Array.from({ length: 8 }, () => new Uint32Array(256));
+  const t = Array.from({ length: 16 }, () => new Uint32Array(256));
   for (let n = 0; n < 256; n++) {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ POLY : c >>> 1;
     t[0][n] = c >>> 0;
   }
   for (let n = 0; n < 256; n++) {
-    for (let k = 1; k < 8; k++) t[k][n] = ((t[k - 1][n] >>> 8) ^ t[0][t[k - 1][n] & 0xff]) >>> 0;
+    for (let k = 1; k < 16; k++) t[k][n] = ((t[k - 1][n] >>> 8) ^ t[0][t[k - 1][n] & 0xff]) >>> 0;
   }
   return t;
 })();
-const [T0, T1, T2, T3, T4, T5, T6, T7] = TABLES;
+const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = TABLES;
+
+/** Word loads through an Int32Array read the platform's byte order; the word path needs little-endian. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([0x04030201]).buffer)[0] === 0x01;
 
 /** Continues `crc` (the CRC-32C of everything before; 0 at the start) over `chunk`. */
 export function crc32cUpdate(crc: number, chunk: Uint8Array): number {
+  const n = chunk.length;
+  if (LITTLE_ENDIAN && n >= 64) return updateWords(crc, chunk);
   let c = ~crc >>> 0;
   let i = 0;
-  const n = chunk.length;
   const end8 = n - (n % 8);
   while (i < end8) {
     c ^= chunk[i] | (chunk[i + 1] << 8) | (chunk[i + 2] << 16) | (chunk[i + 3] << 24);
@@ -47,6 +54,42 @@ export function crc32cUpdate(crc: number, chunk: Uint8Array): number {
       T0[chunk[i + 7]];
     i += 8;
   }
+  while (i < n) c = T0[(c ^ chunk[i++]) & 0xff] ^ (c >>> 8);
+  return ~c >>> 0;
+}
+
+/** Slicing-by-16 over aligned little-endian words: bytes up to a 4-byte boundary, 16 bytes a step, then the tail. */
+function updateWords(crc: number, chunk: Uint8Array): number {
+  let c = ~crc | 0;
+  const n = chunk.length;
+  let i = 0;
+  while (((chunk.byteOffset + i) & 3) !== 0) c = T0[(c ^ chunk[i++]) & 0xff] ^ (c >>> 8);
+  const words = ((n - i) >>> 4) << 2;
+  const w = new Int32Array(chunk.buffer, chunk.byteOffset + i, words);
+  for (let k = 0; k < words; k += 4) {
+    const a = w[k] ^ c;
+    const b = w[k + 1];
+    const d = w[k + 2];
+    const e = w[k + 3];
+    c =
+      T15[a & 0xff] ^
+      T14[(a >>> 8) & 0xff] ^
+      T13[(a >>> 16) & 0xff] ^
+      T12[a >>> 24] ^
+      T11[b & 0xff] ^
+      T10[(b >>> 8) & 0xff] ^
+      T9[(b >>> 16) & 0xff] ^
+      T8[b >>> 24] ^
+      T7[d & 0xff] ^
+      T6[(d >>> 8) & 0xff] ^
+      T5[(d >>> 16) & 0xff] ^
+      T4[d >>> 24] ^
+      T3[e & 0xff] ^
+      T2[(e >>> 8) & 0xff] ^
+      T1[(e >>> 16) & 0xff] ^
+      T0[e >>> 24];
+  }
+  i += words << 2;
   while (i < n) c = T0[(c ^ chunk[i++]) & 0xff] ^ (c >>> 8);
   return ~c >>> 0;
 }

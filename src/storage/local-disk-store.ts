@@ -4,10 +4,18 @@
  * size; parts land with positioned writes, in any order and in parallel), `parts` (one line per
  * part made durable: written, then fdatasync'ed, then logged) and `meta.json`. `complete()`
  * renames `data` onto the key, so readers see either nothing or the whole object.
+ *
+ * Throughput: streamed chunks (16 KiB from a TLS socket) are gathered into positioned `writev`
+ * calls of about 128 KiB, one in flight per part while the next fills (about 256 KiB held per
+ * part), instead of one thread-pool write per chunk. The fdatasync calls of an upload's parts are
+ * coalesced (group commit): one runs at a time, and parts finishing meanwhile share the next
+ * one, which starts after all their writes completed; an fdatasync flushes the whole file, so
+ * each part is still durable before its line is logged, without parallel syncs of the same
+ * file tying up the thread pool (which also serves DNS lookups and every other file operation).
  */
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { appendFile, mkdir, open, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { appendFile, FileHandle, mkdir, open, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import {
@@ -27,6 +35,13 @@ import {
 } from './blob-store';
 
 const STAGING = '.uploads';
+/**
+ * Streamed chunks are written in batches of this many bytes (or IOV_BATCH chunks). Measured on
+ * the ingest benchmark: 128-192 KiB cost least CPU; 16 KiB writes (one per TLS record) and 1 MiB
+ * batches both cost about half as much again.
+ */
+const WRITE_BATCH = 128 * 1024;
+const IOV_BATCH = 512;
 
 export class LocalDiskStore implements BlobStore {
   readonly kind = 'disk' as const;
@@ -140,6 +155,7 @@ export class LocalDiskStore implements BlobStore {
 
 class DiskUpload implements Upload {
   readonly partCount: number;
+  private readonly syncs = new CoalescedSync();
 
   constructor(
     private readonly store: LocalDiskStore,
@@ -168,20 +184,43 @@ class DiskUpload implements Upload {
     const expected = end - start;
     const file = await open(path.join(this.dir, 'data'), 'r+');
     try {
-      let written = 0;
-      const chunks: AsyncIterable<Uint8Array> | Uint8Array[] = Buffer.isBuffer(data) ? [data] : data;
-      for await (const chunk of chunks) {
+      let received = 0;
+      if (Buffer.isBuffer(data)) {
         signal?.throwIfAborted();
-        if (written + chunk.length > expected) throw new Error(`part ${partNumber} is longer than ${expected} bytes`);
-        let off = 0;
-        while (off < chunk.length) {
-          const { bytesWritten } = await file.write(chunk, off, chunk.length - off, start + written + off);
-          off += bytesWritten;
+        if (data.length > expected) throw new Error(`part ${partNumber} is longer than ${expected} bytes`);
+        await writeAllAt(file, [data], start);
+        received = data.length;
+      } else {
+        // Batches of chunks, one batch's write in flight while the next one fills.
+        let batch: Uint8Array[] = [];
+        let batchBytes = 0;
+        let batchStart = start;
+        let inFlight: Promise<void> = Promise.resolve();
+        try {
+          for await (const chunk of data) {
+            signal?.throwIfAborted();
+            if (received + chunk.length > expected) throw new Error(`part ${partNumber} is longer than ${expected} bytes`);
+            received += chunk.length;
+            if (chunk.length === 0) continue;
+            batch.push(chunk);
+            batchBytes += chunk.length;
+            if (batchBytes >= WRITE_BATCH || batch.length >= IOV_BATCH) {
+              await inFlight;
+              inFlight = writeAllAt(file, batch, batchStart);
+              batchStart += batchBytes;
+              batch = [];
+              batchBytes = 0;
+            }
+          }
+          await inFlight;
+          if (batch.length) await writeAllAt(file, batch, batchStart);
+        } catch (err) {
+          await inFlight.catch(() => undefined); // no write may outlive the handle
+          throw err;
         }
-        written += chunk.length;
       }
-      assertPartLength(written, expected);
-      await file.datasync();
+      assertPartLength(received, expected);
+      await this.syncs.sync(file);
     } finally {
       await file.close();
     }
@@ -199,5 +238,56 @@ class DiskUpload implements Upload {
 
   async abort(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes every byte of `chunks` at `position` (positioned writev, continued after a short write). */
+async function writeAllAt(file: FileHandle, chunks: Uint8Array[], position: number): Promise<void> {
+  let rest = chunks;
+  let left = chunks.reduce((n, c) => n + c.length, 0);
+  while (left > 0) {
+    const { bytesWritten } = await file.writev(rest, position);
+    if (bytesWritten <= 0) throw new Error('the disk accepted no bytes');
+    position += bytesWritten;
+    left -= bytesWritten;
+    if (left === 0) return;
+    // Drop what was written, keeping the unwritten end of a partly written chunk.
+    let skip = bytesWritten;
+    let i = 0;
+    while (skip >= rest[i].length) skip -= rest[i++].length;
+    rest = [rest[i].subarray(skip), ...rest.slice(i + 1)];
+  }
+}
+
+/**
+ * fdatasync of one file, coalesced: at most one runs at a time, and every caller arriving while
+ * it runs shares the next one, which starts after all of them called (so after their writes
+ * completed). The sync goes through the handle of one of the waiting callers, all of which stay
+ * open until it settles; fdatasync flushes the file's data whichever handle it is called on.
+ */
+class CoalescedSync {
+  private running = false;
+  private waiting: { file: FileHandle; resolve: () => void; reject: (err: unknown) => void }[] = [];
+
+  sync(file: FileHandle): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ file, resolve, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    while (this.waiting.length) {
+      const group = this.waiting;
+      this.waiting = [];
+      try {
+        await group[0].file.datasync();
+        for (const w of group) w.resolve();
+      } catch (err) {
+        for (const w of group) w.reject(err);
+      }
+    }
+    this.running = false;
   }
 }

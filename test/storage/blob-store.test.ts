@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -205,6 +205,34 @@ describe('BlobStore: LocalDiskStore specifics', () => {
     assert.deepEqual([...(await readAll(await store.read('videos/x/master')))], [1, 1, 1, 1, 2, 2, 2, 2, 3, 3]);
     await store.delete('videos/x/master');
     assert.equal(existsSync(path.join(root, 'videos')), false);
+  });
+
+  it('streams parts of many small, uneven and empty chunks (batched writes) in parallel, each logged once', async () => {
+    const store = new LocalDiskStore(root);
+    const size = 3 * MIB + 777;
+    const data = randomBytes(size);
+    const upload = await store.createUpload('videos/chunks/master', size, { partSize: MIB });
+    // Chunks of 1..300 bytes with empty ones between: thousands per part, more than one writev each.
+    async function* unevenChunks(buf: Buffer) {
+      for (let off = 0, i = 0; off < buf.length; i++) {
+        if (i % 97 === 0) yield Buffer.alloc(0);
+        const len = 1 + ((i * 7919) % 300);
+        yield buf.subarray(off, Math.min(buf.length, off + len));
+        off += len;
+      }
+    }
+    await Promise.all(
+      [4, 2, 1, 3].map((p) => {
+        const { start, end } = upload.partRange(p);
+        return upload.writePart(p, unevenChunks(data.subarray(start, end)));
+      }),
+    );
+    assert.deepEqual(await upload.completedParts(), [1, 2, 3, 4]);
+    await assert.rejects(upload.writePart(1, unevenChunks(Buffer.concat([data.subarray(0, MIB), Buffer.alloc(1)]))), /long/);
+    const logged = readFileSync(path.join(root, '.uploads', upload.descriptor.id, 'parts'), 'utf8');
+    assert.deepEqual(logged.trim().split('\n').map(Number).sort(), [1, 2, 3, 4]);
+    await upload.complete();
+    assert.ok(data.equals(await readAll(await store.read('videos/chunks/master'))));
   });
 });
 

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -101,6 +101,40 @@ describe('Ranged parallel copy engine (HTTPS source with a self-signed certifica
     await assert.rejects(copyRanges({ source, pinned, upload, concurrency: 2, retryDelayMs: () => 1 }), SourceChangedError);
     assert.equal(await disk.stat('videos/c/master'), undefined);
     assert.ok(rangedRequests().some((r) => r.status === 200), 'the origin answered the stale If-Range with the whole new file');
+  });
+
+  it('copies a file served from disk (serveFile, as the benchmark does): ranges, a dropped part, a throttled connection, a change', async () => {
+    const onDisk = path.join(root, 'served-from-disk.bin');
+    writeFileSync(onDisk, file);
+    server.serveFile('/disk.mp4', onDisk);
+    const source = new HttpsRangeSource(server.origin + '/disk.mp4', { agent });
+    const pinned = await source.probe();
+    assert.equal(pinned.size, file.length);
+    server.modes.dropOnce.add(5 * MIB);
+    const upload = await disk.createUpload('videos/disk/master', pinned.size, { partSize: 1 * MIB });
+    const result = await copyRanges({ source, pinned, upload, concurrency: 4, retryDelayMs: () => 10 });
+    assert.equal(result.crc32c, fileCrc);
+    assert.equal(result.retries, 1);
+    assert.ok(file.equals(await readAll(await disk.read('videos/disk/master'))));
+    assert.ok(rangedRequests().every((r) => r.ifRange === pinned.validator && r.status === 206));
+
+    // Throttled: 64 KiB at 256 KB/s takes about a quarter of a second.
+    server.modes.bytesPerSecondPerConnection = 256_000;
+    try {
+      const t0 = Date.now();
+      const body = await source.openRange(0, 64 * 1024 - 1, pinned);
+      const chunks: Buffer[] = [];
+      for await (const c of body) chunks.push(c);
+      const got = Buffer.concat(chunks);
+      assert.ok(got.equals(file.subarray(0, 64 * 1024)));
+      assert.ok(Date.now() - t0 >= 200, `throttled range took ${Date.now() - t0} ms`);
+    } finally {
+      server.modes.bytesPerSecondPerConnection = undefined;
+    }
+
+    // A change (new ETag) answers the stale If-Range with the whole file.
+    server.modes.changeAfterRangedRequests = 0;
+    await assert.rejects(source.openRange(0, 99, pinned), SourceChangedError);
   });
 
   it('a source without range support is refused at the probe', async () => {
