@@ -620,7 +620,8 @@ export function buildProcessingPlan(
     '-colorspace', FF_SPACE[outputColor.color.colorSpace],
     '-color_range', FF_RANGE[outputColor.color.colorRange],
   );
-  outputArgs.push('-max_muxing_queue_size', '4096');
+  // The output is cut to the range: frame-rate converters may run a frame past it.
+  outputArgs.push('-t', (durationMs / 1000).toFixed(3), '-max_muxing_queue_size', '4096');
   if (container === 'MP4' || container === 'MOV') outputArgs.push('-movflags', '+faststart+write_colr');
   outputArgs.push('-f', fmt.muxer);
 
@@ -983,8 +984,10 @@ function applyFrameRate(b: PlanBuilder, g: Geometry, frc: NonNullable<NonNullabl
   let key: string;
   if (frc === 'FPS') [filter, key] = [`fps=fps=${rate}`, 'fps'];
   else if (frc === 'FBLEND') [filter, key] = [`framerate=fps=${rate}`, 'framerate'];
-  else if (frc === 'MCINTERPOLATE') [filter, key] = [`minterpolate=fps=${rate}:mi_mode=mci:mc_mode=obmc:me_mode=bilat`, 'minterpolate'];
-  else [filter, key] = [`minterpolate=fps=${rate}:mi_mode=mci:mc_mode=aobmc:me_mode=bidir:vsbmc=1`, 'minterpolate_vfi'];
+  // minterpolate stops at the last input frame's time, a frame or two short of the end: two
+  // repeated frames at the end let it fill the last interval (the output is cut to the range).
+  else if (frc === 'MCINTERPOLATE') [filter, key] = [`tpad=stop_mode=clone:stop=2,minterpolate=fps=${rate}:mi_mode=mci:mc_mode=obmc:me_mode=bilat`, 'minterpolate'];
+  else [filter, key] = [`tpad=stop_mode=clone:stop=2,minterpolate=fps=${rate}:mi_mode=mci:mc_mode=aobmc:me_mode=bidir:vsbmc=1`, 'minterpolate_vfi'];
   const out = { ...g, fps: target };
   b.add(filter, { key, g: out });
   if (frc === 'VFI') {
@@ -1208,4 +1211,45 @@ function finishApplied(b: PlanBuilder, enc: Encoding, container: MediaContainer,
     outConv.metadataOnly = outConv.metadataOnly ?? false;
     if (outConv.inverseToneMapper && !oc.inverse) delete outConv.inverseToneMapper;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument lists
+// ---------------------------------------------------------------------------------------------
+
+/** A path ffmpeg will not mistake for an option. */
+function safePath(p: string): string {
+  return p.startsWith('-') ? `./${p}` : p;
+}
+
+/** The vidstab transforms file of an output: next to it, `<output>.trf`. */
+export function transformsPath(output: string): string {
+  return `${output}.trf`;
+}
+
+function withTransforms(graph: string, output: string): string {
+  return graph.split(TRANSFORMS_TOKEN).join(escapeFilterValue(transformsPath(output)));
+}
+
+/**
+ * The full ffmpeg argument list of the plan (the runner adds `-hide_banner -nostdin -loglevel
+ * error` and `-progress`): overwrite, seek/trim, input, the filter graph, the video map, then
+ * audio, encoder and muxer arguments, and the output path.
+ */
+export function processingArgs(plan: ProcessingPlan, input: string, output: string): string[] {
+  return [
+    '-y',
+    ...plan.inputArgs,
+    '-i', safePath(input),
+    '-filter_complex', withTransforms(plan.filterGraph, output),
+    '-map', '[vout]',
+    ...plan.outputArgs,
+    safePath(output),
+  ];
+}
+
+/** The analysis pass (vidstab motion detection into `<output>.trf`), when the plan has one. */
+export function analysisArgs(plan: ProcessingPlan, input: string, output: string): string[] | undefined {
+  if (!plan.analysis) return undefined;
+  return ['-y', ...plan.inputArgs, '-i', safePath(input), '-filter_complex', withTransforms(plan.analysis.filterGraph, output), '-map', '[vout]', '-an', '-sn', '-dn', '-f', 'null', '-'];
 }
