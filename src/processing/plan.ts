@@ -825,7 +825,9 @@ function applyToneMap(b: PlanBuilder, input: ColorSpec, tm: NonNullable<InputCol
   const zin = zscaleIn(input)!;
   const algorithm = tm.algorithm.toLowerCase();
   const peak = tm.peak ? `:peak=${num(tm.peak)}` : '';
-  const filter = `zscale=${zin}:t=linear:npl=${num(tm.outputNits)},format=gbrpf32le,zscale=p=709,tonemap=tonemap=${algorithm}:desat=0${peak},zscale=t=709:m=709:r=limited`;
+  // Every output property is explicit: zimg finds no conversion path when one is left to the frame.
+  const keep = `m=${ZSCALE_SPACE[input.colorSpace]}:p=${ZSCALE_PRIMARIES[input.colorPrimaries]}:r=${ZSCALE_RANGE[input.colorRange]}`;
+  const filter = `zscale=${zin}:${keep}:t=linear:npl=${num(tm.outputNits)},format=gbrpf32le,zscale=p=709,tonemap=tonemap=${algorithm}:desat=0${peak},zscale=t=709:m=709:r=limited`;
   b.add(filter, { key: 'tonemap', g });
   return SDR_709;
 }
