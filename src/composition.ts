@@ -27,6 +27,12 @@ import { VideoInSources } from './features/videos/video-in-sources';
 import { videoInCopyJob } from './features/videos/video-in-copy.job';
 import { IngestionService } from './features/videos/ingestion.service';
 import { VideoAssetsService } from './features/videos/video-assets.service';
+import { ConfigurationsService } from './features/processing/configurations.service';
+import { configurationsHandlers } from './features/processing/configurations.handlers';
+import { ProcessingService } from './features/processing/processing.service';
+import { processingHandlers } from './features/processing/processing.handlers';
+import { FfmpegProcessingEngine } from './features/processing/engine-adapter';
+import { BUILT_IN_CONFIGURATIONS } from './processing';
 import { SignedLinks } from './http/signed-links';
 import { WebhooksService } from './features/webhooks/webhooks.service';
 import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
@@ -60,6 +66,8 @@ export interface Services {
   videoIn: VideoInService;
   ingestion: IngestionService;
   assets: VideoAssetsService;
+  configurations: ConfigurationsService;
+  processing: ProcessingService;
   locations: LocationsService;
   ledger: LedgerService;
   billing: BillingService;
@@ -86,6 +94,11 @@ export function createServices(deps: {
   const locations = new LocationsService(db, clock, accounts, secretBox);
   const videos = new VideosService(db, clock, accounts, jobs);
   const sources = new VideoInSources({ allowPrivateUrls: deps.config.allowPrivateUrls, extraCa: deps.config.extraCa });
+  const ingestion = new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir);
+  const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries());
+  const configurations = new ConfigurationsService(db, clock, accounts, engine, BUILT_IN_CONFIGURATIONS as any);
+  const processing = new ProcessingService(db, clock, configurations, ledger, jobs, deps.blobs, ingestion, engine, deps.config.workDir, deps.config.media.timeoutMs);
+  ingestion.onFailure(processing.refundFailedIngestion);
   return {
     db,
     clock,
@@ -95,7 +108,9 @@ export function createServices(deps: {
     projects: new ProjectsService(db, clock, accounts),
     videos,
     videoIn: new VideoInService(db, clock, accounts, locations, videos, jobs, secretBox, sources),
-    ingestion: new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir),
+    ingestion,
+    configurations,
+    processing,
     assets: new VideoAssetsService(db, clock, deps.blobs, new SignedLinks(deps.masterKey, deps.config.publicUrl)),
     locations,
     ledger,
@@ -122,12 +137,13 @@ export function createJobHandlers(s: Services): Record<string, JobHandler> {
       onCopied: (trx, video) => s.ingestion.begin(trx, video),
     }),
     ...s.ingestion.jobHandlers(),
+    ...s.processing.jobHandlers(),
   };
 }
 
 /** What each job kind records when the lease sweep gives it up (see GiveUpHandler). */
 export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
-  return { ...videoGiveUps(s.clock, s.ingestion) };
+  return { ...videoGiveUps(s.clock, s.ingestion), ...s.processing.giveUps() };
 }
 
 export function createHandlers(s: Services): AllHandlers {
@@ -137,6 +153,8 @@ export function createHandlers(s: Services): AllHandlers {
     ...projectsHandlers(s.projects),
     ...videosHandlers(s.videos, s.assets),
     ...videoInHandlers(s.videoIn),
+    ...configurationsHandlers(s.configurations),
+    ...processingHandlers(s.processing),
     ...locationsHandlers(s.locations),
     ...billingHandlers(s.billing),
     ...webhooksHandlers(s.webhooks, s.signingKeys),

@@ -9,16 +9,6 @@ export const PENDING_OPERATIONS = [
   // Videos
   'getVideoComparisonLink',
   // Processing and video out
-  'getVideoProcessingConfigurations',
-  'createVideoProcessingConfiguration',
-  'getVideoProcessingConfigurationById',
-  'deleteVideoProcessingConfigurationById',
-  'createVideoProcessingAppraisal',
-  'createVideoProcessingAppraisalByConfId',
-  'acceptVideoProcessingAppraisal',
-  'startProcessingByVideoId',
-  'startProcessingByVideoIdAndConfId',
-  'getVideoProcessingStatus',
   'copyVideoDataToBucket',
   'copyVideoDataToBucketOutputLocationId',
   'generateVideoDownloadUrl',

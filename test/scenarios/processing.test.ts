@@ -13,6 +13,8 @@ import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 
 const H264_MP4 = { container: 'MP4', encodingConfiguration: { codec: 'H264' } };
+/** Priced above zero even for a 3-second source (output gigapixels of a 4K upscale). */
+const UPSCALE_4K = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'UHD_4K' } } };
 
 describe(`Processing (${TEST_DIALECT})`, function () {
   this.timeout(180_000);
@@ -47,7 +49,9 @@ describe(`Processing (${TEST_DIALECT})`, function () {
     assert.equal(ingestion.status, 'DONE', JSON.stringify(ingestion.error));
     return res.body.videoId;
   }
-  const walletTransactions = async () => (await get('/v2/wallet/billing-periods/latest/transactions?pageSize=100')).body.items ?? [];
+  /** The wallet's processing charges (a top-up is a PROCESSING-balance transaction too, without a video). */
+  const processingCharges = async () =>
+    ((await get('/v2/wallet/billing-periods/latest/transactions?pageSize=100')).body.items ?? []).filter((t: any) => t.type === 'PROCESSING' && t.videoId);
 
   before(async () => {
     server = await startRangeServer();
@@ -105,14 +109,14 @@ describe(`Processing (${TEST_DIALECT})`, function () {
     });
 
     it('an appraisal prices the job in USD for a wallet team and expires after 15 minutes', async () => {
-      const res = await post(`/v1/videos/${source}/processing/appraisals/create`, H264_MP4);
+      const res = await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K);
       assert.equal(res.status, 201, JSON.stringify(res.body));
       assert.equal(Date.parse(res.body.expiresAt) - h.clock.now().getTime(), 15 * 60_000);
       const a = res.body.video.processingJobAppraisal;
       assert.equal(a.billingType, 'WALLET');
       assert.ok(a.estimation.fileSize > 0 && a.estimation.totalComputeTimeSeconds >= 1);
       assert.equal(a.outputDurationMillis, 3000);
-      assert.ok(a.jobItems.some((i: any) => i.category === 'ENCODER' && i.productName === 'H.264 / AVC'));
+      assert.ok(a.jobItems.some((i: any) => i.category === 'ENCODER' && i.productName === 'H.264 / AVC'), JSON.stringify(a));
       assert.ok(a.cost.totalProcessingCostUsd > 0);
       assert.equal(res.body.video.masterVideo.id, source);
     });
@@ -126,15 +130,15 @@ describe(`Processing (${TEST_DIALECT})`, function () {
     });
 
     it('accepting needs money in the wallet (409 INSUFFICIENT_PROJECTED_BALANCE_ERROR), expires (409 APPRAISAL_EXPIRED) and follows the billing type (409 APPRAISAL_BILLING_OUT_DATED)', async () => {
-      const a1 = (await post(`/v1/videos/${source}/processing/appraisals/create`, H264_MP4)).body;
+      const a1 = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body;
       expectError(await post(`/v1/videos/${source}/processing/appraisals/${a1.appraisalId}/accept`), 409, 'INSUFFICIENT_PROJECTED_BALANCE_ERROR');
       await h.services.ledger.topUp(u.teamId, 100_000_000);
       h.clock.advance(15 * 60_000 + 1);
       expectError(await post(`/v1/videos/${source}/processing/appraisals/${a1.appraisalId}/accept`), 409, 'APPRAISAL_EXPIRED');
-      const a2 = (await post(`/v1/videos/${source}/processing/appraisals/create`, H264_MP4)).body;
+      const a2 = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body;
       await h.services.ledger.switchBillingType(u.teamId, 'CLOUD_MARKETPLACE', 'test');
       expectError(await post(`/v1/videos/${source}/processing/appraisals/${a2.appraisalId}/accept`), 409, 'APPRAISAL_BILLING_OUT_DATED');
-      const credits = (await post(`/v1/videos/${source}/processing/appraisals/create`, H264_MP4)).body;
+      const credits = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body;
       assert.equal(credits.video.processingJobAppraisal.billingType, 'CLOUD_MARKETPLACE');
       assert.ok(credits.video.processingJobAppraisal.cost.totalProcessingCostCredits > 0);
       expectError(await post(`/v1/videos/${source}/processing/appraisals/3fa85f64-5717-4562-b3fc-2c963f66afa6/accept`), 404, 'RESOURCE_NOT_FOUND');
@@ -163,8 +167,9 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       assert.deepEqual(await eventsOf(videoId), ['video_processing.started', 'video_processing.done', 'video_processing_ingestion.started', 'video_processing_ingestion.done']);
       const status = (await get(`/v1/videos/${videoId}/processing/status`)).body;
       assert.equal(status.processingState.processingStatus, 'DONE');
-      const charges = (await walletTransactions()).filter((t: any) => t.type === 'PROCESSING');
+      const charges = await processingCharges();
       assert.equal(charges.length, 1, JSON.stringify(charges));
+      assert.equal(charges[0].videoId, videoId);
       assert.ok((await get(`/v1/videos/${source}/derived`)).body.items.some((v: any) => v.id === videoId));
     });
 
@@ -197,14 +202,15 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       height: 576,
       fps: 50,
       ext: 'ts',
-      video: ['-vf', 'interlace=scan=tff,setfield=tff', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-top', '1', '-b:v', '4M', '-g', '12'],
+      // A widescreen PAL archive: 720x576 stored, anamorphic 16:9 (sample aspect 64:45).
+    video: ['-vf', 'setsar=64/45,interlace=scan=tff,setfield=tff', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-top', '1', '-b:v', '4M', '-g', '12'],
     });
     const source = await ingested(sd, 'ts');
     const options = {
       container: 'MP4',
       encodingConfiguration: { codec: 'HEVC' },
       filters: { deinterlacer: 'BWDIF', denoiser: 'HQDN3D', scaler: 'SCALE' },
-      filterSettings: { resolution: { tag: 'FHD' } },
+      filterSettings: { resolution: { tag: 'FULL_HD' } },
     };
     const a = await post(`/v1/videos/${source}/processing/appraisals/create`, options);
     assert.equal(a.status, 201, JSON.stringify(a.body));
@@ -220,10 +226,12 @@ describe(`Processing (${TEST_DIALECT})`, function () {
     assert.equal(probe.metadata.codecName, 'hevc');
     assert.equal(probe.metadata.containerName, 'mp4');
     assert.deepEqual([probe.width, probe.height], [1920, 1080]);
-    assert.equal(probe.metadata.averageFrameRate?.rational, '25:1');
+    // Deinterlacing outputs one frame per field (docs/processing.md): 25 interlaced frames/s become 50 progressive.
+    assert.equal(probe.metadata.averageFrameRate?.rational, '50:1');
     assert.ok(Math.abs(probe.durationMs - 2000) <= 40, `duration ${probe.durationMs} within one frame of 2000`);
     assert.notEqual(probe.metadata.scanning?.heuristics, 'INTERLACED_TOP_FIRST');
-    const charges = (await walletTransactions()).filter((t: any) => t.type === 'PROCESSING');
-    assert.equal(charges.length, 1);
+    const charges = await processingCharges();
+    assert.equal(charges.length, 1, JSON.stringify(charges));
+    assert.ok(charges[0].amountUsd < 0, 'a 1080p HEVC job costs something');
   });
 });

@@ -2,7 +2,7 @@
  * What the processing feature needs from the options -> ffmpeg engine (src/processing): an
  * interface, so the service states its needs and composition binds the implementation.
  */
-import type { MediaBinaries, MediaProgress, ProbeResult } from '../../media';
+import type { MediaBinaries, ProbeResult } from '../../media';
 
 export interface PlannedOutput {
   width: number;
@@ -27,6 +27,8 @@ export interface EngineEstimate {
 }
 
 export interface ProcessingEngine {
+  /** Finds what this installation's ffmpeg can do (once); call before validate/plan. */
+  prepare(): Promise<void>;
   /** Throws a 400 DomainError for options that are invalid or not supported here. */
   validate(options: Record<string, unknown>): void;
   /** Throws a 400 DomainError for options that do not fit this source. */
@@ -37,6 +39,6 @@ export interface ProcessingEngine {
     input: string,
     output: string,
     plan: EnginePlan,
-    opts: { durationMs: number; signal: AbortSignal; timeoutMs: number; onProgress: (p: MediaProgress) => void },
+    opts: { durationMs: number; signal: AbortSignal; timeoutMs: number; onProgress: (p: { percentage: number; etaSeconds?: number }) => void },
   ): Promise<void>;
 }

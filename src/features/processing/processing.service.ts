@@ -50,6 +50,8 @@ export interface JobAppraisal {
   download: { costMicros: number; costCredits: number };
   /** Exactly what is charged on acceptance. */
   charge: ProductUse[];
+  /** How each requested option is applied by this installation (classical equivalents of AI filters). */
+  notes: Array<{ field: string; requested: string; appliedAs: string; note: string }>;
 }
 
 export interface Appraisal {
@@ -89,6 +91,7 @@ export class ProcessingService {
   async appraise(userId: string, videoId: string, req: ProcessingRequest, names: NewVideoNames = {}): Promise<Appraisal> {
     const source = await this.processable(userId, videoId);
     const options = await this.optionsOf(userId, req);
+    await this.engine.prepare();
     this.engine.validate(options);
     const probe = probeOf(source);
     const range = positions(probe.durationMs, req.startPosMs, req.endPosMs);
@@ -112,6 +115,7 @@ export class ProcessingService {
       storage: { costMicros: storage.costMicros, costCredits: storage.costCredits },
       download: { costMicros: download.costMicros, costCredits: download.costCredits },
       charge,
+      notes: ((plan.applied as { notes?: JobAppraisal['notes'] }).notes ?? []).map(({ field, requested, appliedAs, note }) => ({ field, requested, appliedAs, note })),
     };
     const now = this.clock.now();
     const record: AppraisalRecord = {
@@ -235,7 +239,7 @@ export class ProcessingService {
       await videosStore.updateProcessing(trx, videoId, { status: 'IN_PROGRESS' }, now);
       await recordEvent(trx, { teamId: v.teamId, eventType: events.started, videoId, occurredAt: now });
     });
-    if (!source?.blobKey) {
+    if (!source?.blobKey || !(await this.blobs.stat(source.blobKey))) {
       await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, { code: 'SOURCE_VIDEO_NOT_AVAILABLE', message: 'The source video no longer has its file' }));
       return;
     }
@@ -243,6 +247,7 @@ export class ProcessingService {
     await mkdir(dir, { recursive: true });
     try {
       const bins = await this.ingestion.mediaBinaries();
+      await this.engine.prepare();
       const probe = probeOf(source);
       const range = { startMs: video.processing.startMs ?? 0, endMs: video.processing.endMs ?? probe.durationMs };
       const plan: EnginePlan = this.engine.plan(video.processing.options ?? {}, probe, range);

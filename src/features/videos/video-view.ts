@@ -33,8 +33,10 @@ export function toVideoProcessing(v: Video): Schemas['VideoProcessing'] | undefi
         },
       }
     : {};
+  const notes = (p.appraisal as { notes?: Schemas['AppliedOptionNote'][] } | undefined)?.notes;
   return {
     ...(p.options ? { options: p.options as Schemas['VideoProcessingConfigurationOptions'] } : {}),
+    ...(notes ? { appliedNotes: notes } : {}),
     processingState: {
       updatedAt: p.updatedAt.toISOString(),
       ...(eta !== undefined ? { etaSeconds: eta } : {}),
