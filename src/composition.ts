@@ -27,6 +27,7 @@ import { VideoInSources } from './features/videos/video-in-sources';
 import { videoInCopyJob } from './features/videos/video-in-copy.job';
 import { IngestionService } from './features/videos/ingestion.service';
 import { VideoAssetsService } from './features/videos/video-assets.service';
+import { ComparisonService } from './features/videos/comparison.service';
 import { SignedLinks } from './http/signed-links';
 import { WebhooksService } from './features/webhooks/webhooks.service';
 import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
@@ -60,6 +61,8 @@ export interface Services {
   videoIn: VideoInService;
   ingestion: IngestionService;
   assets: VideoAssetsService;
+  /** Compare with: the comparison link and the page it points at. */
+  comparison: ComparisonService;
   locations: LocationsService;
   ledger: LedgerService;
   billing: BillingService;
@@ -85,6 +88,7 @@ export function createServices(deps: {
   const ledger = new LedgerService(db, clock, deps.config.priceList);
   const locations = new LocationsService(db, clock, accounts, secretBox);
   const videos = new VideosService(db, clock, accounts, jobs);
+  const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
   const sources = new VideoInSources({ allowPrivateUrls: deps.config.allowPrivateUrls, extraCa: deps.config.extraCa });
   return {
     db,
@@ -96,7 +100,8 @@ export function createServices(deps: {
     videos,
     videoIn: new VideoInService(db, clock, accounts, locations, videos, jobs, secretBox, sources),
     ingestion: new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir),
-    assets: new VideoAssetsService(db, clock, deps.blobs, new SignedLinks(deps.masterKey, deps.config.publicUrl)),
+    assets: new VideoAssetsService(db, clock, deps.blobs, signedLinks),
+    comparison: new ComparisonService(db, clock, signedLinks),
     locations,
     ledger,
     billing: new BillingService(db, clock, accounts, ledger),
@@ -135,7 +140,7 @@ export function createHandlers(s: Services): AllHandlers {
     ...apiKeysHandlers(s.apiKeys),
     ...accountsHandlers(s.accounts),
     ...projectsHandlers(s.projects),
-    ...videosHandlers(s.videos, s.assets),
+    ...videosHandlers(s.videos, s.assets, s.comparison),
     ...videoInHandlers(s.videoIn),
     ...locationsHandlers(s.locations),
     ...billingHandlers(s.billing),
@@ -158,7 +163,7 @@ export function createApp(
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,
     responseValidationSample: opts.config.responseValidationSample,
-    publicRoutes: [s.assets.routes()],
+    publicRoutes: [s.assets.routes(), s.comparison.routes()],
     readiness: async () => {
       await s.db.raw('select 1');
       // ffmpeg is reported, not required: an API-only process does no media work.
