@@ -34,7 +34,7 @@ const STYLE = `
 *{box-sizing:border-box}
 html,body{margin:0;min-height:100%;background:#101114;color:#e8e8ea;font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 main{display:flex;flex-direction:column;align-items:center;padding:8px;gap:8px}
-.player{width:100%;max-width:calc((100vh - 96px) * var(--aspect, 1.7778));min-width:min(100%, 280px);display:flex;flex-direction:column;gap:8px}
+.player{width:100%;max-width:calc((100vh - 124px) * var(--aspect, 1.7778));min-width:min(100%, 280px);display:flex;flex-direction:column;gap:8px}
 .stage{position:relative;width:100%;aspect-ratio:var(--aspect, 1.7778);background:#000;overflow:hidden;touch-action:none;user-select:none;-webkit-user-select:none;cursor:ew-resize;border-radius:4px}
 .stage video{position:absolute;inset:0;width:100%;height:100%;object-fit:contain;pointer-events:none;background:#000}
 #right{clip-path:inset(0 0 0 50%)}
@@ -63,14 +63,15 @@ const SCRIPT = `
 (function () {
   'use strict';
   var $ = function (id) { return document.getElementById(id); };
-  var app = $('app'), stage = $('stage'), L = $('left'), R = $('right'), divider = $('divider');
+  var app = $('app'), player = $('player'), stage = $('stage'), L = $('left'), R = $('right'), divider = $('divider');
   var playBtn = $('play'), backBtn = $('back'), fwdBtn = $('fwd'), seek = $('seek'), time = $('time'), soundBtn = $('sound'), statusEl = $('status');
   var fps = parseFloat(app.getAttribute('data-fps')) || 25;
   var frame = 1 / fps;
   var aspect = parseFloat(stage.getAttribute('data-aspect'));
   var wantPlaying = false, dragging = false, scrubbing = false, pos = 50, raf = 0;
 
-  if (aspect > 0) stage.style.setProperty('--aspect', String(aspect));
+  // On the player, so both its width limit and the stage's aspect ratio follow the video.
+  if (aspect > 0) player.style.setProperty('--aspect', String(aspect));
   L.muted = true;
   R.muted = true;
 
@@ -195,7 +196,7 @@ const SCRIPT = `
   L.addEventListener('timeupdate', function () { sync(); render(); });
   L.addEventListener('durationchange', render);
   L.addEventListener('loadedmetadata', function () {
-    if (L.videoWidth > 0 && L.videoHeight > 0) stage.style.setProperty('--aspect', String(L.videoWidth / L.videoHeight));
+    if (L.videoWidth > 0 && L.videoHeight > 0) player.style.setProperty('--aspect', String(L.videoWidth / L.videoHeight));
     render();
   });
   L.addEventListener('ended', function () { wantPlaying = false; R.pause(); render(); });
@@ -254,7 +255,7 @@ export function renderComparisonPage(left: ComparedSide, right: ComparedSide, ex
 </head>
 <body>
 <main id="app" data-fps="${e(String(fps))}" data-expires="${e(expiresAt.toISOString())}" data-left-video-id="${e(left.videoId)}" data-right-video-id="${e(right.videoId)}">
-<div class="player">
+<div class="player" id="player">
 <div class="stage" id="stage" data-aspect="${e(aspect.toFixed(4))}">
 <video id="left" src="${e(left.webVideoUrl)}" preload="auto" playsinline muted></video>
 <video id="right" src="${e(right.webVideoUrl)}" preload="auto" playsinline muted></video>
