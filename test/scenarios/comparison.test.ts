@@ -491,6 +491,18 @@ describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
     await page.locator('#back').click();
     await atFrame(frameOf(sought.l) - 1);
 
+    // Played to the end, both stop and the button offers Play; Play again starts both from 0.
+    await page.mouse.click(bar.x + bar.width * 0.92, bar.y + bar.height / 2);
+    await until(`!${L}.seeking && ${L}.currentTime > 4.2`);
+    await page.locator('#play').click();
+    await until(`${L}.ended`, 5_000);
+    const ended = await times();
+    assert.ok(ended.rPaused && Math.abs(ended.r - ended.l) < 0.1, `at the end: ${JSON.stringify(ended)}`);
+    assert.equal(await page.locator('#play').getAttribute('aria-label'), 'Play');
+    await page.locator('#play').click();
+    await until(`!${L}.paused && !${R}.paused && ${L}.currentTime > 0.1 && ${L}.currentTime < 1.5`);
+    await page.locator('#play').click();
+
     // The wipe: drag from the middle to a quarter of the width; the right video's clip follows.
     const before = await clipOfRight();
     assert.equal(before, 'inset(0px 0px 0px 50%)');

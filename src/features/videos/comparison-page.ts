@@ -140,10 +140,19 @@ const SCRIPT = `
     if (wantPlaying) raf = requestAnimationFrame(loop);
   }
   function failed(err) {
+    if (err && err.name === 'AbortError') return; // a play() cut short by our own pause(): not a failure
     wantPlaying = false;
     L.pause(); R.pause();
     status('Playback failed: ' + (err && err.message ? err.message : String(err)));
     render();
+  }
+  // The right video may be up to a second shorter: past its end it stays on its last frame
+  // (play() on an ended video would restart it from the beginning).
+  function rightDone() { return isFinite(R.duration) && L.currentTime >= R.duration - frame / 2; }
+  function start(v) {
+    if (v === R && rightDone()) return;
+    var p = v.play();
+    if (p && p.catch) p.catch(failed);
   }
   function play() {
     if (duration() > 0 && L.currentTime >= duration() - frame / 2) seekTo(0);
@@ -151,8 +160,9 @@ const SCRIPT = `
     wantPlaying = true;
     status('');
     R.playbackRate = L.playbackRate;
-    Promise.all([R.play(), L.play()]).then(loop, failed);
-    render();
+    start(R);
+    start(L);
+    loop();
   }
   function pause() {
     wantPlaying = false;
@@ -177,10 +187,10 @@ const SCRIPT = `
   }
   function other(v) { return v === L ? R : L; }
   function resume() {
-    if (!wantPlaying || L.readyState < 3 || R.readyState < 3) return;
+    if (!wantPlaying || L.readyState < 3 || (R.readyState < 3 && !rightDone())) return;
     status('');
-    if (R.paused) R.play().catch(failed);
-    if (L.paused) L.play().catch(failed);
+    if (R.paused) start(R);
+    if (L.paused) start(L);
     loop();
   }
   [L, R].forEach(function (v) {
