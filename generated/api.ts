@@ -1225,7 +1225,10 @@ export interface paths {
          * @description A link to a side-by-side comparison of two videos; `videoId` is shown on the left and
          *     `targetVideoId` on the right. Both must be fully ingested (all frames and the web video
          *     available; `409 VIDEO_NOT_FULLY_INGESTED` otherwise), share the same master video and
-         *     have similar durations (`409 VIDEO_COMPARISON_CONFLICT` otherwise).
+         *     have similar durations (`409 VIDEO_COMPARISON_CONFLICT` otherwise). In this
+         *     installation durations are similar when at most max(1 s, 5 %) apart, and a video
+         *     compared with itself is a `VIDEO_COMPARISON_CONFLICT`. The link is signed, needs no API
+         *     key and expires after 24 hours.
          */
         get: operations["getVideoComparisonLink"];
         put?: never;
@@ -8564,7 +8567,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "link": "https://app.vidmill.io/compare/5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d/8e4a2b6c-1d3f-4a5b-9c7d-2e8f0a1b3c5d",
+                     *       "link": "https://api.vidmill.io/media/v1/compare/5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d/8e4a2b6c-1d3f-4a5b-9c7d-2e8f0a1b3c5d?expires=1767312000&signature=q0n8pD5bS2m4V1x7kZ3eR9tY6uI0oP2aL8sD4fG1hJc",
                      *       "leftVideoId": "5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d",
                      *       "rightVideoId": "8e4a2b6c-1d3f-4a5b-9c7d-2e8f0a1b3c5d"
                      *     }

@@ -33,6 +33,7 @@ import { ProcessingService } from './features/processing/processing.service';
 import { processingHandlers } from './features/processing/processing.handlers';
 import { FfmpegProcessingEngine } from './features/processing/engine-adapter';
 import { BUILT_IN_CONFIGURATIONS } from './processing';
+import { ComparisonService } from './features/videos/comparison.service';
 import { SignedLinks } from './http/signed-links';
 import { WebhooksService } from './features/webhooks/webhooks.service';
 import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
@@ -68,6 +69,8 @@ export interface Services {
   assets: VideoAssetsService;
   configurations: ConfigurationsService;
   processing: ProcessingService;
+  /** Compare with: the comparison link and the page it points at. */
+  comparison: ComparisonService;
   locations: LocationsService;
   ledger: LedgerService;
   billing: BillingService;
@@ -93,6 +96,7 @@ export function createServices(deps: {
   const ledger = new LedgerService(db, clock, deps.config.priceList);
   const locations = new LocationsService(db, clock, accounts, secretBox);
   const videos = new VideosService(db, clock, accounts, jobs);
+  const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
   const sources = new VideoInSources({ allowPrivateUrls: deps.config.allowPrivateUrls, extraCa: deps.config.extraCa });
   const ingestion = new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir);
   const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries());
@@ -111,7 +115,8 @@ export function createServices(deps: {
     ingestion,
     configurations,
     processing,
-    assets: new VideoAssetsService(db, clock, deps.blobs, new SignedLinks(deps.masterKey, deps.config.publicUrl)),
+    assets: new VideoAssetsService(db, clock, deps.blobs, signedLinks),
+    comparison: new ComparisonService(db, clock, signedLinks),
     locations,
     ledger,
     billing: new BillingService(db, clock, accounts, ledger),
@@ -151,7 +156,7 @@ export function createHandlers(s: Services): AllHandlers {
     ...apiKeysHandlers(s.apiKeys),
     ...accountsHandlers(s.accounts),
     ...projectsHandlers(s.projects),
-    ...videosHandlers(s.videos, s.assets),
+    ...videosHandlers(s.videos, s.assets, s.comparison),
     ...videoInHandlers(s.videoIn),
     ...configurationsHandlers(s.configurations),
     ...processingHandlers(s.processing),
@@ -176,7 +181,7 @@ export function createApp(
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,
     responseValidationSample: opts.config.responseValidationSample,
-    publicRoutes: [s.assets.routes()],
+    publicRoutes: [s.assets.routes(), s.comparison.routes()],
     readiness: async () => {
       await s.db.raw('select 1');
       // ffmpeg is reported, not required: an API-only process does no media work.

@@ -6,8 +6,6 @@ import { DomainError } from '../shared/errors';
 import type { Handler, OperationId } from './operations';
 
 export const PENDING_OPERATIONS = [
-  // Videos
-  'getVideoComparisonLink',
   // Processing and video out
   'copyVideoDataToBucket',
   'copyVideoDataToBucketOutputLocationId',
