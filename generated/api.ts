@@ -3550,11 +3550,11 @@ export interface components {
         AppliedOptionNote: {
             /** @description Path of the option, for example `filters.scaler`. */
             field: string;
-            /** @description What the options asked for */
+            /** @description What the options asked for, for example `DVRES2`. */
             requested: string;
             /** @description The ffmpeg filters or settings used, for example `scale=flags=lanczos,unsharp`. */
             appliedAs: string;
-            /** @description Why */
+            /** @description Why, in words. */
             note: string;
         };
         /** @description State of a processing job. */
