@@ -577,8 +577,11 @@ export function buildProcessingPlan(
         crf = DEFAULT_CRF[enc.codec];
         outputArgs.push('-crf', String(crf));
       }
-      if (enc.codec === 'H264') outputArgs.push(...interlaceFlags);
-      else {
+      // x264 writes the field order into the stream only when it is set at the start
+      // (ffmpeg's per-frame switch comes too late for the SPS/SEI readers see first).
+      if (enc.codec === 'H264') {
+        if (outInterlaced) outputArgs.push(...interlaceFlags, '-x264-params', outputScanning === 'INTERLACED_TOP_FIRST' ? 'tff=1' : 'bff=1');
+      } else {
         outputArgs.push('-x265-params', x265Params(b, outputColor));
         if (container === 'MP4' || container === 'MOV') outputArgs.push('-tag:v', 'hvc1');
       }

@@ -89,6 +89,7 @@ describe('Processing plan', function () {
       assert.equal(arg(p.outputArgs, '-pix_fmt'), 'yuv420p');
       assert.equal(arg(p.outputArgs, '-f'), 'mp4');
       assert.equal(arg(p.outputArgs, '-movflags'), '+faststart+write_colr');
+      assert.equal(p.outputArgs.includes('-x265-params') || p.outputArgs.includes('-tag:v') || p.outputArgs.includes('-flags'), false);
       assert.equal(p.output.crf, 20);
       assert.equal(p.output.bitrate, undefined);
       assert.deepEqual(p.applied.options.encodingConfiguration, { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 8, name: 'yuv420p' } });
@@ -597,6 +598,7 @@ describe('Processing plan', function () {
       assert.equal(p.output.scanning, 'INTERLACED_TOP_FIRST');
       assert.match(p.filterGraph, /setfield=tff,scale=interl=1,format=yuv420p/);
       assert.equal(arg(p.outputArgs, '-flags'), '+ildct+ilme');
+      assert.equal(arg(p.outputArgs, '-x264-params'), 'tff=1');
       assert.deepEqual(p.output.fps, { num: 25, den: 1 });
       assert.equal(p.applied.options.processingSettings!.outputScanning, 'INTERLACED_TOP_FIRST');
     });
@@ -624,6 +626,7 @@ describe('Processing plan', function () {
       assert.deepEqual(p.output.fps, { num: 25, den: 1 });
       assert.equal(p.output.frames, 250);
       assert.equal(arg(p.outputArgs, '-flags'), '+ildct+ilme');
+      assert.equal(arg(p.outputArgs, '-x264-params'), 'bff=1');
       const prores = plan({ encodingProfile: 'PRORES_422_HQ', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { rate: '50:1' });
       assert.match(prores.filterGraph, /,interlace=scan=tff:lowpass=complex,scale=interl=1,format=yuv422p10le/);
       assert.equal(arg(prores.outputArgs, '-flags'), '+ildct');
