@@ -341,6 +341,9 @@ export function buildProcessingPlan(
   const b = new PlanBuilder(options, src, caps);
   checkRange(b, range, src);
   throwIssues(b.issues);
+  if (!src.fpsKnown) {
+    b.note('source', 'frame rate unknown', '25 frames/s assumed', "the probe found no frame rate; frame counts, gigapixels and the colour inference assume 25 frames/s (ffmpeg keeps the source's own timing)");
+  }
 
   const durationMs = range.endMs - range.startMs;
   const inputArgs: string[] = [];
