@@ -692,7 +692,9 @@ interface Encoding {
 function resolveEncoding(b: PlanBuilder): Encoding {
   const { options, src, caps } = b;
   const outProfile = options.processingSettings?.outputColorSpaceConversion;
-  const hdrFormat = outProfile && outProfile.mappingMode !== 'RESOLUTION_ONLY' ? outProfile.colorProfile?.hdrFormat : undefined;
+  // The profile's HDR format decides codec and pixel format only where the profile leads.
+  const leads = outProfile?.mappingMode === 'STRICT_USER' || outProfile?.mappingMode === 'USER_PRIORITY';
+  const hdrFormat = leads ? outProfile?.colorProfile?.hdrFormat : undefined;
   if (options.encodingProfile) {
     const profile = PROFILE_SPECS[options.encodingProfile];
     const container = options.container ?? (src.container && CONTAINER_CODECS[src.container].includes(profile.codec) ? src.container : DEFAULT_CONTAINER[profile.codec]);
@@ -1107,7 +1109,16 @@ function describe(c: ColorSpec): string {
 function x265Params(b: PlanBuilder, oc: OutputColour): string {
   const params = ['log-level=error'];
   const p = oc.profile;
-  if (p) {
+  const hdrMetadata = p && (p.hdrFormat || p.masteringDisplay || p.maxCll !== undefined || p.maxFall !== undefined);
+  if (p && hdrMetadata && !isHdrTransfer(oc.color.transferCharacteristics)) {
+    // e.g. INPUT_PRIORITY with an SDR input: the profile only filled gaps and the output is SDR.
+    b.note(
+      'processingSettings.outputColorSpaceConversion.colorProfile',
+      [p.hdrFormat, p.masteringDisplay && 'masteringDisplay', p.maxCll !== undefined && 'maxCll', p.maxFall !== undefined && 'maxFall'].filter(Boolean).join(', '),
+      'not applied',
+      `the output is SDR (transfer ${oc.color.transferCharacteristics}); HDR signalling and static metadata would be false`,
+    );
+  } else if (p) {
     if (p.hdrFormat === 'HDR10') params.push('hdr10=1');
     let mastering = p.masteringDisplay ? resolveMastering(p.masteringDisplay, p.maxCll) : undefined;
     if (!mastering && p.hdrFormat === 'HDR10') {

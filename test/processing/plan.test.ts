@@ -756,6 +756,13 @@ describe('Processing plan', function () {
       assert.match(p.filterGraph, /zscale=min=709:pin=709:tin=709:rin=limited:m=2020_ncl:p=2020:t=smpte2084:r=limited:npl=203:dither=error_diffusion/);
       assert.ok(p.applied.notes.some((n) => n.field === 'processingSettings.outputColorSpaceConversion.inverseToneMapper'));
     });
+    it('an HDR profile that only fills gaps (INPUT_PRIORITY on SDR) writes no HDR metadata (noted)', function () {
+      const p = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputColorSpaceConversion: { mappingMode: 'INPUT_PRIORITY', colorProfile: { hdrFormat: 'HDR10', maxCll: 1000 } } } });
+      assert.equal(arg(p.outputArgs, '-x265-params'), 'log-level=error');
+      assert.equal(arg(p.outputArgs, '-color_trc'), 'bt709');
+      assert.equal(p.output.pixelFormat, 'yuv420p');
+      assert.ok(p.applied.notes.some((n) => n.field === 'processingSettings.outputColorSpaceConversion.colorProfile' && n.appliedAs === 'not applied'));
+    });
     it('HDR10 without a mastering display writes P3-D65 (noted)', function () {
       const p = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HDR10' } } } });
       assert.match(arg(p.outputArgs, '-x265-params')!, /hdr10=1:master-display=G\(13250,34500\)B\(7500,3000\)R\(34000,16000\)WP\(15635,16450\)L\(10000000,50\):max-cll=0,0/);
