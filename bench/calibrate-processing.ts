@@ -111,11 +111,30 @@ async function bench(ffmpeg: string, input: string, args: string[], frames: numb
   return { cpu: Number(m[1]) + Number(m[2]), wall: Number(m[3]) };
 }
 
-async function best(ffmpeg: string, input: string, args: string[], frames: number, repeat: number): Promise<Run> {
-  let out: Run | undefined;
+/**
+ * The machine is shared (other processes' test runs come and go): before each run, wait up to
+ * `QUIET_WAIT_MS` for the one-minute load average to drop below the core count, at most
+ * `QUIET_BUDGET_MS` in all; each row records the load it was measured at.
+ */
+const QUIET_WAIT_MS = 90_000;
+const QUIET_BUDGET_MS = 15 * 60_000;
+let waited = 0;
+async function quiet(): Promise<number> {
+  const limit = os.cpus().length;
+  const start = Date.now();
+  while (os.loadavg()[0] >= limit && Date.now() - start < QUIET_WAIT_MS && waited < QUIET_BUDGET_MS) {
+    await new Promise((r) => setTimeout(r, 2000));
+    waited += 2000;
+  }
+  return os.loadavg()[0];
+}
+
+async function best(ffmpeg: string, input: string, args: string[], frames: number, repeat: number): Promise<Run & { load: number }> {
+  let out: (Run & { load: number }) | undefined;
   for (let i = 0; i < repeat; i++) {
+    const load = await quiet();
     const r = await bench(ffmpeg, input, args, frames);
-    if (!out || r.wall < out.wall) out = r;
+    if (!out || r.wall < out.wall) out = { ...r, load };
   }
   return out!;
 }
@@ -144,12 +163,12 @@ async function main(): Promise<void> {
   const trf = path.join(dir, 'transforms.trf');
   await runMedia(bins.ffmpeg, ['-i', inputs.raw, '-frames:v', '50', '-vf', `vidstabdetect=result=${trf}`, '-f', 'null', '-'], { tool: 'ffmpeg' });
 
-  const baseline: Record<string, Run> = {};
+  const baseline: Record<string, Run & { load?: number }> = {};
   for (const kind of ['raw', 'interlaced', 'hdr'] as const) {
     baseline[kind] = await best(bins.ffmpeg, inputs[kind], ['-c:v', 'wrapped_avframe', ...nul], 125, repeat);
     baseline[kind] = { cpu: baseline[kind].cpu / 125, wall: baseline[kind].wall / 125 };
   }
-  const rows: Record<string, { mpxPerCpuSecond: number; mpxPerSecond: number; frames: number; cpuSeconds: number; wallSeconds: number }> = {};
+  const rows: Record<string, { mpxPerCpuSecond: number; mpxPerSecond: number; frames: number; cpuSeconds: number; wallSeconds: number; loadAverage: number }> = {};
   for (const m of MEASURES) {
     const kind = m.input ?? 'raw';
     const args = m.args.map((a) => a.replace('@TRF@', trf));
@@ -165,13 +184,14 @@ async function main(): Promise<void> {
       frames: m.frames,
       cpuSeconds: Math.round(run.cpu * 1000) / 1000,
       wallSeconds: Math.round(run.wall * 1000) / 1000,
+      loadAverage: Math.round(run.load * 100) / 100,
     };
-    console.log(`${m.key.padEnd(20)} ${String(rows[m.key].mpxPerSecond).padStart(8)} Mpx/s wall ${String(rows[m.key].mpxPerCpuSecond).padStart(8)} Mpx/CPU-s  (${m.frames} frames, ${run.wall.toFixed(2)} s)`);
+    console.log(`${m.key.padEnd(20)} ${String(rows[m.key].mpxPerSecond).padStart(8)} Mpx/s wall ${String(rows[m.key].mpxPerCpuSecond).padStart(8)} Mpx/CPU-s  (${m.frames} frames, ${run.wall.toFixed(2)} s, load ${run.load.toFixed(2)})`);
   }
   const cpus = os.cpus();
   const table = {
     _comment:
-      'Measured by bench/calibrate-processing.ts on the machine below: testsrc2 1280x720 25 fps, raw NUT input, ffmpeg -benchmark, fastest of the repeats, minus the cost of reading the raw input. Megapixels are OUTPUT megapixels of the measured stage (scale/pad: the larger frame; deinterlacers and frame-rate converters: the output frames). Synthetic content: x264/x265 are faster on it than on camera footage. Re-run with --write after changing the engine or moving to other hardware.',
+      'Measured by bench/calibrate-processing.ts on the machine below: testsrc2 1280x720 25 fps, raw NUT input, ffmpeg -benchmark, fastest of the repeats (each started once the one-minute load average was below the core count, or after waiting 90 s; loadAverage records it), minus the cost of reading the raw input. Megapixels are OUTPUT megapixels of the measured stage (scale/pad: the larger frame; deinterlacers and frame-rate converters: the output frames). Synthetic content: x264/x265 are faster on it than on camera footage. Re-run with --write after changing the engine or moving to other hardware.',
     measuredAt: new Date().toISOString(),
     machine: { cpus: cpus.length, model: cpus[0]?.model ?? 'unknown', platform: `${os.platform()} ${os.arch()}` },
     ffmpeg: bins.ffmpegVersion,

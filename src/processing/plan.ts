@@ -341,6 +341,9 @@ export function buildProcessingPlan(
   const b = new PlanBuilder(options, src, caps);
   checkRange(b, range, src);
   throwIssues(b.issues);
+  if (!src.fpsKnown) {
+    b.note('source', 'frame rate unknown', '25 frames/s assumed', "the probe found no frame rate; frame counts, gigapixels and the colour inference assume 25 frames/s (ffmpeg keeps the source's own timing)");
+  }
 
   const durationMs = range.endMs - range.startMs;
   const inputArgs: string[] = [];
@@ -577,8 +580,11 @@ export function buildProcessingPlan(
         crf = DEFAULT_CRF[enc.codec];
         outputArgs.push('-crf', String(crf));
       }
-      if (enc.codec === 'H264') outputArgs.push(...interlaceFlags);
-      else {
+      // x264 writes the field order into the stream only when it is set at the start
+      // (ffmpeg's per-frame switch comes too late for the SPS/SEI readers see first).
+      if (enc.codec === 'H264') {
+        if (outInterlaced) outputArgs.push(...interlaceFlags, '-x264-params', outputScanning === 'INTERLACED_TOP_FIRST' ? 'tff=1' : 'bff=1');
+      } else {
         outputArgs.push('-x265-params', x265Params(b, outputColor));
         if (container === 'MP4' || container === 'MOV') outputArgs.push('-tag:v', 'hvc1');
       }
@@ -686,7 +692,9 @@ interface Encoding {
 function resolveEncoding(b: PlanBuilder): Encoding {
   const { options, src, caps } = b;
   const outProfile = options.processingSettings?.outputColorSpaceConversion;
-  const hdrFormat = outProfile && outProfile.mappingMode !== 'RESOLUTION_ONLY' ? outProfile.colorProfile?.hdrFormat : undefined;
+  // The profile's HDR format decides codec and pixel format only where the profile leads.
+  const leads = outProfile?.mappingMode === 'STRICT_USER' || outProfile?.mappingMode === 'USER_PRIORITY';
+  const hdrFormat = leads ? outProfile?.colorProfile?.hdrFormat : undefined;
   if (options.encodingProfile) {
     const profile = PROFILE_SPECS[options.encodingProfile];
     const container = options.container ?? (src.container && CONTAINER_CODECS[src.container].includes(profile.codec) ? src.container : DEFAULT_CONTAINER[profile.codec]);
@@ -1101,7 +1109,16 @@ function describe(c: ColorSpec): string {
 function x265Params(b: PlanBuilder, oc: OutputColour): string {
   const params = ['log-level=error'];
   const p = oc.profile;
-  if (p) {
+  const hdrMetadata = p && (p.hdrFormat || p.masteringDisplay || p.maxCll !== undefined || p.maxFall !== undefined);
+  if (p && hdrMetadata && !isHdrTransfer(oc.color.transferCharacteristics)) {
+    // e.g. INPUT_PRIORITY with an SDR input: the profile only filled gaps and the output is SDR.
+    b.note(
+      'processingSettings.outputColorSpaceConversion.colorProfile',
+      [p.hdrFormat, p.masteringDisplay && 'masteringDisplay', p.maxCll !== undefined && 'maxCll', p.maxFall !== undefined && 'maxFall'].filter(Boolean).join(', '),
+      'not applied',
+      `the output is SDR (transfer ${oc.color.transferCharacteristics}); HDR signalling and static metadata would be false`,
+    );
+  } else if (p) {
     if (p.hdrFormat === 'HDR10') params.push('hdr10=1');
     let mastering = p.masteringDisplay ? resolveMastering(p.masteringDisplay, p.maxCll) : undefined;
     if (!mastering && p.hdrFormat === 'HDR10') {

@@ -49,6 +49,8 @@ export async function runProcessing(
   const trf = transformsPath(outputPath);
   let best = 0;
   const report = (pass: ProcessingProgress['pass'], p: MediaProgress, offset: number, share: number, laterShare: number) => {
+    // ffmpeg stopped by SIGTERM still closes its output and reports `progress=end`: not a 100%.
+    if (opts.signal?.aborted) return;
     const percentage = Math.max(best, Math.min(100, Math.round((offset + (p.percentage * share) / 100) * 100) / 100));
     best = percentage;
     const out: ProcessingProgress = { percentage, pass };

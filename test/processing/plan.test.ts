@@ -89,6 +89,7 @@ describe('Processing plan', function () {
       assert.equal(arg(p.outputArgs, '-pix_fmt'), 'yuv420p');
       assert.equal(arg(p.outputArgs, '-f'), 'mp4');
       assert.equal(arg(p.outputArgs, '-movflags'), '+faststart+write_colr');
+      assert.equal(p.outputArgs.includes('-x265-params') || p.outputArgs.includes('-tag:v') || p.outputArgs.includes('-flags'), false);
       assert.equal(p.output.crf, 20);
       assert.equal(p.output.bitrate, undefined);
       assert.deepEqual(p.applied.options.encodingConfiguration, { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 8, name: 'yuv420p' } });
@@ -597,6 +598,7 @@ describe('Processing plan', function () {
       assert.equal(p.output.scanning, 'INTERLACED_TOP_FIRST');
       assert.match(p.filterGraph, /setfield=tff,scale=interl=1,format=yuv420p/);
       assert.equal(arg(p.outputArgs, '-flags'), '+ildct+ilme');
+      assert.equal(arg(p.outputArgs, '-x264-params'), 'tff=1');
       assert.deepEqual(p.output.fps, { num: 25, den: 1 });
       assert.equal(p.applied.options.processingSettings!.outputScanning, 'INTERLACED_TOP_FIRST');
     });
@@ -624,6 +626,7 @@ describe('Processing plan', function () {
       assert.deepEqual(p.output.fps, { num: 25, den: 1 });
       assert.equal(p.output.frames, 250);
       assert.equal(arg(p.outputArgs, '-flags'), '+ildct+ilme');
+      assert.equal(arg(p.outputArgs, '-x264-params'), 'bff=1');
       const prores = plan({ encodingProfile: 'PRORES_422_HQ', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { rate: '50:1' });
       assert.match(prores.filterGraph, /,interlace=scan=tff:lowpass=complex,scale=interl=1,format=yuv422p10le/);
       assert.equal(arg(prores.outputArgs, '-flags'), '+ildct');
@@ -752,6 +755,13 @@ describe('Processing plan', function () {
       assert.equal(tagsOf(p), 'bt2020 smpte2084 bt2020nc tv');
       assert.match(p.filterGraph, /zscale=min=709:pin=709:tin=709:rin=limited:m=2020_ncl:p=2020:t=smpte2084:r=limited:npl=203:dither=error_diffusion/);
       assert.ok(p.applied.notes.some((n) => n.field === 'processingSettings.outputColorSpaceConversion.inverseToneMapper'));
+    });
+    it('an HDR profile that only fills gaps (INPUT_PRIORITY on SDR) writes no HDR metadata (noted)', function () {
+      const p = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputColorSpaceConversion: { mappingMode: 'INPUT_PRIORITY', colorProfile: { hdrFormat: 'HDR10', maxCll: 1000 } } } });
+      assert.equal(arg(p.outputArgs, '-x265-params'), 'log-level=error');
+      assert.equal(arg(p.outputArgs, '-color_trc'), 'bt709');
+      assert.equal(p.output.pixelFormat, 'yuv420p');
+      assert.ok(p.applied.notes.some((n) => n.field === 'processingSettings.outputColorSpaceConversion.colorProfile' && n.appliedAs === 'not applied'));
     });
     it('HDR10 without a mastering display writes P3-D65 (noted)', function () {
       const p = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HDR10' } } } });
