@@ -27,6 +27,9 @@ import { VideoInSources } from './features/videos/video-in-sources';
 import { videoInCopyJob } from './features/videos/video-in-copy.job';
 import { IngestionService } from './features/videos/ingestion.service';
 import { VideoAssetsService } from './features/videos/video-assets.service';
+import { VIDEO_OUT_ABORT_JOB, VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB, VideoOutService } from './features/videos/video-out.service';
+import { videoOutHandlers } from './features/videos/video-out.handlers';
+import { videoOutAbortJob, videoOutBillJob, videoOutCopyJob, videoOutGiveUps } from './features/videos/video-out-copy.job';
 import { SignedLinks } from './http/signed-links';
 import { WebhooksService } from './features/webhooks/webhooks.service';
 import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
@@ -60,6 +63,7 @@ export interface Services {
   videoIn: VideoInService;
   ingestion: IngestionService;
   assets: VideoAssetsService;
+  videoOut: VideoOutService;
   locations: LocationsService;
   ledger: LedgerService;
   billing: BillingService;
@@ -86,6 +90,9 @@ export function createServices(deps: {
   const locations = new LocationsService(db, clock, accounts, secretBox);
   const videos = new VideosService(db, clock, accounts, jobs);
   const sources = new VideoInSources({ allowPrivateUrls: deps.config.allowPrivateUrls, extraCa: deps.config.extraCa });
+  const links = new SignedLinks(deps.masterKey, deps.config.publicUrl);
+  const videoOut = new VideoOutService({ db, clock, locations, jobs, secretBox, blobs: deps.blobs, links, ledger });
+  videos.onRemove((trx, ids) => videoOut.onVideosRemoved(trx, ids));
   return {
     db,
     clock,
@@ -96,7 +103,8 @@ export function createServices(deps: {
     videos,
     videoIn: new VideoInService(db, clock, accounts, locations, videos, jobs, secretBox, sources),
     ingestion: new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir),
-    assets: new VideoAssetsService(db, clock, deps.blobs, new SignedLinks(deps.masterKey, deps.config.publicUrl)),
+    assets: new VideoAssetsService(db, clock, deps.blobs, links),
+    videoOut,
     locations,
     ledger,
     billing: new BillingService(db, clock, accounts, ledger),
@@ -122,12 +130,15 @@ export function createJobHandlers(s: Services): Record<string, JobHandler> {
       onCopied: (trx, video) => s.ingestion.begin(trx, video),
     }),
     ...s.ingestion.jobHandlers(),
+    [VIDEO_OUT_COPY_JOB]: videoOutCopyJob({ db: s.db, clock: s.clock, blobs: s.blobs, jobs: s.jobs, videoOut: s.videoOut }),
+    [VIDEO_OUT_ABORT_JOB]: videoOutAbortJob(s.videoOut),
+    [VIDEO_OUT_BILL_JOB]: videoOutBillJob(s.videoOut),
   };
 }
 
 /** What each job kind records when the lease sweep gives it up (see GiveUpHandler). */
 export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
-  return { ...videoGiveUps(s.clock) };
+  return { ...videoGiveUps(s.clock), ...videoOutGiveUps(s.clock) };
 }
 
 export function createHandlers(s: Services): AllHandlers {
@@ -137,6 +148,7 @@ export function createHandlers(s: Services): AllHandlers {
     ...projectsHandlers(s.projects),
     ...videosHandlers(s.videos, s.assets),
     ...videoInHandlers(s.videoIn),
+    ...videoOutHandlers(s.videoOut),
     ...locationsHandlers(s.locations),
     ...billingHandlers(s.billing),
     ...webhooksHandlers(s.webhooks, s.signingKeys),
@@ -158,7 +170,7 @@ export function createApp(
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,
     responseValidationSample: opts.config.responseValidationSample,
-    publicRoutes: [s.assets.routes()],
+    publicRoutes: [s.assets.routes(), s.videoOut.routes(opts.logger)],
     readiness: async () => {
       await s.db.raw('select 1');
       // ffmpeg is reported, not required: an API-only process does no media work.

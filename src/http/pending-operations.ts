@@ -8,7 +8,7 @@ import type { Handler, OperationId } from './operations';
 export const PENDING_OPERATIONS = [
   // Videos
   'getVideoComparisonLink',
-  // Processing and video out
+  // Processing
   'getVideoProcessingConfigurations',
   'createVideoProcessingConfiguration',
   'getVideoProcessingConfigurationById',
@@ -19,12 +19,6 @@ export const PENDING_OPERATIONS = [
   'startProcessingByVideoId',
   'startProcessingByVideoIdAndConfId',
   'getVideoProcessingStatus',
-  'copyVideoDataToBucket',
-  'copyVideoDataToBucketOutputLocationId',
-  'generateVideoDownloadUrl',
-  'getVideoOutStatus',
-  'restartFailedVideoOutOperation',
-  'abandonFailedVideoOutOperation',
 ] as const satisfies readonly OperationId[];
 
 export type PendingOperation = (typeof PENDING_OPERATIONS)[number];

@@ -50,6 +50,14 @@ export interface IngestionState {
   quality?: Record<string, unknown>;
 }
 
+/** The output stage: the latest copy of the video out of the platform (video out). */
+export interface OutputState {
+  status: OperationStatus;
+  progress: number;
+  updatedAt: Date;
+  error?: StageError;
+}
+
 /** The processing stage (the free clip's cut; processing jobs later). */
 export interface ProcessingState {
   status: OperationStatus;
@@ -80,6 +88,7 @@ export interface Video {
   upload?: UploadState;
   ingestion?: IngestionState;
   processing?: ProcessingState;
+  output?: OutputState;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -145,7 +154,9 @@ function derivedQuery(db: Knex, v: Pick<Video, 'id' | 'kind'>): Knex.QueryBuilde
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
 /** The common columns of a stage (`upload`, `ingestion`, `processing`): status, progress, time, error. */
-function stageFromRow(r: any, stage: 'upload' | 'ingestion' | 'processing') {
+type Stage = 'upload' | 'ingestion' | 'processing' | 'output';
+
+function stageFromRow(r: any, stage: Stage) {
   const code = r[`${stage}_error_code`];
   return {
     status: r[`${stage}_status`] as OperationStatus,
@@ -156,7 +167,7 @@ function stageFromRow(r: any, stage: 'upload' | 'ingestion' | 'processing') {
 }
 
 /** The update of a stage's common columns. */
-function stagePatch(stage: 'upload' | 'ingestion' | 'processing', u: { status?: OperationStatus; progress?: number; etaSeconds?: number | null; error?: StageError | null }, now: Date) {
+function stagePatch(stage: Stage, u: { status?: OperationStatus; progress?: number; etaSeconds?: number | null; error?: StageError | null }, now: Date) {
   const patch: Record<string, unknown> = { [`${stage}_updated_at`]: now, updated_at: now };
   if (u.status !== undefined) patch[`${stage}_status`] = u.status;
   if (u.progress !== undefined) patch[`${stage}_progress`] = u.progress;
@@ -221,6 +232,9 @@ export function videoFromRow(r: any): Video {
       endMs: num(r.processing_end_ms),
     };
   }
+  if (r.output_status) {
+    v.output = stageFromRow(r, 'output');
+  }
   return v;
 }
 
@@ -259,6 +273,12 @@ export interface ProcessingUpdate {
   status?: OperationStatus;
   progress?: number;
   etaSeconds?: number | null;
+  error?: StageError | null;
+}
+
+export interface OutputUpdate {
+  status?: OperationStatus;
+  progress?: number;
   error?: StageError | null;
 }
 
@@ -351,6 +371,27 @@ export const videosStore = {
     await db('videos').where({ id }).update(stagePatch('processing', u, now));
   },
 
+  async updateOutput(db: Knex, id: string, u: OutputUpdate, now: Date): Promise<void> {
+    await db('videos').where({ id }).update(stagePatch('output', u, now));
+  },
+
+  /** Progress of a running copy out; no effect once the copy has finished or failed. */
+  async updateOutputProgress(db: Knex, id: string, progress: number, now: Date): Promise<void> {
+    await db('videos').where({ id, output_status: 'IN_PROGRESS' }).update(stagePatch('output', { progress }, now));
+  },
+
+  /** No copy out any more (a failed one was abandoned): the video shows no `output`. */
+  async clearOutput(db: Knex, id: string, now: Date): Promise<void> {
+    await db('videos').where({ id }).update({
+      output_status: null,
+      output_progress: 0,
+      output_updated_at: null,
+      output_error_code: null,
+      output_error_message: null,
+      updated_at: now,
+    });
+  },
+
   async byIds(db: Knex, ids: readonly string[]): Promise<Video[]> {
     if (ids.length === 0) return [];
     return (await db('videos').whereIn('id', [...ids])).map(videoFromRow);
@@ -394,6 +435,8 @@ export const videosStore = {
     if (ids.length === 0) return;
     await db('video_in_parts').whereIn('video_id', [...ids]).delete();
     await db('video_in_operations').whereIn('video_id', [...ids]).delete();
+    await db('video_out_parts').whereIn('video_id', [...ids]).delete();
+    await db('video_out_operations').whereIn('video_id', [...ids]).delete();
     await db('video_assets').whereIn('video_id', [...ids]).delete();
     await db('videos').whereIn('id', [...ids]).delete();
   },
