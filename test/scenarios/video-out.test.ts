@@ -13,7 +13,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { GetObjectCommand, ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { crc32c } from '../../src/net/crc32c';
 import { choosePartSize, MIB } from '../../src/storage/blob-store';
-import { S3Upload } from '../../src/storage/s3-blob-store';
+import { S3BlobStore, S3Upload } from '../../src/storage/s3-blob-store';
 import { objectKeyFor } from '../../src/features/videos/video-out.service';
 import { lanesFor } from '../../src/features/videos/video-out-copy.job';
 import { OperationStatus, videosStore } from '../../src/features/videos/videos.store';
@@ -129,14 +129,17 @@ describe(`Video out (${TEST_DIALECT})`, function () {
   before(async () => {
     keys = randomKeyPair();
     rotated = randomKeyPair();
-    s3 = await startLocalS3({ buckets: [BUCKET], keyPairs: [keys, rotated] });
+    s3 = await startLocalS3({ buckets: [BUCKET, 'platform'], keyPairs: [keys, rotated] });
   });
   after(async () => {
     await s3.close();
   });
-  beforeEach(async () => {
+  /** Platform storage of the harness: local disk, or S3 (the local S3 server's `platform` bucket) for tests that say so. */
+  const s3Platform = () =>
+    new S3BlobStore({ bucket: 'platform', endpoint: s3.endpoint, region: s3.region, accessKey: keys.accessKey, secretKey: keys.secretAccessKey, forcePathStyle: true });
+  beforeEach(async function () {
     s3.refuse = undefined;
-    h = await createHarness();
+    h = await createHarness({}, { blobs: /\[S3 platform storage\]/.test(this.currentTest?.title ?? '') ? s3Platform() : undefined });
     u = await h.user();
   });
   afterEach(async () => {
@@ -210,6 +213,22 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       await h.waitFor(async () => (await events(clip)).length === 4, { what: 'second copy done' });
       assert.deepEqual(await events(clip), ['video_out.started', 'video_out.done', 'video_out.started', 'video_out.done']);
       assert.equal((await readObject(`${prefix}/again/beach.mp4`)).data.length, 5000);
+    });
+
+    it('[S3 platform storage] copies a file stored on S3 (ranged GetObject) and serves its download URL', async () => {
+      assert.equal(h.services.blobs.kind, 's3');
+      const videoId = await storedVideo();
+      const prefix = `from-s3/${randomUUID()}`;
+      assert.equal((await copy(videoId, prefix)).status, 202);
+      h.startWorker();
+      await waitOutput(videoId, ['DONE']);
+      assert.ok((await readObject(`${prefix}/beach.mp4`)).data.equals(DATA));
+      const ranged = s3.requests.filter((r) => r.method === 'GET' && r.url.startsWith(`/platform/videos/${videoId}/file`));
+      assert.equal(ranged.length, 3, 'one ranged GetObject per part');
+      const link = new URL((await post(`/v1/videos/${videoId}/out/https`)).body.presignedUrl);
+      const part = await h.request.get(link.pathname + link.search).set('Range', 'bytes=8388600-8388615').buffer(true);
+      assert.equal(part.status, 206);
+      assert.equal(part.headers['content-range'], `bytes 8388600-8388615/${DATA.length}`);
     });
 
     it('parts in flight are bounded by a memory budget', () => {
