@@ -603,7 +603,11 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       await fetchLink(url);
       await fetchLink(url, { Range: 'bytes=0-999' });
       await fetchLink(url, {}, 'head');
-      const usage = await db()('video_download_usage').where({ video_id: videoId }).orderBy('bytes', 'desc');
+      // The row is written once the response has gone out, so the client may see the end first.
+      const usage = await h.waitFor(async () => {
+        const rows = await db()('video_download_usage').where({ video_id: videoId }).orderBy('bytes', 'desc');
+        return rows.length >= 2 && rows;
+      }, { what: 'usage rows' });
       assert.deepEqual(usage.map((r: any) => Number(r.bytes)), [DATA.length, 1000], 'one row per response with a body');
 
       assert.deepEqual(await h.services.videoOut.billDownloads(), { batches: 1, bytes: DATA.length + 1000 });
@@ -619,6 +623,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       assert.equal((await db()('ledger_transactions').where({ team_id: u.teamId, category: 'DOWNLOAD_HTTPS' })).length, 1);
 
       await fetchLink(url, { Range: 'bytes=0-99' });
+      await h.waitFor(async () => (await db()('video_download_usage').where({ video_id: videoId })).length === 3, { what: 'third usage row' });
       assert.deepEqual(await h.services.videoOut.billDownloads(), { batches: 1, bytes: 100 });
       assert.equal((await db()('ledger_transactions').where({ team_id: u.teamId, category: 'DOWNLOAD_HTTPS' })).length, 2);
     });
