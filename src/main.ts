@@ -70,6 +70,11 @@ async function main(): Promise<void> {
         const deleted = await services.processing.sweepAppraisals();
         if (deleted) log.info({ deleted }, 'deleted expired processing appraisals');
       }, { intervalMs: 60 * 60_000, log }),
+      // Bytes served by download URLs accrue to billing (DOWNLOAD_HTTPS) in batches.
+      new PeriodicTask('download-billing', async () => {
+        const { batches, bytes } = await services.videoOut.billDownloads();
+        if (batches) log.info({ batches, bytes }, 'download bytes billed');
+      }, { intervalMs: 10 * 60_000, log }),
       new PeriodicTask('webhook-history-sweep', async () => {
         const deleted = await services.webhooks.sweepHistory();
         await services.signingKeys.sweepExpired();

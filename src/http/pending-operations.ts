@@ -6,13 +6,6 @@ import { DomainError } from '../shared/errors';
 import type { Handler, OperationId } from './operations';
 
 export const PENDING_OPERATIONS = [
-  // Processing and video out
-  'copyVideoDataToBucket',
-  'copyVideoDataToBucketOutputLocationId',
-  'generateVideoDownloadUrl',
-  'getVideoOutStatus',
-  'restartFailedVideoOutOperation',
-  'abandonFailedVideoOutOperation',
 ] as const satisfies readonly OperationId[];
 
 export type PendingOperation = (typeof PENDING_OPERATIONS)[number];

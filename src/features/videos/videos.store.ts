@@ -52,6 +52,14 @@ export interface IngestionState {
   probe?: Record<string, unknown>;
 }
 
+/** The output stage: the latest copy of the video out of the platform (video out). */
+export interface OutputState {
+  status: OperationStatus;
+  progress: number;
+  updatedAt: Date;
+  error?: StageError;
+}
+
 /** The processing stage (the free clip's cut; processing jobs later). */
 export interface ProcessingState {
   status: OperationStatus;
@@ -86,6 +94,7 @@ export interface Video {
   upload?: UploadState;
   ingestion?: IngestionState;
   processing?: ProcessingState;
+  output?: OutputState;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -151,7 +160,9 @@ function derivedQuery(db: Knex, v: Pick<Video, 'id' | 'kind'>): Knex.QueryBuilde
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
 /** The common columns of a stage (`upload`, `ingestion`, `processing`): status, progress, time, error. */
-function stageFromRow(r: any, stage: 'upload' | 'ingestion' | 'processing') {
+type Stage = 'upload' | 'ingestion' | 'processing' | 'output';
+
+function stageFromRow(r: any, stage: Stage) {
   const code = r[`${stage}_error_code`];
   return {
     status: r[`${stage}_status`] as OperationStatus,
@@ -162,7 +173,7 @@ function stageFromRow(r: any, stage: 'upload' | 'ingestion' | 'processing') {
 }
 
 /** The update of a stage's common columns. */
-function stagePatch(stage: 'upload' | 'ingestion' | 'processing', u: { status?: OperationStatus; progress?: number; etaSeconds?: number | null; error?: StageError | null }, now: Date) {
+function stagePatch(stage: Stage, u: { status?: OperationStatus; progress?: number; etaSeconds?: number | null; error?: StageError | null }, now: Date) {
   const patch: Record<string, unknown> = { [`${stage}_updated_at`]: now, updated_at: now };
   if (u.status !== undefined) patch[`${stage}_status`] = u.status;
   if (u.progress !== undefined) patch[`${stage}_progress`] = u.progress;
@@ -230,6 +241,9 @@ export function videoFromRow(r: any): Video {
       appraisal: json(r.processing_appraisal_json),
     };
   }
+  if (r.output_status) {
+    v.output = stageFromRow(r, 'output');
+  }
   return v;
 }
 
@@ -271,6 +285,12 @@ export interface ProcessingUpdate {
   status?: OperationStatus;
   progress?: number;
   etaSeconds?: number | null;
+  error?: StageError | null;
+}
+
+export interface OutputUpdate {
+  status?: OperationStatus;
+  progress?: number;
   error?: StageError | null;
 }
 
@@ -368,6 +388,27 @@ export const videosStore = {
     await db('videos').where({ id }).update(patch);
   },
 
+  async updateOutput(db: Knex, id: string, u: OutputUpdate, now: Date): Promise<void> {
+    await db('videos').where({ id }).update(stagePatch('output', u, now));
+  },
+
+  /** Progress of a running copy out; no effect once the copy has finished or failed. */
+  async updateOutputProgress(db: Knex, id: string, progress: number, now: Date): Promise<void> {
+    await db('videos').where({ id, output_status: 'IN_PROGRESS' }).update(stagePatch('output', { progress }, now));
+  },
+
+  /** No copy out any more (a failed one was abandoned): the video shows no `output`. */
+  async clearOutput(db: Knex, id: string, now: Date): Promise<void> {
+    await db('videos').where({ id }).update({
+      output_status: null,
+      output_progress: 0,
+      output_updated_at: null,
+      output_error_code: null,
+      output_error_message: null,
+      updated_at: now,
+    });
+  },
+
   async byIds(db: Knex, ids: readonly string[]): Promise<Video[]> {
     if (ids.length === 0) return [];
     return (await db('videos').whereIn('id', [...ids])).map(videoFromRow);
@@ -411,6 +452,8 @@ export const videosStore = {
     if (ids.length === 0) return;
     await db('video_in_parts').whereIn('video_id', [...ids]).delete();
     await db('video_in_operations').whereIn('video_id', [...ids]).delete();
+    await db('video_out_parts').whereIn('video_id', [...ids]).delete();
+    await db('video_out_operations').whereIn('video_id', [...ids]).delete();
     await db('video_assets').whereIn('video_id', [...ids]).delete();
     await db('videos').whereIn('id', [...ids]).delete();
   },
