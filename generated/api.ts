@@ -1225,7 +1225,10 @@ export interface paths {
          * @description A link to a side-by-side comparison of two videos; `videoId` is shown on the left and
          *     `targetVideoId` on the right. Both must be fully ingested (all frames and the web video
          *     available; `409 VIDEO_NOT_FULLY_INGESTED` otherwise), share the same master video and
-         *     have similar durations (`409 VIDEO_COMPARISON_CONFLICT` otherwise).
+         *     have similar durations (`409 VIDEO_COMPARISON_CONFLICT` otherwise). In this
+         *     installation durations are similar when at most max(1 s, 5 %) apart, and a video
+         *     compared with itself is a `VIDEO_COMPARISON_CONFLICT`. The link is signed, needs no API
+         *     key and expires after 24 hours.
          */
         get: operations["getVideoComparisonLink"];
         put?: never;
@@ -1887,7 +1890,7 @@ export interface components {
          * @description Documented error codes. The list is not exhaustive and may grow.
          * @enum {string}
          */
-        ErrorCodeEnum: "UNKNOWN" | "TOO_MANY_REQUESTS" | "INVALID_CREDENTIALS" | "ACCOUNT_LOCKED" | "ACCOUNT_DISABLED" | "ACCOUNT_EXPIRED" | "MISSING_API_KEY" | "INVALID_API_KEY" | "ACCESS_DENIED" | "RESOURCE_NOT_FOUND" | "TEAM_NOT_FOUND" | "DEFAULT_TEAM_NOT_API_ENABLED" | "INVALID_INPUT" | "FORBIDDEN" | "VALIDATION_ERROR" | "WEBHOOK_NOT_ACTIVE" | "TOO_MANY_WEBHOOK_TEST_EVENTS" | "CONTAINER_IS_NOT_SUPPORTED_FOR_SELECTED_CODEC" | "INSUFFICIENT_PROJECTED_BALANCE_ERROR" | "PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED" | "ACTIVE_API_KEY_CANNOT_BE_DELETED" | "VIDEO_IN_OPERATION_NOT_FAILED" | "VIDEO_OUT_OPERATION_NOT_FAILED" | "VIDEO_ALREADY_BEING_COPIED_TO_OUTPUT_LOCATION" | "ONGOING_COPY_TO_OUTPUT_NEEDS_TO_BE_RESTARTED_OR_ABANDONED" | "BUCKET_NOT_FOUND" | "KEY_NOT_FOUND" | "HEAD_BUCKET_ERROR" | "HEAD_OBJECT_ERROR" | "RESOLVE_OBJECT_METADATA_ERROR" | "CONTENT_RANGE_HEADER_INVALID" | "CONTENT_NOT_PARTIAL_ERROR" | "PARSE_CONTENT_TYPE_ERROR" | "NO_CONTENT" | "OBJECT_ALREADY_EXISTS" | "CONFLICTING_DERIVED_VIDEO_IDS" | "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED" | "MAXIMUM_AMOUNT_OF_ACTIVE_WEBHOOKS_REACHED" | "INVALID_REQUEST_BODY" | "MISSING_REQUEST_BODY" | "TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE" | "TARGET_RESOLUTION_CANNOT_BE_LOWER_THAN_CALCULATED_ASPECT_RATIO_RESOLUTION" | "INVALID_START_POSITION" | "INVALID_END_POSITION" | "INVALID_DATE_TIME_RANGE" | "MISSING_CUSTOM_RESOLUTION" | "INVALID_INPUT_COLOR_CONVERSION" | "INVALID_OUTPUT_COLOR_CONVERSION" | "UNSUPPORTED_CONTENT_TYPE" | "CHECKSUM_MISMATCH" | "VIDEO_IN_RESTART_CHECKSUM_MISMATCH" | "INVALID_HTTPS_URL" | "UNEXPECTED_CONTENT_RANGE" | "VIDEO_PROCESSING_NOT_DONE" | "WEBHOOK_RATE_LIMIT_EXCEEDED" | "VIDEO_NOT_FULLY_INGESTED" | "VIDEO_COMPARISON_CONFLICT" | "APPRAISAL_BILLING_OUT_DATED" | "CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE" | "TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE" | "TEAM_NOT_BILLED_THROUGH_WALLET" | "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "CONFLICT" | "INTERNAL_SERVER_ERROR" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "NOT_IMPLEMENTED" | "VIDEO_TOO_LARGE";
+        ErrorCodeEnum: "UNKNOWN" | "TOO_MANY_REQUESTS" | "INVALID_CREDENTIALS" | "ACCOUNT_LOCKED" | "ACCOUNT_DISABLED" | "ACCOUNT_EXPIRED" | "MISSING_API_KEY" | "INVALID_API_KEY" | "ACCESS_DENIED" | "RESOURCE_NOT_FOUND" | "TEAM_NOT_FOUND" | "DEFAULT_TEAM_NOT_API_ENABLED" | "INVALID_INPUT" | "FORBIDDEN" | "VALIDATION_ERROR" | "WEBHOOK_NOT_ACTIVE" | "TOO_MANY_WEBHOOK_TEST_EVENTS" | "CONTAINER_IS_NOT_SUPPORTED_FOR_SELECTED_CODEC" | "INSUFFICIENT_PROJECTED_BALANCE_ERROR" | "PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED" | "ACTIVE_API_KEY_CANNOT_BE_DELETED" | "VIDEO_IN_OPERATION_NOT_FAILED" | "VIDEO_OUT_OPERATION_NOT_FAILED" | "VIDEO_ALREADY_BEING_COPIED_TO_OUTPUT_LOCATION" | "ONGOING_COPY_TO_OUTPUT_NEEDS_TO_BE_RESTARTED_OR_ABANDONED" | "BUCKET_NOT_FOUND" | "KEY_NOT_FOUND" | "HEAD_BUCKET_ERROR" | "HEAD_OBJECT_ERROR" | "RESOLVE_OBJECT_METADATA_ERROR" | "CONTENT_RANGE_HEADER_INVALID" | "CONTENT_NOT_PARTIAL_ERROR" | "PARSE_CONTENT_TYPE_ERROR" | "NO_CONTENT" | "OBJECT_ALREADY_EXISTS" | "CONFLICTING_DERIVED_VIDEO_IDS" | "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED" | "MAXIMUM_AMOUNT_OF_ACTIVE_WEBHOOKS_REACHED" | "INVALID_REQUEST_BODY" | "MISSING_REQUEST_BODY" | "TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE" | "TARGET_RESOLUTION_CANNOT_BE_LOWER_THAN_CALCULATED_ASPECT_RATIO_RESOLUTION" | "INVALID_START_POSITION" | "INVALID_END_POSITION" | "INVALID_DATE_TIME_RANGE" | "MISSING_CUSTOM_RESOLUTION" | "INVALID_INPUT_COLOR_CONVERSION" | "INVALID_OUTPUT_COLOR_CONVERSION" | "UNSUPPORTED_CONTENT_TYPE" | "CHECKSUM_MISMATCH" | "VIDEO_IN_RESTART_CHECKSUM_MISMATCH" | "INVALID_HTTPS_URL" | "UNEXPECTED_CONTENT_RANGE" | "VIDEO_PROCESSING_NOT_DONE" | "WEBHOOK_RATE_LIMIT_EXCEEDED" | "VIDEO_NOT_FULLY_INGESTED" | "VIDEO_COMPARISON_CONFLICT" | "APPRAISAL_BILLING_OUT_DATED" | "CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE" | "TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE" | "TEAM_NOT_BILLED_THROUGH_WALLET" | "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "CONFLICT" | "INTERNAL_SERVER_ERROR" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "NOT_IMPLEMENTED" | "VIDEO_TOO_LARGE" | "UNSUPPORTED_PROCESSING_OPTION" | "APPRAISAL_EXPIRED" | "APPRAISAL_ALREADY_ACCEPTED" | "BUILT_IN_CONFIGURATION_CANNOT_BE_DELETED";
         /** @description The account of the calling API key. */
         Account: {
             user: components["schemas"]["User"];
@@ -3536,6 +3539,23 @@ export interface components {
             sourceVideo?: components["schemas"]["SourceVideo"];
             /** @description The options used. */
             options?: components["schemas"]["VideoProcessingConfigurationOptions"];
+            /**
+             * @description How this installation applied each option that it does not implement literally, for
+             *     example a proprietary AI filter replaced by its closest classical ffmpeg equivalent
+             *     (see docs/processing.md). Empty when every option was applied as named.
+             */
+            appliedNotes?: components["schemas"]["AppliedOptionNote"][];
+        };
+        /** @description How one requested option was applied. */
+        AppliedOptionNote: {
+            /** @description Path of the option, for example `filters.scaler`. */
+            field: string;
+            /** @description What the options asked for, for example `DVRES2`. */
+            requested: string;
+            /** @description The ffmpeg filters or settings used, for example `scale=flags=lanczos,unsharp`. */
+            appliedAs: string;
+            /** @description Why, in words. */
+            note: string;
         };
         /** @description State of a processing job. */
         VideoProcessingState: {
@@ -8547,7 +8567,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "link": "https://app.vidmill.io/compare/5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d/8e4a2b6c-1d3f-4a5b-9c7d-2e8f0a1b3c5d",
+                     *       "link": "https://api.vidmill.io/media/v1/compare/5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d/8e4a2b6c-1d3f-4a5b-9c7d-2e8f0a1b3c5d?expires=1767312000&signature=q0n8pD5bS2m4V1x7kZ3eR9tY6uI0oP2aL8sD4fG1hJc",
                      *       "leftVideoId": "5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d",
                      *       "rightVideoId": "8e4a2b6c-1d3f-4a5b-9c7d-2e8f0a1b3c5d"
                      *     }

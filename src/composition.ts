@@ -27,6 +27,16 @@ import { VideoInSources } from './features/videos/video-in-sources';
 import { videoInCopyJob } from './features/videos/video-in-copy.job';
 import { IngestionService } from './features/videos/ingestion.service';
 import { VideoAssetsService } from './features/videos/video-assets.service';
+import { ConfigurationsService } from './features/processing/configurations.service';
+import { configurationsHandlers } from './features/processing/configurations.handlers';
+import { ProcessingService } from './features/processing/processing.service';
+import { processingHandlers } from './features/processing/processing.handlers';
+import { FfmpegProcessingEngine } from './features/processing/engine-adapter';
+import { BUILT_IN_CONFIGURATIONS } from './processing';
+import { ComparisonService } from './features/videos/comparison.service';
+import { VIDEO_OUT_ABORT_JOB, VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB, VideoOutService } from './features/videos/video-out.service';
+import { videoOutHandlers } from './features/videos/video-out.handlers';
+import { videoOutAbortJob, videoOutBillJob, videoOutCopyJob, videoOutGiveUps } from './features/videos/video-out-copy.job';
 import { SignedLinks } from './http/signed-links';
 import { WebhooksService } from './features/webhooks/webhooks.service';
 import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
@@ -60,6 +70,11 @@ export interface Services {
   videoIn: VideoInService;
   ingestion: IngestionService;
   assets: VideoAssetsService;
+  configurations: ConfigurationsService;
+  processing: ProcessingService;
+  /** Compare with: the comparison link and the page it points at. */
+  comparison: ComparisonService;
+  videoOut: VideoOutService;
   locations: LocationsService;
   ledger: LedgerService;
   billing: BillingService;
@@ -86,6 +101,14 @@ export function createServices(deps: {
   const locations = new LocationsService(db, clock, accounts, secretBox);
   const videos = new VideosService(db, clock, accounts, jobs);
   const sources = new VideoInSources({ allowPrivateUrls: deps.config.allowPrivateUrls, extraCa: deps.config.extraCa });
+  const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
+  const ingestion = new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir);
+  const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries());
+  const configurations = new ConfigurationsService(db, clock, accounts, engine, BUILT_IN_CONFIGURATIONS as any);
+  const processing = new ProcessingService(db, clock, configurations, ledger, jobs, deps.blobs, ingestion, engine, deps.config.workDir, deps.config.media.timeoutMs);
+  ingestion.onFailure(processing.refundFailedIngestion);
+  const videoOut = new VideoOutService({ db, clock, locations, jobs, secretBox, blobs: deps.blobs, links: signedLinks, ledger });
+  videos.onRemove((trx, ids) => videoOut.onVideosRemoved(trx, ids));
   return {
     db,
     clock,
@@ -95,8 +118,12 @@ export function createServices(deps: {
     projects: new ProjectsService(db, clock, accounts),
     videos,
     videoIn: new VideoInService(db, clock, accounts, locations, videos, jobs, secretBox, sources),
-    ingestion: new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir),
-    assets: new VideoAssetsService(db, clock, deps.blobs, new SignedLinks(deps.masterKey, deps.config.publicUrl)),
+    ingestion,
+    configurations,
+    processing,
+    assets: new VideoAssetsService(db, clock, deps.blobs, signedLinks),
+    comparison: new ComparisonService(db, clock, signedLinks),
+    videoOut,
     locations,
     ledger,
     billing: new BillingService(db, clock, accounts, ledger),
@@ -122,12 +149,16 @@ export function createJobHandlers(s: Services): Record<string, JobHandler> {
       onCopied: (trx, video) => s.ingestion.begin(trx, video),
     }),
     ...s.ingestion.jobHandlers(),
+    ...s.processing.jobHandlers(),
+    [VIDEO_OUT_COPY_JOB]: videoOutCopyJob({ db: s.db, clock: s.clock, blobs: s.blobs, jobs: s.jobs, videoOut: s.videoOut }),
+    [VIDEO_OUT_ABORT_JOB]: videoOutAbortJob(s.videoOut),
+    [VIDEO_OUT_BILL_JOB]: videoOutBillJob(s.videoOut),
   };
 }
 
 /** What each job kind records when the lease sweep gives it up (see GiveUpHandler). */
 export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
-  return { ...videoGiveUps(s.clock) };
+  return { ...videoGiveUps(s.clock, s.ingestion), ...s.processing.giveUps(), ...videoOutGiveUps(s.clock) };
 }
 
 export function createHandlers(s: Services): AllHandlers {
@@ -135,8 +166,11 @@ export function createHandlers(s: Services): AllHandlers {
     ...apiKeysHandlers(s.apiKeys),
     ...accountsHandlers(s.accounts),
     ...projectsHandlers(s.projects),
-    ...videosHandlers(s.videos, s.assets),
+    ...videosHandlers(s.videos, s.assets, s.comparison),
     ...videoInHandlers(s.videoIn),
+    ...configurationsHandlers(s.configurations),
+    ...processingHandlers(s.processing),
+    ...videoOutHandlers(s.videoOut),
     ...locationsHandlers(s.locations),
     ...billingHandlers(s.billing),
     ...webhooksHandlers(s.webhooks, s.signingKeys),
@@ -158,7 +192,7 @@ export function createApp(
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,
     responseValidationSample: opts.config.responseValidationSample,
-    publicRoutes: [s.assets.routes()],
+    publicRoutes: [s.assets.routes(), s.comparison.routes(), s.videoOut.routes(opts.logger)],
     readiness: async () => {
       await s.db.raw('select 1');
       // ffmpeg is reported, not required: an API-only process does no media work.

@@ -41,6 +41,8 @@ async function main(): Promise<void> {
   await services.accounts.bootstrap(config.bootstrap, log);
   // The webhook signing key exists from the first start (created, or rotated when due).
   await services.signingKeys.current();
+  // The built-in processing configurations exist from the first start (updated on upgrade).
+  await services.configurations.ensureBuiltIns();
 
   const tasks: PeriodicTask[] = [];
   const jobs = services.jobs;
@@ -64,6 +66,15 @@ async function main(): Promise<void> {
         const { closed, opened } = await services.ledger.rollPeriods();
         if (closed || opened) log.info({ closed, opened }, 'billing periods rolled');
       }, { intervalMs: 5 * 60_000, log }),
+      new PeriodicTask('appraisal-sweep', async () => {
+        const deleted = await services.processing.sweepAppraisals();
+        if (deleted) log.info({ deleted }, 'deleted expired processing appraisals');
+      }, { intervalMs: 60 * 60_000, log }),
+      // Bytes served by download URLs accrue to billing (DOWNLOAD_HTTPS) in batches.
+      new PeriodicTask('download-billing', async () => {
+        const { batches, bytes } = await services.videoOut.billDownloads();
+        if (batches) log.info({ batches, bytes }, 'download bytes billed');
+      }, { intervalMs: 10 * 60_000, log }),
       new PeriodicTask('webhook-history-sweep', async () => {
         const deleted = await services.webhooks.sweepHistory();
         await services.signingKeys.sweepExpired();

@@ -3,6 +3,7 @@
  * `bytes=-n`): 206 with Content-Range, 416 for a range outside the object, 200 otherwise.
  * Multi-range requests get the whole object (allowed by RFC 9110).
  */
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import type { BlobStore, ByteRange } from '../storage/blob-store';
@@ -21,22 +22,39 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   return { start, end };
 }
 
-export async function sendBlob(
-  req: Request,
-  res: Response,
-  blobs: BlobStore,
-  object: { key: string; size: number; contentType: string; fileName?: string; etag?: string },
-): Promise<void> {
+export interface SentObject {
+  key: string;
+  size: number;
+  contentType: string;
+  fileName?: string;
+  etag?: string;
+  /** `inline` (default: shown in the browser) or `attachment` (saved under `fileName`). */
+  disposition?: 'inline' | 'attachment';
+}
+
+/** `filename="..."` for every client, plus RFC 8187 `filename*` when the name is not plain ASCII. */
+function contentDisposition(disposition: 'inline' | 'attachment', fileName: string): string {
+  const plain = fileName.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  const extended = plain === fileName ? '' : `; filename*=UTF-8''${encodeURIComponent(fileName).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())}`;
+  return `${disposition}; filename="${plain}"${extended}`;
+}
+
+/**
+ * Answers the request with the object and resolves with the number of body bytes handed to the
+ * connection. A response cut short (the client went away) rejects with an error whose
+ * `bytesSent` says how many bytes went out before.
+ */
+export async function sendBlob(req: Request, res: Response, blobs: BlobStore, object: SentObject): Promise<number> {
   const range = parseRange(req.headers.range, object.size);
   res.setHeader('Accept-Ranges', 'bytes');
   res.setHeader('Content-Type', object.contentType);
   res.setHeader('Cache-Control', 'private, max-age=300');
   if (object.etag) res.setHeader('ETag', object.etag);
-  if (object.fileName) res.setHeader('Content-Disposition', `inline; filename="${object.fileName.replace(/["\\\r\n]/g, '_')}"`);
+  if (object.fileName) res.setHeader('Content-Disposition', contentDisposition(object.disposition ?? 'inline', object.fileName));
   if (range === 'unsatisfiable') {
     res.setHeader('Content-Range', `bytes */${object.size}`);
     res.status(416).end();
-    return;
+    return 0;
   }
   const partial = range !== undefined && !(range.start === 0 && range.end === object.size - 1);
   const start = range?.start ?? 0;
@@ -46,7 +64,19 @@ export async function sendBlob(
   res.status(partial ? 206 : 200);
   if (req.method === 'HEAD' || object.size === 0) {
     res.end();
-    return;
+    return 0;
   }
-  await pipeline(await blobs.read(object.key, { start, end }), res);
+  let sent = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      sent += chunk.length;
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(await blobs.read(object.key, { start, end }), counter, res);
+  } catch (err) {
+    throw Object.assign(err as Error, { bytesSent: sent });
+  }
+  return sent;
 }

@@ -49,7 +49,7 @@ export function sendError(req: Request, res: Response, status: number, errorCode
 }
 
 /** Rejected values are echoed back shortened, and never for fields that hold secrets. */
-const MAX_ECHOED_VALUE = 256;
+export const MAX_ECHOED_VALUE = 256;
 const SECRET_FIELD = /secret|password|accesskey|apikey|token|authorization/i;
 
 /**

@@ -6,25 +6,6 @@ import { DomainError } from '../shared/errors';
 import type { Handler, OperationId } from './operations';
 
 export const PENDING_OPERATIONS = [
-  // Videos
-  'getVideoComparisonLink',
-  // Processing and video out
-  'getVideoProcessingConfigurations',
-  'createVideoProcessingConfiguration',
-  'getVideoProcessingConfigurationById',
-  'deleteVideoProcessingConfigurationById',
-  'createVideoProcessingAppraisal',
-  'createVideoProcessingAppraisalByConfId',
-  'acceptVideoProcessingAppraisal',
-  'startProcessingByVideoId',
-  'startProcessingByVideoIdAndConfId',
-  'getVideoProcessingStatus',
-  'copyVideoDataToBucket',
-  'copyVideoDataToBucketOutputLocationId',
-  'generateVideoDownloadUrl',
-  'getVideoOutStatus',
-  'restartFailedVideoOutOperation',
-  'abandonFailedVideoOutOperation',
 ] as const satisfies readonly OperationId[];
 
 export type PendingOperation = (typeof PENDING_OPERATIONS)[number];

@@ -4,7 +4,7 @@
  * the caller decides which domain error they become. No message built here ever contains a
  * credential: only the bucket name, the endpoint's host and fixed wording.
  */
-import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { HeadBucketCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 
 export const DEFAULT_BUCKET_REGION = 'us-east-1';
 
@@ -28,6 +28,12 @@ export interface BucketClientOptions {
   /** Longest silence on an open request, in milliseconds. */
   requestTimeoutMs?: number;
   maxAttempts?: number;
+  /**
+   * 'WHEN_REQUIRED' sends the SDK's optional request checksums (x-amz-checksum-*) only where an
+   * operation requires them; uploads use it, since several S3-compatible stores refuse them.
+   * Absent: the SDK's default.
+   */
+  checksums?: 'WHEN_REQUIRED';
 }
 
 /** The caller must `destroy()` the client when done with it. */
@@ -41,6 +47,7 @@ export function createBucketClient(settings: BucketSettings, opts: BucketClientO
     // or ~/.aws/config of the machine running Vidmill.
     ignoreConfiguredEndpointUrls: true,
     maxAttempts: opts.maxAttempts ?? 3,
+    ...(opts.checksums ? { requestChecksumCalculation: opts.checksums, responseChecksumValidation: opts.checksums } : {}),
     requestHandler: {
       connectionTimeout: opts.connectionTimeoutMs ?? 10_000,
       requestTimeout: opts.requestTimeoutMs ?? 60_000,
@@ -68,6 +75,33 @@ export async function checkBucketAccess(settings: BucketSettings, opts: BucketCl
     return { outcome: 'accessible' };
   } catch (err) {
     return classifyFailure(settings, err);
+  } finally {
+    client?.destroy();
+  }
+}
+
+export type ObjectPresence =
+  | { outcome: 'absent' }
+  | { outcome: 'exists'; size: number }
+  /** Credentials refused, endpoint unreachable or any other failure of the check. */
+  | { outcome: 'refused'; message: string };
+
+/** Sends HeadObject on `key` with the given settings (video out checks its target key). */
+export async function checkObjectPresence(settings: BucketSettings, key: string, opts: BucketClientOptions = CHECK_OPTIONS): Promise<ObjectPresence> {
+  let client: S3Client | undefined;
+  try {
+    client = createBucketClient(settings, opts);
+    const out = await client.send(new HeadObjectCommand({ Bucket: settings.bucket, Key: key }));
+    return { outcome: 'exists', size: Number(out.ContentLength ?? 0) };
+  } catch (err) {
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+    const status = e.$metadata?.httpStatusCode;
+    if (status === 404 || e.name === 'NotFound' || e.name === 'NoSuchKey') return { outcome: 'absent' };
+    const bucket = `"${settings.bucket}" ${where(settings)}`;
+    if (status === 401 || status === 403) {
+      return { outcome: 'refused', message: `HeadObject on "${key}" in bucket ${bucket} was refused (HTTP ${status}): check the permissions of the credentials` };
+    }
+    return { outcome: 'refused', message: `HeadObject on "${key}" in bucket ${bucket} failed${status ? ` with HTTP ${status}` : ' before an answer was received'}` };
   } finally {
     client?.destroy();
   }

@@ -132,11 +132,21 @@ export class S3BlobStore implements BlobStore {
   }
 }
 
-class S3Upload implements Upload {
+/** Where a multipart upload lives: a client and a bucket (platform storage or a customer's bucket). */
+export interface MultipartTarget {
+  readonly client: S3Client;
+  readonly bucket: string;
+}
+
+/**
+ * One S3 multipart upload as an `Upload`. The key is not checked here: platform keys are checked
+ * by S3BlobStore, and video out writes under the customer's own keys.
+ */
+export class S3Upload implements Upload {
   readonly partCount: number;
 
   constructor(
-    private readonly store: S3BlobStore,
+    private readonly store: MultipartTarget,
     readonly descriptor: UploadDescriptor,
   ) {
     this.partCount = partCountOf(descriptor.size, descriptor.partSize);

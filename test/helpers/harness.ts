@@ -13,6 +13,7 @@ import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
 import { createApp, createJobGiveUps, createJobHandlers, createServices, loadContract, type Services } from '../../src/composition';
 import { Worker, type WorkerOptions } from '../../src/jobs/worker';
+import type { BlobStore } from '../../src/storage/blob-store';
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { ManualClock } from '../../src/shared/clock';
 import { createTestDatabase, TestDatabase } from './database';
@@ -47,14 +48,17 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** `opts.logger` replaces the silent logger, e.g. to capture what the app logs. */
-export async function createHarness(overrides: Partial<Config> = {}, opts: { logger?: Logger } = {}): Promise<Harness> {
+/**
+ * `opts.logger` replaces the silent logger, e.g. to capture what the app logs; `opts.blobs`
+ * replaces the local-disk platform storage (e.g. an S3BlobStore on the local S3 server).
+ */
+export async function createHarness(overrides: Partial<Config> = {}, opts: { logger?: Logger; blobs?: BlobStore } = {}): Promise<Harness> {
   const database = await createTestDatabase();
   const clock = new ManualClock(new Date());
   const blobDir = mkdtempSync(path.join(tmpdir(), 'vidmill-blobs-'));
   const workDir = path.join(blobDir, '.work');
   const config: Config = { ...loadConfig({}), database: database.config, strictResponses: true, workDir, ...overrides };
-  const services = createServices({ db: database.db, clock, masterKey: randomBytes(32), blobs: new LocalDiskStore(blobDir), config });
+  const services = createServices({ db: database.db, clock, masterKey: randomBytes(32), blobs: opts.blobs ?? new LocalDiskStore(blobDir), config });
   const logger = opts.logger ?? pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' });
   const app = createApp(services, { logger, config });
   const workers: Worker[] = [];

@@ -9,9 +9,12 @@
  * secret and answers like S3 does: 403 InvalidAccessKeyId, SignatureDoesNotMatch or AccessDenied.
  * Payload bodies are not hashed (s3rver does not either); the signed headers, path and query are.
  *
- * The front also answers the two multipart operations s3rver lacks, from s3rver's own staging
- * directory: ListParts (GET ?uploadId=, what a resumed upload asks) and AbortMultipartUpload
- * (DELETE ?uploadId=).
+ * The front also answers the multipart operations s3rver lacks, from s3rver's own staging
+ * directory: ListParts (GET ?uploadId=, what a resumed upload asks), AbortMultipartUpload
+ * (DELETE ?uploadId=) and ListMultipartUploads (GET /bucket?uploads).
+ *
+ * `refuse` lets a test make the store refuse chosen requests (403 AccessDenied), as a bucket
+ * whose credentials were revoked or whose policy changed would.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -41,6 +44,8 @@ export interface LocalS3 {
   credentials: S3KeyPair;
   /** Every request the front received, in order. */
   requests: SignedRequestLog[];
+  /** When set and true for a (correctly signed) request, the front answers 403 AccessDenied. */
+  refuse?: (r: { method: string; url: string; accessKey: string }) => boolean;
   createBucket(name: string): Promise<void>;
   /** A client signed with the first key pair. */
   client(): S3Client;
@@ -83,7 +88,10 @@ export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyP
   const requests: SignedRequestLog[] = [];
   const forward = s3rver.callback();
   const server = http.createServer((req, res) => {
-    const refusal = verifySignatureV4(req, secrets);
+    const accessKey = /Credential=([^/,\s]+)/.exec(req.headers.authorization ?? '')?.[1] ?? new URL(req.url ?? '/', 'http://s3.local').searchParams.get('X-Amz-Credential')?.split('/')[0] ?? '';
+    const refusal =
+      verifySignatureV4(req, secrets) ??
+      (local.refuse?.({ method: req.method ?? '', url: req.url ?? '', accessKey }) ? ({ code: 'AccessDenied', message: 'Access Denied' } as const) : undefined);
     requests.push({ method: req.method ?? '', url: req.url ?? '', refusedWith: refusal?.code });
     if (refusal) return refuse(req, res, refusal);
     if (answerMultipart(req, res, directory)) return;
@@ -101,7 +109,7 @@ export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyP
       credentials: { accessKeyId: keyPairs[0].accessKey, secretAccessKey: keyPairs[0].secretAccessKey },
     });
 
-  return {
+  const local: LocalS3 = {
     endpoint,
     region,
     credentials: keyPairs[0],
@@ -123,21 +131,48 @@ export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyP
       rmSync(directory, { recursive: true, force: true });
     },
   };
+  return local;
 }
 
-/** ListParts and AbortMultipartUpload over s3rver's staging directory; false for anything else. */
+const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * ListParts, AbortMultipartUpload and ListMultipartUploads over s3rver's staging directory;
+ * false for anything else.
+ */
 function answerMultipart(req: IncomingMessage, res: ServerResponse, directory: string): boolean {
   const url = new URL(req.url ?? '/', 'http://s3.local');
   const uploadId = url.searchParams.get('uploadId');
   const [, bucket, ...keyParts] = url.pathname.split('/').map(decodeURIComponent);
-  if (!uploadId || !bucket || keyParts.length === 0 || (req.method !== 'GET' && req.method !== 'DELETE')) return false;
-  req.resume();
-  const dir = path.join(directory, bucket, '._S3rver_uploads', uploadId);
   const xml = (status: number, body: string) => {
     const text = `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
     res.writeHead(status, { 'Content-Type': 'application/xml', 'Content-Length': Buffer.byteLength(text) });
     res.end(text);
   };
+  if (req.method === 'GET' && bucket && keyParts.filter(Boolean).length === 0 && url.searchParams.has('uploads')) {
+    req.resume();
+    const staging = path.join(directory, bucket, '._S3rver_uploads');
+    if (!existsSync(path.join(directory, bucket))) {
+      xml(404, `<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>`);
+      return true;
+    }
+    const uploads = (existsSync(staging) ? readdirSync(staging) : [])
+      .filter((id) => existsSync(path.join(staging, id, 'key')))
+      .map((id) => ({ id, key: readFileSync(path.join(staging, id, 'key'), 'utf8'), at: statSync(path.join(staging, id)).mtime }))
+      .filter((u) => u.key.startsWith(url.searchParams.get('prefix') ?? ''))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : 1));
+    xml(
+      200,
+      `<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${bucket}</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker>` +
+        `<MaxUploads>1000</MaxUploads><IsTruncated>false</IsTruncated>` +
+        uploads.map((u) => `<Upload><Key>${xmlEscape(u.key)}</Key><UploadId>${u.id}</UploadId><Initiated>${u.at.toISOString()}</Initiated><StorageClass>STANDARD</StorageClass></Upload>`).join('') +
+        `</ListMultipartUploadsResult>`,
+    );
+    return true;
+  }
+  if (!uploadId || !bucket || keyParts.length === 0 || (req.method !== 'GET' && req.method !== 'DELETE')) return false;
+  req.resume();
+  const dir = path.join(directory, bucket, '._S3rver_uploads', uploadId);
   if (!/^[0-9a-f]+$/.test(uploadId) || !existsSync(dir)) {
     xml(404, `<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>`);
     return true;

@@ -9,6 +9,8 @@ import * as m003 from './003_billing';
 import * as m004 from './004_jobs';
 import * as m005 from './005_videos';
 import * as m006 from './006_video_processing_state';
+import * as m007 from './007_processing';
+import * as m008 from './008_video_out';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -17,6 +19,8 @@ const migrations: Record<string, Knex.Migration> = {
   '004_jobs': m004,
   '005_videos': m005,
   '006_video_processing_state': m006,
+  '007_processing': m007,
+  '008_video_out': m008,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -53,6 +53,16 @@ export class LedgerService {
     return this.priceList;
   }
 
+  /** The same service working inside the caller's transaction (its own transactions become savepoints). */
+  within(trx: Db): LedgerService {
+    return new LedgerService(trx, this.clock, this.priceList);
+  }
+
+  /** The wallet's processing balance in micro-USD (what a job's cost is checked against). */
+  async processingBalance(teamId: string): Promise<number> {
+    return ledgerStore.balance(this.db, teamId, 'processing');
+  }
+
   private async team(db: Db, teamId: string) {
     const team = await teamsStore.byId(db, teamId);
     if (!team) throw new NotFoundError(`Team ${teamId} not found`, 'TEAM_NOT_FOUND');

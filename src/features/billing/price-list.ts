@@ -43,6 +43,9 @@ export const DEFAULT_PRICE_LIST: PriceList = {
     'H.264 / AVC': { usd: 0.0075, credits: 1 },
     'H.265 / HEVC': { usd: 0.01, credits: 1 },
     'Apple ProRes': { usd: 0.0125, credits: 2 },
+    'Avid DNxHD / DNxHR': { usd: 0.0125, credits: 2 },
+    'MPEG-2': { usd: 0.0075, credits: 1 },
+    'FFV1': { usd: 0.01, credits: 1 },
     'AV1': { usd: 0.015, credits: 2 },
   },
   filters: {
@@ -51,6 +54,7 @@ export const DEFAULT_PRICE_LIST: PriceList = {
     'Denoise': { usd: 0.01, credits: 1 },
     'Deinterlace': { usd: 0.005, credits: 1 },
     'Frame rate conversion': { usd: 0.01, credits: 1 },
+    'Stabilization': { usd: 0.01, credits: 1 },
   },
   processing: { usd: 0.002, credits: 1 },
   storage: { usd: 0.024, credits: 3 },

@@ -56,8 +56,12 @@ interface VideoJobPayload {
   videoId: string;
 }
 
+/** Told, inside the transaction that records it, when a video's ingestion failed. */
+export type IngestionFailureListener = (trx: Knex, video: Video) => Promise<void>;
+
 export class IngestionService {
   private binaries?: Promise<MediaBinaries>;
+  private readonly failureListeners: IngestionFailureListener[] = [];
 
   constructor(
     private readonly db: Db,
@@ -78,6 +82,18 @@ export class IngestionService {
       return resolving;
     }
     return this.binaries;
+  }
+
+  /** Processing refunds a processed video whose result cannot be ingested. */
+  onFailure(listener: IngestionFailureListener): void {
+    this.failureListeners.push(listener);
+  }
+
+  /** Records a failed ingestion with its event and tells the listeners, in the caller's transaction. */
+  async recordFailure(trx: Knex, v: Video, error: StageError, now: Date): Promise<void> {
+    await videosStore.updateIngestion(trx, v.id, { status: 'FAILED', error, etaSeconds: null }, now);
+    await recordEvent(trx, { teamId: v.teamId, eventType: ingestionEventsFor(v.kind).failed, videoId: v.id, occurredAt: now });
+    for (const listener of this.failureListeners) await listener(trx, v);
   }
 
   /** The team setting: does video in make the free clip (admin CLI `update-team --free-clip`). */
@@ -118,10 +134,7 @@ export class IngestionService {
         ? { code: 'UNSUPPORTED_CONTENT_TYPE', message: `The file is not a video this installation can read: ${(err as Error).message}` }
         : { code: 'INGESTION_FAILED', message: `Ingestion failed: ${(err as Error).message}`.slice(0, 2000) };
       ctx.log.warn({ videoId, code: error.code, err }, 'ingestion failed');
-      await this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
-        await videosStore.updateIngestion(trx, videoId, { status: 'FAILED', error, etaSeconds: null }, now);
-        await recordEvent(trx, { teamId: v.teamId, eventType: events.failed, videoId, occurredAt: now });
-      });
+      await this.transition(videoId, 'IN_PROGRESS', (trx, v, now) => this.recordFailure(trx, v, error, now));
       return;
     }
     await this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
@@ -156,7 +169,8 @@ export class IngestionService {
         });
         const metadata = { ...probe.metadata } as Record<string, any>;
         if (heuristics) metadata.scanning = { ...(metadata.scanning ?? {}), heuristics };
-        await update({ metadata, metadataAvailable: true });
+        const { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
+        await update({ metadata, metadataAvailable: true, probe: { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames } });
         await progress(full ? 10 : 99);
         if (!full) return;
 

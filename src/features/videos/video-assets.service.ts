@@ -27,7 +27,8 @@ export interface VideoAssetLinks {
 
 export const DEFAULT_LINK_MINUTES = 15;
 
-const assetPath = (videoId: string, assetId: string) => `/media/v1/videos/${videoId}/assets/${assetId}`;
+/** The path of an asset's public route (signed by `links` and by the comparison page). */
+export const assetPath = (videoId: string, assetId: string) => `/media/v1/videos/${videoId}/assets/${assetId}`;
 
 export class VideoAssetsService {
   constructor(

@@ -7,15 +7,15 @@ import type { Knex } from 'knex';
 import type { GiveUpHandler } from '../../jobs/worker';
 import type { Clock } from '../../shared/clock';
 import { recordEvent } from '../../webhooks/events';
-import { CLIP_JOB, INGEST_JOB } from './ingestion.service';
-import { ingestionEventsFor, VideoEvents } from './video-events';
+import { CLIP_JOB, INGEST_JOB, IngestionService } from './ingestion.service';
+import { VideoEvents } from './video-events';
 import { VIDEO_IN_COPY_JOB } from './video-in.service';
 import { videosStore } from './videos.store';
 
 const LOST = 'the worker running it was lost (killed or stalled) on its last attempt';
 const running = (s: string | undefined) => s === 'INITIAL' || s === 'IN_PROGRESS';
 
-export function videoGiveUps(clock: Clock): Record<string, GiveUpHandler<{ videoId: string }>> {
+export function videoGiveUps(clock: Clock, ingestion: IngestionService): Record<string, GiveUpHandler<{ videoId: string }>> {
   const withVideo = (fn: (trx: Knex.Transaction, v: NonNullable<Awaited<ReturnType<typeof videosStore.byId>>>, now: Date) => Promise<void>): GiveUpHandler<{ videoId: string }> =>
     async (trx, { videoId }) => {
       const v = await videosStore.byIdForUpdate(trx, videoId);
@@ -29,8 +29,7 @@ export function videoGiveUps(clock: Clock): Record<string, GiveUpHandler<{ video
     }),
     [INGEST_JOB]: withVideo(async (trx, v, now) => {
       if (!running(v.ingestion?.status)) return;
-      await videosStore.updateIngestion(trx, v.id, { status: 'FAILED', error: { code: 'INGESTION_FAILED', message: `Ingestion stopped: ${LOST}.` }, etaSeconds: null }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: ingestionEventsFor(v.kind).failed, videoId: v.id, occurredAt: now });
+      await ingestion.recordFailure(trx, v, { code: 'INGESTION_FAILED', message: `Ingestion stopped: ${LOST}.` }, now);
     }),
     [CLIP_JOB]: withVideo(async (trx, v, now) => {
       if (!running(v.processing?.status)) return;

@@ -12,7 +12,8 @@ function toVideoInStatus(v: Video): Schemas['VideoInStatus'] {
   return { videoId: v.id, upload: toVideoUpload(v) ?? {}, ...(ingestion ? { ingestion } : {}) };
 }
 
-function toBucketSettings(b: Schemas['BucketWithAccessKeys']): BucketSettings {
+/** The contract's BucketWithAccessKeys as domain bucket settings (video out uses it too). */
+export function toBucketSettings(b: Schemas['BucketWithAccessKeys']): BucketSettings {
   return {
     bucket: b.bucket,
     endpoint: b.endpoint,

@@ -1,11 +1,12 @@
 /**
  * How a domain `Video` is shown on the wire (the contract's `Video` and its parts). Used by
- * handlers only: the videos API here, and the status operations of video in and processing,
- * which reuse `toVideoUpload` / `toVideoIngestion`.
+ * handlers only: the videos API here, and the status operations of video in, processing and
+ * video out, which reuse `toVideoUpload` / `toVideoIngestion` / `toVideoOutput`.
  */
 import type { components } from '../../../generated/api';
 import type { OperationStatus, Video, VideoFileInfo } from './videos.store';
 import { isClipVideo } from './videos.store';
+import { toJobAppraisalDto } from '../processing/appraisal-view';
 
 type Schemas = components['schemas'];
 export type VideoDto = Schemas['Video'];
@@ -32,7 +33,10 @@ export function toVideoProcessing(v: Video): Schemas['VideoProcessing'] | undefi
         },
       }
     : {};
+  const notes = (p.appraisal as { notes?: Schemas['AppliedOptionNote'][] } | undefined)?.notes;
   return {
+    ...(p.options ? { options: p.options as Schemas['VideoProcessingConfigurationOptions'] } : {}),
+    ...(notes ? { appliedNotes: notes } : {}),
     processingState: {
       updatedAt: p.updatedAt.toISOString(),
       ...(eta !== undefined ? { etaSeconds: eta } : {}),
@@ -83,6 +87,21 @@ export function toVideoIngestion(v: Video): Schemas['VideoIngestion'] | undefine
   };
 }
 
+/** The latest copy out of the platform (video out); undefined when there is none. */
+export function toVideoOutput(v: Video): Schemas['VideoOutput'] | undefined {
+  const o = v.output;
+  if (!o) return undefined;
+  const error = o.status === 'FAILED' ? (o.error ?? { code: 'UNKNOWN', message: 'The copy failed for an unrecorded reason' }) : undefined;
+  return {
+    state: {
+      updatedAt: o.updatedAt.toISOString(),
+      status: o.status,
+      progressPercentage: o.progress,
+      ...(error ? { errorMessage: `${error.code}: ${error.message}` } : {}),
+    },
+  };
+}
+
 /** The flags, computed from the state every time so they cannot drift from it. */
 export function videoFlags(v: Video): Schemas['VideoFlags'] {
   const processing = processingStatusOf(v);
@@ -107,6 +126,7 @@ export function toVideoDto(v: Video, master?: Video): VideoDto {
   const upload = toVideoUpload(v);
   const ingestion = toVideoIngestion(v);
   const processing = toVideoProcessing(v);
+  const output = toVideoOutput(v);
   const masterVideo = v.kind === 'MASTER' ? undefined : toMasterVideo(master);
   return {
     id: v.id,
@@ -122,6 +142,8 @@ export function toVideoDto(v: Video, master?: Video): VideoDto {
     projectId: v.projectId,
     ...(masterVideo ? { masterVideo } : {}),
     flags: videoFlags(v),
+    ...(v.processing?.appraisal ? { processingJobAppraisal: toJobAppraisalDto(v.processing.appraisal) } : {}),
     ...(v.clipId !== undefined ? { clipId: v.clipId } : {}),
+    ...(output ? { output } : {}),
   };
 }

@@ -29,7 +29,12 @@ function conventionalBlobKeys(videoId: string): string[] {
   return [`videos/${videoId}/file`, `videos/${videoId}/web.mp4`];
 }
 
+/** Cleans up another area's records of videos being removed, in the removing transaction. */
+export type RemovalHook = (trx: Db, videoIds: readonly string[]) => Promise<void>;
+
 export class VideosService {
+  private readonly removalHooks: RemovalHook[] = [];
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -97,6 +102,7 @@ export class VideosService {
       blobKeys: [...new Set([...(await videosStore.blobKeysOf(trx, removed)), ...removed.flatMap(conventionalBlobKeys)])],
     };
     const teamOf = new Map((await videosStore.byIds(trx, removed)).map((v) => [v.id, v.teamId]));
+    for (const hook of this.removalHooks) await hook(trx, removed);
     await videosStore.deleteWithRecords(trx, removed);
     const now = this.clock.now();
     for (const videoId of removed) {
@@ -104,6 +110,11 @@ export class VideosService {
     }
     await this.jobs.enqueue(trx, { kind: PURGE_BLOBS_JOB, payload });
     return removed;
+  }
+
+  /** Registers a hook run by every removal before the rows go (video out releases its uploads). */
+  onRemove(hook: RemovalHook): void {
+    this.removalHooks.push(hook);
   }
 
   /** The video when it belongs to a team the user is a member of (else 404, never 403). */

@@ -48,6 +48,16 @@ export interface IngestionState {
   metadata?: Record<string, unknown>;
   /** VideoQualityAssessment (plain JSON). */
   quality?: Record<string, unknown>;
+  /** The probe's plain facts (durationMs, width, height, hasAudio, fps...), for processing. */
+  probe?: Record<string, unknown>;
+}
+
+/** The output stage: the latest copy of the video out of the platform (video out). */
+export interface OutputState {
+  status: OperationStatus;
+  progress: number;
+  updatedAt: Date;
+  error?: StageError;
 }
 
 /** The processing stage (the free clip's cut; processing jobs later). */
@@ -59,6 +69,10 @@ export interface ProcessingState {
   error?: StageError;
   startMs?: number;
   endMs?: number;
+  /** The options as applied (processing jobs). */
+  options?: Record<string, unknown>;
+  /** The appraisal the job was charged by (processing jobs). */
+  appraisal?: Record<string, unknown>;
 }
 
 export interface Video {
@@ -80,6 +94,7 @@ export interface Video {
   upload?: UploadState;
   ingestion?: IngestionState;
   processing?: ProcessingState;
+  output?: OutputState;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -101,7 +116,7 @@ export interface NewVideo {
   /** Videos made by video in start with upload INITIAL. */
   uploadStatus?: OperationStatus;
   /** Videos made by processing (the clip too) start with processing INITIAL over this range. */
-  processing?: { startMs?: number; endMs?: number };
+  processing?: { startMs?: number; endMs?: number; options?: Record<string, unknown>; appraisal?: Record<string, unknown> };
   createdAt: Date;
 }
 
@@ -145,7 +160,9 @@ function derivedQuery(db: Knex, v: Pick<Video, 'id' | 'kind'>): Knex.QueryBuilde
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
 /** The common columns of a stage (`upload`, `ingestion`, `processing`): status, progress, time, error. */
-function stageFromRow(r: any, stage: 'upload' | 'ingestion' | 'processing') {
+type Stage = 'upload' | 'ingestion' | 'processing' | 'output';
+
+function stageFromRow(r: any, stage: Stage) {
   const code = r[`${stage}_error_code`];
   return {
     status: r[`${stage}_status`] as OperationStatus,
@@ -156,7 +173,7 @@ function stageFromRow(r: any, stage: 'upload' | 'ingestion' | 'processing') {
 }
 
 /** The update of a stage's common columns. */
-function stagePatch(stage: 'upload' | 'ingestion' | 'processing', u: { status?: OperationStatus; progress?: number; etaSeconds?: number | null; error?: StageError | null }, now: Date) {
+function stagePatch(stage: Stage, u: { status?: OperationStatus; progress?: number; etaSeconds?: number | null; error?: StageError | null }, now: Date) {
   const patch: Record<string, unknown> = { [`${stage}_updated_at`]: now, updated_at: now };
   if (u.status !== undefined) patch[`${stage}_status`] = u.status;
   if (u.progress !== undefined) patch[`${stage}_progress`] = u.progress;
@@ -211,6 +228,7 @@ export function videoFromRow(r: any): Video {
       webVideoAvailable: asBool(r.web_video_available),
       metadata: json(r.metadata_json),
       quality: json(r.quality_json),
+      probe: json(r.probe_json),
     };
   }
   if (r.processing_status) {
@@ -219,7 +237,12 @@ export function videoFromRow(r: any): Video {
       etaSeconds: num(r.processing_eta_seconds),
       startMs: num(r.processing_start_ms),
       endMs: num(r.processing_end_ms),
+      options: json(r.processing_options_json),
+      appraisal: json(r.processing_appraisal_json),
     };
+  }
+  if (r.output_status) {
+    v.output = stageFromRow(r, 'output');
   }
   return v;
 }
@@ -253,12 +276,21 @@ export interface IngestionUpdate {
   webVideoAvailable?: boolean;
   metadata?: Record<string, unknown> | null;
   quality?: Record<string, unknown> | null;
+  probe?: Record<string, unknown> | null;
 }
 
 export interface ProcessingUpdate {
+  /** The options as applied, once the job has planned them. */
+  options?: Record<string, unknown>;
   status?: OperationStatus;
   progress?: number;
   etaSeconds?: number | null;
+  error?: StageError | null;
+}
+
+export interface OutputUpdate {
+  status?: OperationStatus;
+  progress?: number;
   error?: StageError | null;
 }
 
@@ -288,6 +320,8 @@ export const videosStore = {
             processing_updated_at: v.createdAt,
             processing_start_ms: v.processing.startMs ?? null,
             processing_end_ms: v.processing.endMs ?? null,
+            processing_options_json: v.processing.options ? JSON.stringify(v.processing.options) : null,
+            processing_appraisal_json: v.processing.appraisal ? JSON.stringify(v.processing.appraisal) : null,
           }
         : {}),
       created_at: v.createdAt,
@@ -344,11 +378,35 @@ export const videosStore = {
     if (u.webVideoAvailable !== undefined) patch.web_video_available = u.webVideoAvailable;
     if (u.metadata !== undefined) patch.metadata_json = u.metadata === null ? null : JSON.stringify(u.metadata);
     if (u.quality !== undefined) patch.quality_json = u.quality === null ? null : JSON.stringify(u.quality);
+    if (u.probe !== undefined) patch.probe_json = u.probe === null ? null : JSON.stringify(u.probe);
     await db('videos').where({ id }).update(patch);
   },
 
   async updateProcessing(db: Knex, id: string, u: ProcessingUpdate, now: Date): Promise<void> {
-    await db('videos').where({ id }).update(stagePatch('processing', u, now));
+    const patch = stagePatch('processing', u, now);
+    if (u.options !== undefined) patch.processing_options_json = JSON.stringify(u.options);
+    await db('videos').where({ id }).update(patch);
+  },
+
+  async updateOutput(db: Knex, id: string, u: OutputUpdate, now: Date): Promise<void> {
+    await db('videos').where({ id }).update(stagePatch('output', u, now));
+  },
+
+  /** Progress of a running copy out; no effect once the copy has finished or failed. */
+  async updateOutputProgress(db: Knex, id: string, progress: number, now: Date): Promise<void> {
+    await db('videos').where({ id, output_status: 'IN_PROGRESS' }).update(stagePatch('output', { progress }, now));
+  },
+
+  /** No copy out any more (a failed one was abandoned): the video shows no `output`. */
+  async clearOutput(db: Knex, id: string, now: Date): Promise<void> {
+    await db('videos').where({ id }).update({
+      output_status: null,
+      output_progress: 0,
+      output_updated_at: null,
+      output_error_code: null,
+      output_error_message: null,
+      updated_at: now,
+    });
   },
 
   async byIds(db: Knex, ids: readonly string[]): Promise<Video[]> {
@@ -394,6 +452,8 @@ export const videosStore = {
     if (ids.length === 0) return;
     await db('video_in_parts').whereIn('video_id', [...ids]).delete();
     await db('video_in_operations').whereIn('video_id', [...ids]).delete();
+    await db('video_out_parts').whereIn('video_id', [...ids]).delete();
+    await db('video_out_operations').whereIn('video_id', [...ids]).delete();
     await db('video_assets').whereIn('video_id', [...ids]).delete();
     await db('videos').whereIn('id', [...ids]).delete();
   },

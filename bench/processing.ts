@@ -1,0 +1,115 @@
+/**
+ * Processing benchmark (issue 6, "Benchmarks"): a 30-second 720p H.264 source processed to
+ * 1080p H.264 through Vidmill (ProcessingService.start -> the durable job on a Worker -> the
+ * ffmpeg engine -> the result stored in platform storage, on SQLite and local disk) against the
+ * SAME ffmpeg command run directly (`processingArgs` of the same plan), in the same run,
+ * interleaved. Target: Vidmill at most 1.05x the direct command's wall time (median of
+ * BENCH_PROCESSING_ROUNDS, default 3). Timed from the start call to the processing stage being
+ * DONE (the job's ingestion of its result is not part of processing and is not timed).
+ *
+ *   npm run bench -- processing
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../src/config';
+import { createJobGiveUps, createJobHandlers, createServices } from '../src/composition';
+import { migrateToLatest, openDatabase } from '../src/db/database';
+import { videosStore } from '../src/features/videos/videos.store';
+import { Worker } from '../src/jobs/worker';
+import { probeMedia, resolveMediaBinaries } from '../src/media';
+import { buildProcessingPlan, processingArgs, ProcessingOptions } from '../src/processing';
+import { systemClock } from '../src/shared/clock';
+import { storeFile } from '../src/storage/blob-files';
+import { LocalDiskStore } from '../src/storage/local-disk-store';
+
+const ROUNDS = Number(process.env.BENCH_PROCESSING_ROUNDS ?? 3);
+const LIMIT = 1.05;
+const OPTIONS: ProcessingOptions = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'FULL_HD' } } } as ProcessingOptions;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function runDirect(ffmpeg: string, args: string[]): Promise<number> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(ffmpeg, args, { stdio: ['ignore', 'ignore', 'ignore'] });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`ffmpeg exited with ${code}`))));
+  });
+}
+
+export async function processingBenchmark(): Promise<boolean> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-bench-processing-'));
+  const bins = await resolveMediaBinaries({});
+  const source = path.join(dir, 'source-720p.mp4');
+  execFileSync(bins.ffmpeg, [
+    '-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30:duration=30',
+    '-f', 'lavfi', '-i', 'sine=frequency=440:duration=30', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source,
+  ]);
+  const probe = await probeMedia(bins, source);
+  const range = { startMs: 0, endMs: probe.durationMs };
+
+  const db = openDatabase({ client: 'sqlite', filename: path.join(dir, 'vidmill.sqlite') });
+  await migrateToLatest(db);
+  const config = { ...loadConfig({}), workDir: path.join(dir, 'work') };
+  const blobs = new LocalDiskStore(path.join(dir, 'blobs'));
+  const s = createServices({ db, clock: systemClock, masterKey: randomBytes(32), blobs, config });
+  const { user, team } = await s.accounts.createUserWithTeam({ email: 'bench@example.com', password: 'bench-password-1', name: 'Bench', teamName: 'Bench' });
+  await s.ledger.topUp(team.id, 1_000_000_000);
+  const project = (await db('projects').where({ team_id: team.id }).first()).id as string;
+  const masterId = randomUUID();
+  const stored = await storeFile(blobs, `videos/${masterId}/file`, source);
+  const now = new Date();
+  await videosStore.insert(db, {
+    id: masterId, kind: 'MASTER', teamId: team.id, projectId: project, userId: user.id, name: 'Bench source', createdAt: now,
+    file: { name: 'source-720p.mp4', size: stored.size, type: 'video/mp4', containerName: 'MPEG-4', lastModified: now }, uploadStatus: 'DONE',
+  });
+  await videosStore.setStored(db, masterId, { blobKey: `videos/${masterId}/file`, crc32c: stored.crc32c, size: stored.size }, now);
+  const { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
+  await videosStore.updateIngestion(db, masterId, { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as any, probe: { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } }, now);
+
+  const worker = new Worker(s.jobs, { workerId: 'bench', log: pino({ level: 'silent' }), pollMs: 50, concurrency: 1 });
+  for (const [kind, handler] of Object.entries(createJobHandlers(s))) if (kind === 'video.process') worker.register(kind, handler);
+  for (const [kind, giveUp] of Object.entries(createJobGiveUps(s))) worker.onGiveUp(kind, giveUp);
+  s.jobs.onEnqueue(() => worker.notify());
+  worker.start();
+
+  const plan = buildProcessingPlan(OPTIONS, probe, range);
+  const directArgs = processingArgs(plan, source, path.join(dir, `direct${plan.fileExtension}`));
+  const direct: number[] = [];
+  const vidmill: number[] = [];
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      direct.push(await runDirect(bins.ffmpeg, directArgs));
+      const t0 = performance.now();
+      const video = await s.processing.start(user.id, masterId, { options: OPTIONS as unknown as Record<string, unknown> }, { videoName: `Bench ${round}` });
+      for (;;) {
+        const v = await videosStore.byId(db, video.id);
+        if (v?.processing?.status === 'DONE') break;
+        if (v?.processing?.status === 'FAILED') throw new Error(`processing failed: ${v.processing.error?.message}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      vidmill.push(performance.now() - t0);
+      console.log(`  round ${round}: direct ${(direct.at(-1)! / 1000).toFixed(2)} s, through Vidmill ${(vidmill.at(-1)! / 1000).toFixed(2)} s`);
+    }
+  } finally {
+    await worker.stop({ graceMs: 1000 });
+    await db.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const ratio = median(vidmill) / median(direct);
+  const pass = ratio <= LIMIT;
+  console.log(`\n  30 s 720p H.264 -> 1080p H.264 (${plan.output.width}x${plan.output.height}): direct median ${(median(direct) / 1000).toFixed(2)} s, Vidmill median ${(median(vidmill) / 1000).toFixed(2)} s`);
+  console.log(`  ratio ${ratio.toFixed(3)}x (target <= ${LIMIT}x): ${pass ? 'PASS' : 'FAIL'}`);
+  return pass;
+}
+
+if (require.main === module) {
+  processingBenchmark().then((ok) => process.exit(ok ? 0 : 1), (err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * Binds the processing feature's ProcessingEngine to the options -> ffmpeg engine of
+ * src/processing, with this installation's ffmpeg capabilities (found once, when first needed).
+ */
+import type { MediaBinaries } from '../../media';
+import {
+  buildProcessingPlan,
+  EngineCapabilities,
+  engineCapabilities,
+  estimateProcessing,
+  FULL_CAPABILITIES,
+  ProcessingOptions,
+  ProcessingPlan,
+  runProcessing,
+  validateOptions,
+} from '../../processing';
+import type { EnginePlan, ProcessingEngine } from './engine';
+
+export class FfmpegProcessingEngine implements ProcessingEngine {
+  private capabilities?: EngineCapabilities;
+
+  constructor(private readonly binaries: () => Promise<MediaBinaries>) {}
+
+  async prepare(): Promise<void> {
+    this.capabilities ??= await engineCapabilities(await this.binaries());
+  }
+
+  validate(options: Record<string, unknown>): void {
+    validateOptions(options as ProcessingOptions, this.capabilities ?? FULL_CAPABILITIES);
+  }
+
+  plan(options: Record<string, unknown>, source: Parameters<ProcessingEngine['plan']>[1], range: { startMs: number; endMs: number }): EnginePlan {
+    const plan = buildProcessingPlan(options as ProcessingOptions, source, range, { capabilities: this.capabilities ?? FULL_CAPABILITIES });
+    return Object.assign(plan, { applied: plan.applied as unknown as Record<string, unknown> });
+  }
+
+  estimate(plan: EnginePlan, source: Parameters<ProcessingEngine['estimate']>[1], range: { startMs: number; endMs: number }) {
+    return estimateProcessing(plan as unknown as ProcessingPlan, source, range);
+  }
+
+  async run(bins: MediaBinaries, input: string, output: string, plan: EnginePlan, opts: Parameters<ProcessingEngine['run']>[4]): Promise<void> {
+    await runProcessing(bins, input, output, plan as unknown as ProcessingPlan, opts);
+  }
+}

@@ -1,0 +1,385 @@
+/**
+ * Processing: appraisals (a priced estimate that expires after 15 minutes), accepting one or
+ * starting directly (a new processed video, charged once, and its job), the job itself (the
+ * options -> ffmpeg engine on the source, then ingestion of the result), and the status.
+ *
+ * Accepting writes the processed video, the charge (idempotent by the video's id) and the job in
+ * ONE transaction. A job that fails, or whose result cannot be ingested, is refunded once.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import type { Db } from '../../db/database';
+import type { JobQueue } from '../../jobs/job-queue';
+import type { GiveUpHandler, JobHandler } from '../../jobs/worker';
+import type { ProbeResult } from '../../media';
+import { storeFile, withLocalFile } from '../../storage/blob-files';
+import type { BlobStore } from '../../storage/blob-store';
+import type { Clock } from '../../shared/clock';
+import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../../shared/errors';
+import { recordEvent } from '../../webhooks/events';
+import { teamsStore } from '../accounts/accounts.store';
+import type { LedgerService } from '../billing/ledger.service';
+import type { PricedProduct, ProductUse } from '../billing/pricing';
+import type { IngestionService } from '../videos/ingestion.service';
+import { VideoEvents } from '../videos/video-events';
+import { StageError, Video, videosStore } from '../videos/videos.store';
+import { processingProducts } from './billing-products';
+import type { ConfigurationsService } from './configurations.service';
+import type { EnginePlan, ProcessingEngine } from './engine';
+import { AppraisalRecord, appraisalsStore } from './appraisals.store';
+
+export const PROCESS_JOB = 'video.process';
+export const APPRAISAL_TTL_MS = 15 * 60_000;
+const PROCESS_ATTEMPTS = 3;
+const MIN_LENGTH_MS = 1000;
+
+/** The priced estimate of a job, in the team's billing type (stored with the appraisal and the video). */
+export interface JobAppraisal {
+  billingType: 'WALLET' | 'CLOUD_MARKETPLACE';
+  estimation: { fileSize: number; totalComputeTimeSeconds: number };
+  outputDurationMillis: number;
+  products: PricedProduct[];
+  discountPercentage: number;
+  costMicros: number;
+  normalCostMicros: number;
+  discountMicros: number;
+  costCredits: number;
+  storage: { costMicros: number; costCredits: number };
+  download: { costMicros: number; costCredits: number };
+  /** Exactly what is charged on acceptance. */
+  charge: ProductUse[];
+  /** How each requested option is applied by this installation (classical equivalents of AI filters). */
+  notes: Array<{ field: string; requested: string; appliedAs: string; note: string }>;
+}
+
+export interface Appraisal {
+  id: string;
+  expiresAt: Date;
+  /** The video accepting would create (not stored yet). */
+  video: Video;
+  source: Video;
+}
+
+export interface ProcessingRequest {
+  options?: Record<string, unknown>;
+  confId?: string;
+  startPosMs?: number;
+  endPosMs?: number;
+}
+
+export interface NewVideoNames {
+  videoName?: string;
+  videoDescription?: string;
+}
+
+export class ProcessingService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly configurations: ConfigurationsService,
+    private readonly ledger: LedgerService,
+    private readonly jobs: JobQueue,
+    private readonly blobs: BlobStore,
+    private readonly ingestion: IngestionService,
+    private readonly engine: ProcessingEngine,
+    private readonly workDir: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async appraise(userId: string, videoId: string, req: ProcessingRequest, names: NewVideoNames = {}): Promise<Appraisal> {
+    const source = await this.processable(userId, videoId);
+    const options = await this.optionsOf(userId, req);
+    await this.engine.prepare();
+    this.engine.validate(options);
+    const probe = probeOf(source);
+    const range = positions(probe.durationMs, req.startPosMs, req.endPosMs);
+    const plan = this.engine.plan(options, probe, range);
+    const estimate = this.engine.estimate(plan, probe, range);
+    const charge = processingProducts(options, plan, probe, estimate.gigapixels);
+    const priced = await this.ledger.estimate(source.teamId, charge);
+    const gb = estimate.outputBytes / 1e9;
+    const storage = await this.ledger.estimate(source.teamId, [{ productName: 'Storage', category: 'STORAGE', amount: gb }]);
+    const download = await this.ledger.estimate(source.teamId, [{ productName: 'Download', category: 'DOWNLOAD_HTTPS', amount: gb }]);
+    const appraisal: JobAppraisal = {
+      billingType: priced.billingType,
+      estimation: { fileSize: Math.round(estimate.outputBytes), totalComputeTimeSeconds: Math.max(1, Math.ceil(estimate.computeSeconds)) },
+      outputDurationMillis: range.endMs - range.startMs,
+      products: priced.products,
+      discountPercentage: priced.discountPercentage,
+      costMicros: priced.costMicros,
+      normalCostMicros: priced.normalCostMicros,
+      discountMicros: priced.discountMicros,
+      costCredits: priced.costCredits,
+      storage: { costMicros: storage.costMicros, costCredits: storage.costCredits },
+      download: { costMicros: download.costMicros, costCredits: download.costCredits },
+      charge,
+      notes: ((plan.applied as { notes?: JobAppraisal['notes'] }).notes ?? []).map(({ field, requested, appliedAs, note }) => ({ field, requested, appliedAs, note })),
+    };
+    const now = this.clock.now();
+    const record: AppraisalRecord = {
+      id: randomUUID(),
+      teamId: source.teamId,
+      userId,
+      sourceVideoId: source.id,
+      videoId: randomUUID(),
+      configurationId: req.confId,
+      options: { ...options },
+      startMs: range.startMs,
+      endMs: range.endMs,
+      billingType: priced.billingType,
+      appraisal: appraisal as unknown as Record<string, unknown>,
+      fileExtension: plan.fileExtension,
+      expiresAt: new Date(now.getTime() + APPRAISAL_TTL_MS),
+      createdAt: now,
+    };
+    await appraisalsStore.insert(this.db, record);
+    return { id: record.id, expiresAt: record.expiresAt, video: this.newVideo(record, source, names), source };
+  }
+
+  /**
+   * Accepts an appraisal: 404 unknown (or of another video), 409 APPRAISAL_EXPIRED / already
+   * accepted, 409 APPRAISAL_BILLING_OUT_DATED when the team's billing type changed since,
+   * 409 INSUFFICIENT_PROJECTED_BALANCE_ERROR when the wallet cannot pay.
+   */
+  async accept(userId: string, videoId: string, appraisalId: string, names: NewVideoNames = {}): Promise<Video> {
+    const source = await this.processable(userId, videoId);
+    const created = await this.db.transaction(async (trx) => {
+      const a = await appraisalsStore.byIdForUpdate(trx, appraisalId);
+      if (!a || a.sourceVideoId !== source.id) throw new NotFoundError('Appraisal not found');
+      if (a.acceptedVideoId) throw new ConflictError('APPRAISAL_ALREADY_ACCEPTED', `Appraisal ${a.id} was accepted already (video ${a.acceptedVideoId})`);
+      const now = this.clock.now();
+      if (a.expiresAt.getTime() <= now.getTime()) throw new ConflictError('APPRAISAL_EXPIRED', `Appraisal ${a.id} expired at ${a.expiresAt.toISOString()}; create a new one`);
+      const team = await teamsStore.byId(trx, source.teamId);
+      if (!team) throw new NotFoundError('Team not found', 'TEAM_NOT_FOUND');
+      if (team.billingType !== a.billingType) {
+        throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `The team is billed by ${team.billingType} now, not ${a.billingType} as when the appraisal was made; create a new one`);
+      }
+      const appraisal = a.appraisal as unknown as JobAppraisal;
+      const ledger = this.ledger.within(trx);
+      if (a.billingType === 'WALLET') {
+        const balance = await ledger.processingBalance(source.teamId);
+        if (balance < appraisal.costMicros) {
+          throw new ConflictError(
+            'INSUFFICIENT_PROJECTED_BALANCE_ERROR',
+            `The job costs ${(appraisal.costMicros / 1e6).toFixed(3)} USD and the wallet holds ${(balance / 1e6).toFixed(3)} USD; top it up first`,
+          );
+        }
+      }
+      const video = this.newVideo(a, source, names);
+      await videosStore.insert(trx, {
+        id: video.id,
+        kind: 'PROCESSED',
+        teamId: video.teamId,
+        projectId: video.projectId,
+        userId,
+        name: video.name,
+        description: video.description,
+        masterVideoId: video.masterVideoId,
+        sourceVideoId: source.id,
+        clipId: video.clipId,
+        fullIngestion: true,
+        processing: { startMs: a.startMs, endMs: a.endMs, options: a.options, appraisal: a.appraisal },
+        createdAt: now,
+      });
+      await ledger.charge(source.teamId, { jobId: video.id, videoId: video.id, sourceVideoId: source.id, products: appraisal.charge, reason: `Processing of ${source.name}` });
+      await appraisalsStore.markAccepted(trx, a.id, video.id);
+      await this.jobs.enqueue(trx, { kind: PROCESS_JOB, payload: { videoId: video.id }, maxAttempts: PROCESS_ATTEMPTS });
+      return video.id;
+    });
+    return (await videosStore.byId(this.db, created))!;
+  }
+
+  /** Appraise and accept in one call (startProcessingByVideoId / ...AndConfId). */
+  async start(userId: string, videoId: string, req: ProcessingRequest, names: NewVideoNames): Promise<Video> {
+    const appraisal = await this.appraise(userId, videoId, req, names);
+    return this.accept(userId, videoId, appraisal.id, names);
+  }
+
+  /** The processing state of a processed video (404 for a video not made by processing). */
+  async status(userId: string, videoId: string): Promise<Video> {
+    const v = await videosStore.byIdInScope(this.db, videoId, { memberUserId: userId });
+    if (!v || !v.processing) throw new NotFoundError('Video not found, or not made by processing');
+    return v;
+  }
+
+  /** Removes appraisals that expired more than a day ago (the periodic sweep). */
+  async sweepAppraisals(): Promise<number> {
+    return appraisalsStore.deleteExpiredBefore(this.db, new Date(this.clock.now().getTime() - 24 * 3600_000));
+  }
+
+  jobHandlers(): Record<string, JobHandler> {
+    return { [PROCESS_JOB]: this.processJob };
+  }
+
+  giveUps(): Record<string, GiveUpHandler<{ videoId: string }>> {
+    return {
+      [PROCESS_JOB]: async (trx, { videoId }) => {
+        const v = await videosStore.byIdForUpdate(trx, videoId);
+        if (!v?.processing || (v.processing.status !== 'INITIAL' && v.processing.status !== 'IN_PROGRESS')) return;
+        await this.fail(trx, v, { code: 'PROCESSING_FAILED', message: 'Processing stopped: the worker running it was lost on its last attempt' });
+      },
+    };
+  }
+
+  /** Refunds a processed video whose result could not be ingested (an ingestion failure listener). */
+  readonly refundFailedIngestion = async (trx: Knex, video: Video): Promise<void> => {
+    if (video.kind !== 'PROCESSED') return;
+    await this.ledger.within(trx).refund(video.teamId, video.id, 'Processed video could not be ingested');
+  };
+
+  private readonly processJob: JobHandler<{ videoId: string }> = async ({ videoId }, ctx) => {
+    const video = await videosStore.byId(this.db, videoId);
+    if (!video?.processing || !video.sourceVideoId) return;
+    if (video.processing.status === 'DONE' || video.processing.status === 'FAILED') return;
+    const source = await videosStore.byId(this.db, video.sourceVideoId);
+    const events = source?.kind === 'CLIP' || source?.clipId ? VideoEvents.clipProcessing : VideoEvents.videoProcessing;
+    await this.locked(videoId, 'INITIAL', async (trx, v, now) => {
+      await videosStore.updateProcessing(trx, videoId, { status: 'IN_PROGRESS' }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: events.started, videoId, occurredAt: now });
+    });
+    if (!source?.blobKey || !(await this.blobs.stat(source.blobKey))) {
+      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, { code: 'SOURCE_VIDEO_NOT_AVAILABLE', message: 'The source video no longer has its file' }));
+      return;
+    }
+    const dir = path.join(this.workDir, `process-${videoId}-${randomUUID().slice(0, 8)}`);
+    await mkdir(dir, { recursive: true });
+    try {
+      const bins = await this.ingestion.mediaBinaries();
+      await this.engine.prepare();
+      const probe = probeOf(source);
+      const range = { startMs: video.processing.startMs ?? 0, endMs: video.processing.endMs ?? probe.durationMs };
+      const plan: EnginePlan = this.engine.plan(video.processing.options ?? {}, probe, range);
+      const out = path.join(dir, `output${plan.fileExtension}`);
+      let lastWrite = 0;
+      await withLocalFile(this.blobs, source.blobKey, dir, (file) =>
+        this.engine.run(bins, file, out, plan, {
+          durationMs: range.endMs - range.startMs,
+          signal: ctx.signal,
+          timeoutMs: this.timeoutMs,
+          onProgress: (p) => {
+            if (Date.now() - lastWrite < 1_000 || p.percentage >= 100) return;
+            lastWrite = Date.now();
+            videosStore
+              .updateProcessing(this.db, videoId, { progress: Math.floor(p.percentage), etaSeconds: p.etaSeconds !== undefined ? Math.round(p.etaSeconds) : null }, this.clock.now())
+              .catch(() => undefined);
+          },
+        }),
+      );
+      const key = `videos/${videoId}/file`;
+      const stored = await storeFile(this.blobs, key, out, { signal: ctx.signal });
+      const { mtime } = await stat(out);
+      await this.locked(videoId, 'IN_PROGRESS', async (trx, v, now) => {
+        await videosStore.setFile(trx, videoId, { name: outputFileName(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime }, now);
+        await videosStore.setStored(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size }, now);
+        await videosStore.updateProcessing(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
+        await recordEvent(trx, { teamId: v.teamId, eventType: events.done, videoId, occurredAt: now });
+        await this.ingestion.begin(trx, { ...v, blobKey: key });
+      });
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      const permanent = err instanceof DomainError;
+      if (!permanent && ctx.job.attempts < ctx.job.maxAttempts) throw err;
+      ctx.log.warn({ videoId, err }, 'processing failed');
+      const message = `Processing failed: ${(err as Error).message}`.slice(0, 2000);
+      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, { code: 'PROCESSING_FAILED', message }));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+
+  /** FAILED with its event, and the charge given back (after the commit). */
+  private async fail(trx: Knex, v: Video, error: StageError): Promise<void> {
+    const now = this.clock.now();
+    const source = v.sourceVideoId ? await videosStore.byId(trx, v.sourceVideoId) : undefined;
+    const events = source?.kind === 'CLIP' || source?.clipId ? VideoEvents.clipProcessing : VideoEvents.videoProcessing;
+    await videosStore.updateProcessing(trx, v.id, { status: 'FAILED', error, etaSeconds: null }, now);
+    await recordEvent(trx, { teamId: v.teamId, eventType: events.failed, videoId: v.id, occurredAt: now });
+    await this.ledger.within(trx).refund(v.teamId, v.id, 'Processing failed');
+  }
+
+  private async locked(videoId: string, from: 'INITIAL' | 'IN_PROGRESS', fn: (trx: Knex, v: Video, now: Date) => Promise<void>): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      const v = await videosStore.byIdForUpdate(trx, videoId);
+      if (!v || v.processing?.status !== from) return;
+      await fn(trx, v, this.clock.now());
+    });
+  }
+
+  /** A video the user may process: visible, stored, and its metadata read (409 otherwise). */
+  private async processable(userId: string, videoId: string): Promise<Video> {
+    const v = await videosStore.byIdInScope(this.db, videoId, { memberUserId: userId });
+    if (!v) throw new NotFoundError('Video not found');
+    if (!v.blobKey || !v.ingestion?.metadataAvailable || !v.ingestion.probe) {
+      throw new ConflictError('VIDEO_NOT_FULLY_INGESTED', `Video ${videoId} is not ingested yet (its data and metadata must be in the platform before processing)`);
+    }
+    return v;
+  }
+
+  private async optionsOf(userId: string, req: ProcessingRequest): Promise<Record<string, unknown>> {
+    if (req.options) return req.options;
+    if (!req.confId) throw new BadRequestError('MISSING_REQUEST_BODY', 'Processing options are required');
+    return (await this.configurations.get(userId, req.confId)).options;
+  }
+
+  /** The processed video an appraisal describes: same team and project, derived from the source's master. */
+  private newVideo(a: AppraisalRecord, source: Video, names: NewVideoNames): Video {
+    const now = a.createdAt;
+    const clipId = source.kind === 'CLIP' ? source.id : source.clipId;
+    return {
+      id: a.videoId,
+      kind: 'PROCESSED',
+      teamId: source.teamId,
+      projectId: source.projectId,
+      userId: a.userId,
+      name: (names.videoName ?? `${source.name} (processed)`).slice(0, 255),
+      description: names.videoDescription,
+      masterVideoId: source.kind === 'MASTER' ? source.id : source.masterVideoId,
+      sourceVideoId: source.id,
+      clipId,
+      isSample: false,
+      fullIngestion: true,
+      processing: { status: 'INITIAL', progress: 0, updatedAt: now, startMs: a.startMs, endMs: a.endMs, options: a.options, appraisal: a.appraisal },
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+}
+
+/** The probe facts ingestion kept, as the engine wants them. */
+export function probeOf(v: Video): ProbeResult {
+  const p = (v.ingestion?.probe ?? {}) as Partial<ProbeResult>;
+  return {
+    metadata: (v.ingestion?.metadata ?? {}) as ProbeResult['metadata'],
+    durationMs: Number(p.durationMs ?? 0),
+    width: Number(p.width ?? 0),
+    height: Number(p.height ?? 0),
+    hasVideo: true,
+    hasAudio: Boolean(p.hasAudio),
+    fps: Number(p.fps ?? 0),
+    formatNames: (p.formatNames as string[]) ?? [],
+  };
+}
+
+/**
+ * startPosMs / endPosMs: start defaults to 0, end to the duration (and is clamped to it).
+ * 400 INVALID_START_POSITION when the start leaves less than a second before the end of the
+ * source or of `endPosMs`; 400 INVALID_END_POSITION when the end is less than a second after the start.
+ */
+export function positions(durationMs: number, startPosMs?: number, endPosMs?: number): { startMs: number; endMs: number } {
+  const start = startPosMs ?? 0;
+  if (endPosMs !== undefined && endPosMs < start + MIN_LENGTH_MS) {
+    throw new BadRequestError('INVALID_END_POSITION', `endPosMs must be at least ${MIN_LENGTH_MS} ms after startPosMs (${start})`);
+  }
+  const end = Math.min(endPosMs ?? durationMs, durationMs);
+  if (start > durationMs - MIN_LENGTH_MS || start > end - MIN_LENGTH_MS) {
+    throw new BadRequestError('INVALID_START_POSITION', `startPosMs ${start} leaves less than ${MIN_LENGTH_MS} ms of the source (duration ${durationMs} ms${endPosMs !== undefined ? `, endPosMs ${endPosMs}` : ''})`);
+  }
+  return { startMs: start, endMs: end };
+}
+
+function outputFileName(videoName: string, extension: string): string {
+  const base = videoName.replace(/[^A-Za-z0-9._ -]+/g, '_').trim().slice(0, 200) || 'video';
+  return `${base}${extension.startsWith('.') ? extension : `.${extension}`}`;
+}

@@ -1,0 +1,292 @@
+/**
+ * The `video-out.copy` job: copies a stored video file to the customer's bucket as an S3
+ * multipart upload (CreateMultipartUpload, UploadPart in parallel, CompleteMultipartUpload) with
+ * the ranged copy engine, reading platform storage by ranges. The CRC-32C of what was sent is
+ * compared with the video's stored `crc32c` before the upload is completed.
+ *
+ * Resumable at any point: the upload (its UploadId) and the CRC of every part sent are rows, so
+ * a worker killed mid-copy leaves a job whose lease expires; the next run asks ListParts and
+ * sends only the missing parts. A run that died after CompleteMultipartUpload finds the upload
+ * gone and the object in place, and records the copy DONE.
+ *
+ * `output` moves INITIAL -> IN_PROGRESS -> DONE | FAILED here, each change with its `video_out.*`
+ * event in the same transaction; DONE also enqueues `video-out.bill` (the bytes sent accrue as
+ * DOWNLOAD_S3). Transient failures are retried by the queue; a refused bucket, a missing bucket
+ * or a checksum mismatch is FAILED at once.
+ *
+ * Also here: `video-out.abort-upload` (abandon and delete release the multipart upload),
+ * `video-out.bill`, and the give-up handler for a copy whose worker was lost.
+ */
+import { CreateMultipartUploadCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { Db } from '../../db/database';
+import type { JobQueue } from '../../jobs/job-queue';
+import type { GiveUpHandler, JobHandler } from '../../jobs/worker';
+import { crc32cCombine } from '../../net/crc32c';
+import { SourceChangedError } from '../../net/https-range-source';
+import { BlobNotFoundError, BlobStore, choosePartSize, MIB, partCountOf, partRangeOf, Upload, UploadDescriptor } from '../../storage/blob-store';
+import { BlobRangeSource } from '../../storage/blob-range-source';
+import { createBucketClient } from '../../storage/bucket-access';
+import { MultipartTarget, S3Upload } from '../../storage/s3-blob-store';
+import type { Clock } from '../../shared/clock';
+import { recordEvent } from '../../webhooks/events';
+import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
+import { VideoEvents } from './video-events';
+import {
+  AbortUploadPayload,
+  BillCopyPayload,
+  storedFileOf,
+  VIDEO_OUT_BILL_JOB,
+  VIDEO_OUT_COPY_JOB,
+  VideoOutJobPayload,
+  VideoOutService,
+} from './video-out.service';
+import { VideoOutOperation, videoOutStore } from './video-out.store';
+import { StageError, videosStore } from './videos.store';
+
+/** Progress is written at most this often (and always at the end). */
+const PROGRESS_WRITE_MS = 1_000;
+/** Parts in flight are buffered (UploadPart needs a known length): at most this much memory per copy. */
+const MEMORY_BUDGET = 128 * MIB;
+const MAX_LANES = 8;
+
+/** Parts in flight for a part size: as many as the memory budget allows, 1..8. */
+export const lanesFor = (partSize: number) => Math.max(1, Math.min(MAX_LANES, Math.floor(MEMORY_BUDGET / partSize)));
+
+export interface VideoOutJobDeps {
+  db: Db;
+  clock: Clock;
+  blobs: BlobStore;
+  jobs: JobQueue;
+  videoOut: VideoOutService;
+}
+
+interface Failure {
+  error: StageError;
+  /** Worth another attempt of the job. */
+  transient: boolean;
+}
+
+/** The bucket client of a copy; uploads send only the checksums S3 requires (S3-compatible stores). */
+function bucketClient(videoOut: VideoOutService, op: Pick<VideoOutOperation, 'videoId' | 'id' | 'sealedBucket'>): { client: S3Client; target: MultipartTarget } {
+  const settings = videoOut.bucketOf(op);
+  const client = createBucketClient(settings, { checksums: 'WHEN_REQUIRED', maxAttempts: 3, requestTimeoutMs: 120_000 });
+  return { client, target: { client, bucket: settings.bucket } };
+}
+
+export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPayload> {
+  const { db, clock, blobs, videoOut } = deps;
+  return async ({ videoId, operationId }, ctx) => {
+    const op = await videoOutStore.byVideoId(db, videoId);
+    const video = await videosStore.byId(db, videoId);
+    if (!op || op.id !== operationId || !video?.output) return; // abandoned, replaced or deleted meanwhile
+    if (video.output.status === 'DONE' || video.output.status === 'FAILED') return;
+    if (video.output.status === 'INITIAL') await markStarted(videoId);
+    const file = storedFileOf(video);
+    if (!file) return markFailed(videoId, operationId, { code: 'SOURCE_NOT_AVAILABLE', message: 'The video file is no longer stored in the platform' });
+
+    const { client, target } = bucketClient(videoOut, op);
+    let progressWrite: Promise<void> = Promise.resolve();
+    try {
+      const source = new BlobRangeSource(blobs, file.key);
+      const pinned = await source.probe();
+      if (pinned.size !== op.size) throw new SourceChangedError(`the stored file has ${pinned.size} bytes, the copy was created for ${op.size}`);
+      const upload = await openUpload(op, target, client);
+      if (!upload) return; // the copy went away while the upload was being created (aborted again)
+      let lastWrite = 0;
+      let lastPercent = video.output.progress;
+      const onProgress = (p: CopyProgress) => {
+        const now = Date.now();
+        if (p.percentage === lastPercent || (now - lastWrite < PROGRESS_WRITE_MS && p.percentage < 100)) return;
+        lastWrite = now;
+        lastPercent = p.percentage;
+        // Advisory: the final state is written in a transaction below; a late write cannot undo it.
+        progressWrite = videosStore
+          .updateOutputProgress(db, videoId, Math.min(p.percentage, 99), clock.now())
+          .catch((err) => ctx.log.warn({ err }, 'video out: progress write failed'));
+      };
+      const result = await copyRanges({
+        source,
+        pinned,
+        upload,
+        concurrency: lanesFor(upload.descriptor.partSize),
+        knownParts: await videoOutStore.parts(db, videoId),
+        expectedCrc32c: file.crc32c,
+        onPart: (n, crc) => videoOutStore.recordPart(db, videoId, n, crc),
+        onProgress,
+        signal: ctx.signal,
+      });
+      await progressWrite;
+      ctx.log.info({ videoId, key: op.objectKey, size: result.size, partsCopied: result.partsCopied, retries: result.retries }, 'video out: copy done');
+      await markDone(videoId, operationId, result.size);
+    } catch (err) {
+      await progressWrite;
+      if (ctx.signal.aborted) throw err; // lease lost or worker stopping: handed back, resumed later
+      const current = await videoOutStore.byVideoId(db, videoId);
+      if (!current || current.id !== operationId) return; // abandoned or deleted while copying
+      if (isUploadGone(err)) {
+        // Completed by an earlier run that died before recording it, or aborted in the bucket.
+        if (await completedEarlier(current, target, file.crc32c)) return markDone(videoId, operationId, current.size);
+        await videoOutStore.setUpload(db, videoId, operationId, null, clock.now());
+        await videoOutStore.forgetParts(db, videoId);
+      }
+      // A checksum mismatch sends every part again on a restart (what was read may have been bad).
+      if (err instanceof ChecksumMismatchError) await videoOutStore.forgetParts(db, videoId);
+      const failure = classify(err);
+      if (failure.transient && ctx.job.attempts < ctx.job.maxAttempts) {
+        ctx.log.warn({ videoId, err, attempt: ctx.job.attempts }, 'video out: copy attempt failed, will retry');
+        throw err;
+      }
+      ctx.log.warn({ videoId, code: failure.error.code, message: failure.error.message }, 'video out: copy failed');
+      await markFailed(videoId, operationId, failure.error);
+    } finally {
+      client.destroy();
+    }
+  };
+
+  async function markStarted(videoId: string): Promise<void> {
+    await db.transaction(async (trx) => {
+      const v = await videosStore.byIdForUpdate(trx, videoId);
+      if (v?.output?.status !== 'INITIAL') return;
+      const now = clock.now();
+      await videosStore.updateOutput(trx, videoId, { status: 'IN_PROGRESS' }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.started, videoId, occurredAt: now });
+    });
+  }
+
+  async function markDone(videoId: string, operationId: string, bytes: number): Promise<void> {
+    await db.transaction(async (trx) => {
+      const v = await videosStore.byIdForUpdate(trx, videoId);
+      const op = await videoOutStore.byVideoId(trx, videoId);
+      if (!v?.output || v.output.status === 'DONE' || op?.id !== operationId) return;
+      const now = clock.now();
+      await videosStore.updateOutput(trx, videoId, { status: 'DONE', progress: 100, error: null }, now);
+      // The upload is an object now: nothing left to resume or abort.
+      await videoOutStore.setUpload(trx, videoId, operationId, null, now);
+      await videoOutStore.forgetParts(trx, videoId);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.done, videoId, occurredAt: now });
+      const bill: BillCopyPayload = { teamId: v.teamId, videoId, operationId, bytes };
+      await deps.jobs.enqueue(trx, { kind: VIDEO_OUT_BILL_JOB, payload: bill, maxAttempts: 10 });
+    });
+  }
+
+  async function markFailed(videoId: string, operationId: string, error: StageError): Promise<void> {
+    await db.transaction(async (trx) => {
+      const v = await videosStore.byIdForUpdate(trx, videoId);
+      const op = await videoOutStore.byVideoId(trx, videoId);
+      if (!v?.output || v.output.status === 'DONE' || v.output.status === 'FAILED' || op?.id !== operationId) return;
+      const now = clock.now();
+      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', error }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now });
+    });
+  }
+
+  /** The upload of an earlier run (resumed), or a new one recorded before any part is sent. */
+  async function openUpload(op: VideoOutOperation, target: MultipartTarget, client: S3Client): Promise<Upload | undefined> {
+    // A resumed upload that is gone fails at ListParts; the caller checks whether it had completed.
+    if (op.upload) return new S3Upload(target, op.upload);
+    const out = await client.send(new CreateMultipartUploadCommand({ Bucket: target.bucket, Key: op.objectKey, ContentType: op.contentType }));
+    if (!out.UploadId) throw new Error('CreateMultipartUpload returned no UploadId');
+    const descriptor: UploadDescriptor = { store: 's3', id: out.UploadId, key: op.objectKey, size: op.size, partSize: choosePartSize(op.size) };
+    const upload = new S3Upload(target, descriptor);
+    if (!(await videoOutStore.setUpload(db, op.videoId, op.id, descriptor, clock.now()))) {
+      await upload.abort().catch(() => undefined);
+      return undefined;
+    }
+    return upload;
+  }
+
+  /**
+   * True when the object is in the bucket with the copy's size and every part's CRC is known and
+   * combines into the video's CRC-32C: the upload was completed by a run that died right after.
+   */
+  async function completedEarlier(op: VideoOutOperation, target: MultipartTarget, expectedCrc: number | undefined): Promise<boolean> {
+    if (!op.upload) return false;
+    const size = await target.client
+      .send(new HeadObjectCommand({ Bucket: target.bucket, Key: op.objectKey }))
+      .then((o) => Number(o.ContentLength ?? -1))
+      .catch(() => -1);
+    if (size !== op.size) return false;
+    const parts = await videoOutStore.parts(db, op.videoId);
+    const count = partCountOf(op.size, op.upload.partSize);
+    let crc = 0;
+    for (let n = 1; n <= count; n++) {
+      const part = parts.get(n);
+      if (part === undefined) return false;
+      const { start, end } = partRangeOf(op.upload, n);
+      crc = crc32cCombine(crc, part, end - start);
+    }
+    return expectedCrc === undefined || expectedCrc >>> 0 === crc >>> 0;
+  }
+}
+
+function isUploadGone(err: unknown): boolean {
+  const cause = err instanceof CopyFailedError ? err.cause : err;
+  return (cause as { name?: string })?.name === 'NoSuchUpload' || (err as { name?: string })?.name === 'NoSuchUpload';
+}
+
+const REFUSED = new Set(['AccessDenied', 'Forbidden', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'ExpiredToken', 'AllAccessDisabled']);
+
+/** What a failed copy is recorded as, and whether another attempt could succeed. */
+export function classify(err: unknown): Failure {
+  if (err instanceof ChecksumMismatchError) {
+    return {
+      transient: false,
+      error: { code: 'CHECKSUM_MISMATCH', message: `${err.message}: what was read from platform storage is not the stored file. Nothing was completed in the bucket; a restart sends every part again.` },
+    };
+  }
+  if (err instanceof SourceChangedError || err instanceof BlobNotFoundError) {
+    return { transient: false, error: { code: 'SOURCE_NOT_AVAILABLE', message: `The stored video file could not be read: ${err.message}` } };
+  }
+  const cause = (err instanceof CopyFailedError ? err.cause : err) as { name?: string; $metadata?: { httpStatusCode?: number } };
+  const status = cause?.$metadata?.httpStatusCode;
+  if (status === 401 || status === 403 || REFUSED.has(cause?.name ?? '')) {
+    return {
+      transient: false,
+      error: {
+        code: 'OUTPUT_ACCESS_DENIED',
+        message: `The bucket refused the copy (HTTP ${status ?? 403}${cause?.name ? ` ${cause.name}` : ''}): check the credentials and their permissions (s3:PutObject, s3:ListMultipartUploadParts, s3:AbortMultipartUpload), then restart; the parts sent so far are kept`,
+      },
+    };
+  }
+  if (cause?.name === 'NoSuchBucket') {
+    return { transient: false, error: { code: 'BUCKET_NOT_FOUND', message: 'The bucket no longer exists; create it again and restart, or abandon the copy' } };
+  }
+  const message = (err as Error)?.message ?? String(err);
+  return { transient: true, error: { code: 'COPY_FAILED', message: `The copy failed after retries: ${message}`.slice(0, 2000) } };
+}
+
+/** `video-out.abort-upload`: aborts a released multipart upload; an upload already gone is fine. */
+export function videoOutAbortJob(videoOut: VideoOutService): JobHandler<AbortUploadPayload> {
+  return async (p, ctx) => {
+    const { client, target } = bucketClient(videoOut, { videoId: p.videoId, id: p.operationId, sealedBucket: p.sealedBucket });
+    try {
+      await new S3Upload(target, p.upload).abort(); // NoSuchUpload counts as done
+      ctx.log.info({ videoId: p.videoId, key: p.upload.key }, 'video out: multipart upload aborted');
+    } finally {
+      client.destroy();
+    }
+  };
+}
+
+/** `video-out.bill`: the bytes of a finished copy accrue as DOWNLOAD_S3 (idempotent per copy). */
+export function videoOutBillJob(videoOut: VideoOutService): JobHandler<BillCopyPayload> {
+  return (p) => videoOut.billCopy(p);
+}
+
+/** A copy whose worker is lost on its last attempt is FAILED with its event, never left IN_PROGRESS. */
+export function videoOutGiveUps(clock: Clock): Record<string, GiveUpHandler<VideoOutJobPayload>> {
+  return {
+    [VIDEO_OUT_COPY_JOB]: async (trx, { videoId, operationId }) => {
+      const v = await videosStore.byIdForUpdate(trx, videoId);
+      const op = await videoOutStore.byVideoId(trx, videoId);
+      if (!v || op?.id !== operationId || (v.output?.status !== 'INITIAL' && v.output?.status !== 'IN_PROGRESS')) return;
+      const now = clock.now();
+      const error = {
+        code: 'COPY_FAILED',
+        message: 'The copy stopped: the worker running it was lost (killed or stalled) on its last attempt. Restart it to resume from the parts already sent.',
+      };
+      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', error }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now });
+    },
+  };
+}

@@ -1,0 +1,244 @@
+/**
+ * What each output codec and encoding profile is in ffmpeg terms: encoder, pixel formats it can
+ * produce, fixed profiles (ProRes, DNxHD, DNxHR), containers and audio. Pure data plus small
+ * helpers shared by validation and the plan.
+ */
+import type { BitDepth, ChromaSubsampling, Codec, EncodingProfile, MediaContainer, OutputCodec } from './options';
+
+export interface PixelSpec {
+  yuv: ChromaSubsampling;
+  bitDepth: BitDepth;
+}
+
+/** `yuv420p`, `yuv422p10le`, `yuv444p12le`. */
+export function pixFmtName(p: PixelSpec): string {
+  const base = p.yuv === '4:2:0' ? 'yuv420p' : p.yuv === '4:2:2' ? 'yuv422p' : 'yuv444p';
+  return p.bitDepth === 8 ? base : `${base}${p.bitDepth}le`;
+}
+
+export const ENCODER_OF: Record<OutputCodec, string> = {
+  H264: 'libx264',
+  HEVC: 'libx265',
+  MPEG2: 'mpeg2video',
+  XDCAM: 'mpeg2video',
+  FFV1: 'ffv1',
+  PRORES: 'prores_ks',
+  DNXHD: 'dnxhd',
+  DNXHR: 'dnxhd',
+};
+
+/** Pixel formats the encoders of `encodingConfiguration.codec` produce here (checked against `ffmpeg -h encoder=...`). */
+export const CODEC_PIXELS: Record<Codec, { yuv: readonly ChromaSubsampling[]; bitDepth: readonly BitDepth[]; why: string }> = {
+  H264: { yuv: ['4:2:0', '4:2:2', '4:4:4'], bitDepth: [8, 10], why: 'libx264 encodes 8 and 10 bits' },
+  HEVC: { yuv: ['4:2:0', '4:2:2', '4:4:4'], bitDepth: [8, 10, 12], why: 'libx265 encodes 8, 10 and 12 bits' },
+  MPEG2: { yuv: ['4:2:0', '4:2:2'], bitDepth: [8], why: 'MPEG-2 is 8-bit 4:2:0 or 4:2:2' },
+  XDCAM: { yuv: ['4:2:0', '4:2:2'], bitDepth: [8], why: 'XDCAM HD is 8-bit 4:2:0 (35 Mbit/s) or 4:2:2 (HD422, 50 Mbit/s)' },
+  FFV1: { yuv: ['4:2:0', '4:2:2', '4:4:4'], bitDepth: [8, 10, 12], why: 'FFV1 encodes 8, 10 and 12 bits' },
+};
+
+/** Codecs whose encoder here can code interlaced frames (HEVC: x265 needs separate field pictures, which ffmpeg 5.1 cannot feed it). */
+export const INTERLACE_CAPABLE: Record<OutputCodec, boolean> = {
+  H264: true,
+  HEVC: false,
+  MPEG2: true,
+  XDCAM: true,
+  FFV1: true,
+  PRORES: true,
+  DNXHD: true,
+  DNXHR: true,
+};
+
+export interface FrameSize {
+  width: number;
+  height: number;
+  interlaced: boolean;
+}
+
+/**
+ * The DNxHD (VC-3) frame sizes ffmpeg's dnxhd encoder accepts, by bitrate (Mbit/s) and bit
+ * depth. Taken from the encoder's own list of valid profiles (ffmpeg 5.1, printed when a
+ * combination is refused). DNxHD frame sizes are fixed; DNxHR takes any size.
+ */
+const DNXHD_TABLE: { width: number; height: number; interlaced: boolean; bitDepth: 8 | 10; mbps: number[] }[] = [
+  { width: 1920, height: 1080, interlaced: false, bitDepth: 10, mbps: [175, 185, 365, 440] },
+  { width: 1920, height: 1080, interlaced: false, bitDepth: 8, mbps: [36, 45, 75, 90, 115, 120, 145, 175, 185, 220, 240, 290, 365, 440] },
+  { width: 1920, height: 1080, interlaced: true, bitDepth: 10, mbps: [185, 220] },
+  { width: 1920, height: 1080, interlaced: true, bitDepth: 8, mbps: [120, 145, 185, 220] },
+  { width: 1440, height: 1080, interlaced: true, bitDepth: 8, mbps: [80, 90, 100, 110, 120, 145] },
+  { width: 1440, height: 1080, interlaced: false, bitDepth: 8, mbps: [63, 84, 100, 110] },
+  { width: 1280, height: 720, interlaced: false, bitDepth: 10, mbps: [90, 180, 220] },
+  { width: 1280, height: 720, interlaced: false, bitDepth: 8, mbps: [60, 75, 90, 110, 120, 145, 180, 220] },
+  { width: 960, height: 720, interlaced: false, bitDepth: 8, mbps: [42, 60, 75, 115] },
+];
+
+export function dnxhdFrameSizes(mbps: number, bitDepth: 8 | 10): FrameSize[] {
+  return DNXHD_TABLE.filter((r) => r.bitDepth === bitDepth && r.mbps.includes(mbps)).map(({ width, height, interlaced }) => ({ width, height, interlaced }));
+}
+
+/** The frame rate a DNxHD bitrate is named for (Avid's families), for size estimates only; ffmpeg does not check it. */
+export function dnxhdNominalFps(mbps: number): number {
+  if ([36, 115, 175].includes(mbps)) return 24000 / 1001;
+  if ([120, 185].includes(mbps)) return 25;
+  if ([45, 145, 220].includes(mbps)) return 30000 / 1001;
+  if ([75, 240, 365].includes(mbps)) return 50;
+  if ([90, 290, 440].includes(mbps)) return 60000 / 1001;
+  return 25;
+}
+
+export interface ProfileSpec {
+  codec: 'PRORES' | 'DNXHD' | 'DNXHR';
+  pixel: PixelSpec;
+  /** ffmpeg arguments that select the profile (after `-c:v`). */
+  args: string[];
+  /** DNxHD: the profile's bitrate in Mbit/s. */
+  mbps?: number;
+  /** Nominal bits per pixel (data rate / pixel rate), for size estimates: Apple's and Avid's published rates at 1080p29.97. */
+  bitsPerPixel: number;
+  /** Why this installation cannot encode it, when it cannot. */
+  unsupported?: string;
+}
+
+const px = (yuv: ChromaSubsampling, bitDepth: BitDepth): PixelSpec => ({ yuv, bitDepth });
+const PIXELS_1080P30 = 1920 * 1080 * (30000 / 1001);
+const bpp = (mbps: number) => Math.round(((mbps * 1e6) / PIXELS_1080P30) * 1000) / 1000;
+
+function prores(profile: number, yuv: ChromaSubsampling, mbps: number): ProfileSpec {
+  return { codec: 'PRORES', pixel: px(yuv, 10), args: ['prores_ks', '-profile:v', String(profile), '-vendor', 'apl0'], bitsPerPixel: bpp(mbps) };
+}
+
+function dnxhd(mbps: number, bitDepth: 8 | 10): ProfileSpec {
+  const bits = (mbps * 1e6) / (1920 * 1080 * dnxhdNominalFps(mbps));
+  return { codec: 'DNXHD', pixel: px('4:2:2', bitDepth), args: ['dnxhd', '-profile:v', 'dnxhd', '-b:v', `${mbps}M`], mbps, bitsPerPixel: Math.round(bits * 1000) / 1000 };
+}
+
+function dnxhd444(mbps: number): ProfileSpec {
+  return {
+    ...dnxhd(mbps, 10),
+    pixel: px('4:4:4', 10),
+    unsupported: 'ffmpeg 5.1 encodes 4:4:4 VC-3 only as DNxHR 444 (encodingProfile DNXHR_444), not as DNxHD 444',
+  };
+}
+
+function dnxhr(name: string, yuv: ChromaSubsampling, bitDepth: BitDepth, mbps: number): ProfileSpec {
+  return { codec: 'DNXHR', pixel: px(yuv, bitDepth), args: ['dnxhd', '-profile:v', name], bitsPerPixel: bpp(mbps) };
+}
+
+/** Profile -> encoder settings. ProRes data rates: Apple ProRes white paper (1080p29.97); DNxHR: Avid's published 1080p29.97 rates. */
+export const PROFILE_SPECS: Record<EncodingProfile, ProfileSpec> = {
+  PRORES_422_PROXY: prores(0, '4:2:2', 45),
+  PRORES_422_LT: prores(1, '4:2:2', 102),
+  PRORES_422_STANDARD: prores(2, '4:2:2', 147),
+  PRORES_422_HQ: prores(3, '4:2:2', 220),
+  PRORES_4444_STANDARD: prores(4, '4:4:4', 330),
+  PRORES_4444_XQ: prores(5, '4:4:4', 500),
+  DNXHD_36_LB: dnxhd(36, 8),
+  DNXHD_45_LB: dnxhd(45, 8),
+  DNXHD_75_LB: dnxhd(75, 8),
+  DNXHD_90_LB: dnxhd(90, 8),
+  DNXHD_115_SQ: dnxhd(115, 8),
+  DNXHD_120_SQ: dnxhd(120, 8),
+  DNXHD_145_SQ: dnxhd(145, 8),
+  DNXHD_240_SQ: dnxhd(240, 8),
+  DNXHD_290_SQ: dnxhd(290, 8),
+  DNXHD_175_HQ: dnxhd(175, 8),
+  DNXHD_185_HQ: dnxhd(185, 8),
+  DNXHD_220_HQ: dnxhd(220, 8),
+  DNXHD_365_HQ: dnxhd(365, 8),
+  DNXHD_440_HQ: dnxhd(440, 8),
+  DNXHD_175X_HQX: dnxhd(175, 10),
+  DNXHD_185X_HQX: dnxhd(185, 10),
+  DNXHD_220X_HQX: dnxhd(220, 10),
+  DNXHD_365X_HQX: dnxhd(365, 10),
+  DNXHD_440X_HQX: dnxhd(440, 10),
+  DNXHD_350X_444: dnxhd444(350),
+  DNXHD_390X_444: dnxhd444(390),
+  DNXHD_440X_444: dnxhd444(440),
+  DNXHD_730X_444: dnxhd444(730),
+  DNXHD_880X_444: dnxhd444(880),
+  DNXHR_LB: dnxhr('dnxhr_lb', '4:2:2', 8, 45),
+  DNXHR_SQ: dnxhr('dnxhr_sq', '4:2:2', 8, 145),
+  DNXHR_HQ: dnxhr('dnxhr_hq', '4:2:2', 8, 220),
+  DNXHR_HQX: dnxhr('dnxhr_hqx', '4:2:2', 10, 220),
+  DNXHR_444: dnxhr('dnxhr_444', '4:4:4', 10, 440),
+};
+
+/** XDCAM HD frame sizes: HD422 (4:2:2) 1920x1080 and 1280x720; XDCAM HD 35 (4:2:0) also 1440x1080. */
+export function xdcamFrameSizes(yuv: ChromaSubsampling): { width: number; height: number }[] {
+  const sizes = [
+    { width: 1920, height: 1080 },
+    { width: 1280, height: 720 },
+  ];
+  return yuv === '4:2:0' ? [...sizes, { width: 1440, height: 1080 }] : sizes;
+}
+
+/** The fixed XDCAM bitrates: HD422 50 Mbit/s CBR, XDCAM HD 35 Mbit/s VBR. */
+export function xdcamBitrate(yuv: ChromaSubsampling): number {
+  return yuv === '4:2:2' ? 50_000_000 : 35_000_000;
+}
+
+/** MPEG-1/2 syntax cannot code a frame side of 4096 or more. */
+export const MPEG2_MAX_SIDE = 4095;
+
+/** The container chosen when `container` is absent: the source's when it holds the codec, else this one. */
+export const DEFAULT_CONTAINER: Record<OutputCodec, MediaContainer> = {
+  H264: 'MP4',
+  HEVC: 'MP4',
+  MPEG2: 'MPEGTS',
+  XDCAM: 'MXF',
+  FFV1: 'MOV',
+  PRORES: 'MOV',
+  DNXHD: 'MXF',
+  DNXHR: 'MXF',
+};
+
+export const CONTAINER_FORMAT: Record<MediaContainer, { muxer: string; fileExtension: string; mimeType: string }> = {
+  MP4: { muxer: 'mp4', fileExtension: '.mp4', mimeType: 'video/mp4' },
+  MOV: { muxer: 'mov', fileExtension: '.mov', mimeType: 'video/quicktime' },
+  MXF: { muxer: 'mxf', fileExtension: '.mxf', mimeType: 'application/mxf' },
+  MPEGTS: { muxer: 'mpegts', fileExtension: '.ts', mimeType: 'video/mp2t' },
+};
+
+/** The probe's container name -> our container, when it is one of ours. */
+export function containerOfSource(containerName: string | undefined): MediaContainer | undefined {
+  switch (containerName) {
+    case 'mp4':
+    case 'm4a':
+      return 'MP4';
+    case 'mov':
+      return 'MOV';
+    case 'mxf':
+      return 'MXF';
+    case 'mpegts':
+      return 'MPEGTS';
+    default:
+      return undefined;
+  }
+}
+
+/** The probe's codec name -> the codec kept when `codec` is absent (only codecs selectable in `encodingConfiguration`). */
+export function codecOfSource(codecName: string | undefined): Codec | undefined {
+  switch (codecName) {
+    case 'h264':
+      return 'H264';
+    case 'hevc':
+      return 'HEVC';
+    case 'mpeg2':
+      return 'MPEG2';
+    case 'ffv1':
+      return 'FFV1';
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Audio for each container: AAC 192 kbit/s in MP4 and MPEG-TS (and in MOV with a delivery
+ * codec); 24-bit PCM in MOV with a mastering codec (ProRes, DNx, FFV1); 24-bit PCM at 48 kHz in
+ * MXF (the MXF muxer takes PCM only). Every audio stream of the source is kept.
+ */
+export function audioArgs(container: MediaContainer, codec: OutputCodec): { args: string[]; bitsPerSecond: number } {
+  const pcm = { args: ['-c:a', 'pcm_s24le', '-ar', '48000'], bitsPerSecond: 2 * 24 * 48_000 };
+  if (container === 'MXF') return pcm;
+  if (container === 'MOV' && (codec === 'PRORES' || codec === 'DNXHD' || codec === 'DNXHR' || codec === 'FFV1')) return pcm;
+  return { args: ['-c:a', 'aac', '-b:a', '192k'], bitsPerSecond: 192_000 };
+}

@@ -1,0 +1,237 @@
+/**
+ * Processing end to end with real ffmpeg: configurations (saved and built-in), appraisals and
+ * their rules, accepting (charge once, 409s), the processing job and the ingestion of its
+ * result, refunds, and the result checked with ffprobe.
+ */
+import { strict as assert } from 'node:assert';
+import { resolveMediaBinaries, probeMedia } from '../../src/media';
+import { ingestionStore } from '../../src/features/videos/ingestion.store';
+import { videosStore } from '../../src/features/videos/videos.store';
+import { TEST_DIALECT } from '../helpers/database';
+import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { fixtureBytes } from '../helpers/media-fixtures';
+import { RangeServer, startRangeServer } from '../helpers/range-server';
+
+const H264_MP4 = { container: 'MP4', encodingConfiguration: { codec: 'H264' } };
+/** Priced above zero even for a 3-second source (output gigapixels of a 4K upscale). */
+const UPSCALE_4K = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'UHD_4K' } } };
+
+describe(`Processing (${TEST_DIALECT})`, function () {
+  this.timeout(180_000);
+  let server: RangeServer;
+  let h: Harness;
+  let u: TestUser;
+  let n = 0;
+
+  const post = (path: string, body?: object, user: TestUser = u) => {
+    const req = h.request.post(`/api${path}`).set('X-API-Key', user.apiKey);
+    return body === undefined ? req : req.send(body);
+  };
+  const get = (path: string, user: TestUser = u) => h.request.get(`/api${path}`).set('X-API-Key', user.apiKey);
+  const del = (path: string, user: TestUser = u) => h.request.delete(`/api${path}`).set('X-API-Key', user.apiKey);
+  const eventsOf = async (videoId: string) =>
+    (await h.database.db('webhook_events').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('event_type', 'data'))
+      .filter((r: any) => JSON.parse(r.data).videoId === videoId)
+      .map((r: any) => r.event_type as string);
+  const waitStage = (videoId: string, stage: 'ingestion' | 'processing', want = ['DONE', 'FAILED']) =>
+    h.waitFor(async () => {
+      const s = (await videosStore.byId(h.database.db, videoId))?.[stage];
+      return s && want.includes(s.status) ? s : undefined;
+    }, { what: `${stage} of ${videoId}`, timeoutMs: 150_000 });
+
+  /** A master copied in and ingested (metadata only, no clip). */
+  async function ingested(data: Buffer, ext = 'mp4'): Promise<string> {
+    const p = `/media/processing-${++n}.${ext}`;
+    server.serve(p, data);
+    const res = await post('/v1/videos/in/https', { name: `Source ${n}`, url: server.origin + p });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const ingestion = await waitStage(res.body.videoId, 'ingestion');
+    assert.equal(ingestion.status, 'DONE', JSON.stringify(ingestion.error));
+    return res.body.videoId;
+  }
+  /** The wallet's processing charges (a top-up is a PROCESSING-balance transaction too, without a video). */
+  const processingCharges = async () =>
+    ((await get('/v2/wallet/billing-periods/latest/transactions?pageSize=100')).body.items ?? []).filter((t: any) => t.type === 'PROCESSING' && t.videoId);
+
+  before(async () => {
+    server = await startRangeServer();
+  });
+  after(() => server.close());
+  beforeEach(async () => {
+    h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
+    await h.services.configurations.ensureBuiltIns();
+    u = await h.user();
+    await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+    h.startWorker({ concurrency: 2 });
+  });
+  afterEach(() => h.close());
+
+  describe('processing configurations', () => {
+    it('lists the built-ins with the team\'s own (builtInMode INCLUDE, ONLY, EXCLUDE)', async () => {
+      const created = await post('/v1/processing-configurations', { name: 'My H.264', options: H264_MP4 });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.equal(created.body.builtin, false);
+      assert.equal(created.body.teamId, u.teamId);
+      const all = (await get('/v1/processing-configurations?pageSize=100')).body;
+      const only = (await get('/v1/processing-configurations?pageSize=100&builtInMode=ONLY')).body;
+      const own = (await get('/v1/processing-configurations?pageSize=100&builtInMode=EXCLUDE')).body;
+      assert.ok(only.totalElements >= 7, 'seven built-ins at least');
+      assert.ok(only.items.every((c: any) => c.builtin));
+      assert.deepEqual(own.items.map((c: any) => c.id), [created.body.id]);
+      assert.equal(all.totalElements, only.totalElements + 1);
+      const names = only.items.map((c: any) => c.name).join(' | ');
+      for (const want of [/Full HD/i, /4K/i, /HEVC/i, /H\.264/i, /ProRes 422 HQ/i, /DNxHR HQ/i, /deinterlace/i]) assert.match(names, want);
+    });
+
+    it('a codec the container cannot hold is 400 CONTAINER_IS_NOT_SUPPORTED_FOR_SELECTED_CODEC; unknown options 400 VALIDATION_ERROR', async () => {
+      expectError(await post('/v1/processing-configurations', { name: 'Bad', options: { container: 'MP4', encodingConfiguration: { codec: 'MPEG2' } } }), 400, 'CONTAINER_IS_NOT_SUPPORTED_FOR_SELECTED_CODEC');
+      expectError(await post('/v1/processing-configurations', { name: 'Bad', options: { sharpen: true } }), 400, 'VALIDATION_ERROR');
+    });
+
+    it('get and delete: own 200/204, another team\'s 404, a built-in cannot be deleted (409)', async () => {
+      const mine = (await post('/v1/processing-configurations', { name: 'Mine', options: H264_MP4 })).body;
+      const other = await h.user();
+      expectError(await get(`/v1/processing-configurations/${mine.id}`, other), 404, 'RESOURCE_NOT_FOUND');
+      assert.equal((await get(`/v1/processing-configurations/${mine.id}`)).body.name, 'Mine');
+      const builtIn = (await get('/v1/processing-configurations?builtInMode=ONLY')).body.items[0];
+      assert.equal((await get(`/v1/processing-configurations/${builtIn.id}`, other)).status, 200, 'built-ins are everyone\'s');
+      expectError(await del(`/v1/processing-configurations/${builtIn.id}`), 409, 'BUILT_IN_CONFIGURATION_CANNOT_BE_DELETED');
+      expectError(await del(`/v1/processing-configurations/${mine.id}`, other), 404, 'RESOURCE_NOT_FOUND');
+      assert.equal((await del(`/v1/processing-configurations/${mine.id}`)).status, 204);
+      expectError(await get(`/v1/processing-configurations/${mine.id}`), 404, 'RESOURCE_NOT_FOUND');
+    });
+  });
+
+  describe('appraisals and accepting them', () => {
+    let source: string;
+    beforeEach(async () => {
+      source = await ingested(fixtureBytes({ seconds: 3, audio: true }));
+    });
+
+    it('an appraisal prices the job in USD for a wallet team and expires after 15 minutes', async () => {
+      const res = await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K);
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.equal(Date.parse(res.body.expiresAt) - h.clock.now().getTime(), 15 * 60_000);
+      const a = res.body.video.processingJobAppraisal;
+      assert.equal(a.billingType, 'WALLET');
+      assert.ok(a.estimation.fileSize > 0 && a.estimation.totalComputeTimeSeconds >= 1);
+      assert.equal(a.outputDurationMillis, 3000);
+      assert.ok(a.jobItems.some((i: any) => i.category === 'ENCODER' && i.productName === 'H.264 / AVC'), JSON.stringify(a));
+      assert.ok(a.cost.totalProcessingCostUsd > 0);
+      assert.equal(res.body.video.masterVideo.id, source);
+    });
+
+    it('startPosMs and endPosMs rules: INVALID_START_POSITION, INVALID_END_POSITION, end clamped to the duration', async () => {
+      expectError(await post(`/v1/videos/${source}/processing/appraisals/create?startPosMs=2500`, H264_MP4), 400, 'INVALID_START_POSITION');
+      expectError(await post(`/v1/videos/${source}/processing/appraisals/create?startPosMs=1000&endPosMs=1500`, H264_MP4), 400, 'INVALID_END_POSITION');
+      expectError(await post(`/v1/videos/${source}/processing/appraisals/create?startPosMs=-1`, H264_MP4), 400, 'VALIDATION_ERROR');
+      const clamped = await post(`/v1/videos/${source}/processing/appraisals/create?startPosMs=1000&endPosMs=60000`, H264_MP4);
+      assert.equal(clamped.body.video.processingJobAppraisal.outputDurationMillis, 2000);
+    });
+
+    it('accepting needs money in the wallet (409 INSUFFICIENT_PROJECTED_BALANCE_ERROR), expires (409 APPRAISAL_EXPIRED) and follows the billing type (409 APPRAISAL_BILLING_OUT_DATED)', async () => {
+      const a1 = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body;
+      expectError(await post(`/v1/videos/${source}/processing/appraisals/${a1.appraisalId}/accept`), 409, 'INSUFFICIENT_PROJECTED_BALANCE_ERROR');
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      h.clock.advance(15 * 60_000 + 1);
+      expectError(await post(`/v1/videos/${source}/processing/appraisals/${a1.appraisalId}/accept`), 409, 'APPRAISAL_EXPIRED');
+      const a2 = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body;
+      await h.services.ledger.switchBillingType(u.teamId, 'CLOUD_MARKETPLACE', 'test');
+      expectError(await post(`/v1/videos/${source}/processing/appraisals/${a2.appraisalId}/accept`), 409, 'APPRAISAL_BILLING_OUT_DATED');
+      const credits = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body;
+      assert.equal(credits.video.processingJobAppraisal.billingType, 'CLOUD_MARKETPLACE');
+      assert.ok(credits.video.processingJobAppraisal.cost.totalProcessingCostCredits > 0);
+      expectError(await post(`/v1/videos/${source}/processing/appraisals/3fa85f64-5717-4562-b3fc-2c963f66afa6/accept`), 404, 'RESOURCE_NOT_FOUND');
+    });
+
+    it('accepting creates the processed video, charges once, processes and ingests it with their events', async () => {
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      const a = (await post(`/v1/videos/${source}/processing/appraisals/create`, { ...H264_MP4, encodingConfiguration: { codec: 'H264', bitrate: 500000 } })).body;
+      const accepted = await post(`/v1/videos/${source}/processing/appraisals/${a.appraisalId}/accept?videoName=Processed%20one&videoDescription=test`);
+      assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+      const videoId = accepted.body.videoId;
+      assert.equal(videoId, a.video.id, 'the video the appraisal described');
+      expectError(await post(`/v1/videos/${source}/processing/appraisals/${a.appraisalId}/accept`), 409, 'APPRAISAL_ALREADY_ACCEPTED');
+      const processing = await waitStage(videoId, 'processing');
+      assert.equal(processing.status, 'DONE', JSON.stringify(processing.error));
+      const ingestion = await waitStage(videoId, 'ingestion');
+      assert.equal(ingestion.status, 'DONE', JSON.stringify(ingestion.error));
+      const video = (await get(`/v1/videos/${videoId}`)).body;
+      assert.equal(video.name, 'Processed one');
+      assert.equal(video.masterVideo.id, source);
+      assert.equal(video.flags.isProcessed, true);
+      assert.equal(video.processing.processingState.processingStatus, 'DONE');
+      assert.equal(video.processing.sourceVideo.videoId, source);
+      assert.equal(video.processingJobAppraisal.billingType, 'WALLET');
+      assert.equal(video.ingestion.metadata.codecName, 'h264');
+      assert.deepEqual(await eventsOf(videoId), ['video_processing.started', 'video_processing.done', 'video_processing_ingestion.started', 'video_processing_ingestion.done']);
+      const status = (await get(`/v1/videos/${videoId}/processing/status`)).body;
+      assert.equal(status.processingState.processingStatus, 'DONE');
+      const charges = await processingCharges();
+      assert.equal(charges.length, 1, JSON.stringify(charges));
+      assert.equal(charges[0].videoId, videoId);
+      assert.ok((await get(`/v1/videos/${source}/derived`)).body.items.some((v: any) => v.id === videoId));
+    });
+
+    it('a job that fails is refunded once and ends FAILED with video_processing.failed', async () => {
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      const master = await videosStore.byId(h.database.db, source);
+      await h.services.blobs.delete(master!.blobKey!);
+      const started = await post(`/v1/videos/${source}/processing/start`, H264_MP4);
+      assert.equal(started.status, 202, JSON.stringify(started.body));
+      const processing = await waitStage(started.body.videoId, 'processing');
+      assert.equal(processing.status, 'FAILED');
+      assert.deepEqual(await eventsOf(started.body.videoId), ['video_processing.started', 'video_processing.failed']);
+      const balance = await h.services.ledger.processingBalance(u.teamId);
+      assert.equal(balance, 100_000_000, 'the charge was given back');
+    });
+
+    it('a video not yet ingested is 409 VIDEO_NOT_FULLY_INGESTED; another team\'s video 404', async () => {
+      const other = await h.user();
+      expectError(await post(`/v1/videos/${source}/processing/start`, H264_MP4, other), 404, 'RESOURCE_NOT_FOUND');
+      await h.database.db('videos').where({ id: source }).update({ ingestion_status: 'IN_PROGRESS', metadata_available: false });
+      expectError(await post(`/v1/videos/${source}/processing/start`, H264_MP4), 409, 'VIDEO_NOT_FULLY_INGESTED');
+    });
+  });
+
+  it('end to end: an interlaced SD clip processed to 1080p HEVC MP4 with deinterlace and denoise, checked with ffprobe, charged once', async () => {
+    await h.services.ledger.topUp(u.teamId, 100_000_000);
+    const sd = fixtureBytes({
+      seconds: 2,
+      width: 720,
+      height: 576,
+      fps: 50,
+      ext: 'ts',
+      // A widescreen PAL archive: 720x576 stored, anamorphic 16:9 (sample aspect 64:45).
+    video: ['-vf', 'setsar=64/45,interlace=scan=tff,setfield=tff', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-top', '1', '-b:v', '4M', '-g', '12'],
+    });
+    const source = await ingested(sd, 'ts');
+    const options = {
+      container: 'MP4',
+      encodingConfiguration: { codec: 'HEVC' },
+      filters: { deinterlacer: 'BWDIF', denoiser: 'HQDN3D', scaler: 'SCALE' },
+      filterSettings: { resolution: { tag: 'FULL_HD' } },
+    };
+    const a = await post(`/v1/videos/${source}/processing/appraisals/create`, options);
+    assert.equal(a.status, 201, JSON.stringify(a.body));
+    const accepted = await post(`/v1/videos/${source}/processing/appraisals/${a.body.appraisalId}/accept`);
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+    const videoId = accepted.body.videoId;
+    const processing = await waitStage(videoId, 'processing');
+    assert.equal(processing.status, 'DONE', JSON.stringify(processing.error));
+    const video = await videosStore.byId(h.database.db, videoId);
+    const bins = await resolveMediaBinaries({});
+    const local = h.services.blobs.localPath!(video!.blobKey!);
+    const probe = await probeMedia(bins, local, { detectScanning: true });
+    assert.equal(probe.metadata.codecName, 'hevc');
+    assert.equal(probe.metadata.containerName, 'mp4');
+    assert.deepEqual([probe.width, probe.height], [1920, 1080]);
+    // Deinterlacing outputs one frame per field (docs/processing.md): 25 interlaced frames/s become 50 progressive.
+    assert.equal(probe.metadata.averageFrameRate?.rational, '50:1');
+    assert.ok(Math.abs(probe.durationMs - 2000) <= 40, `duration ${probe.durationMs} within one frame of 2000`);
+    assert.notEqual(probe.metadata.scanning?.heuristics, 'INTERLACED_TOP_FIRST');
+    const charges = await processingCharges();
+    assert.equal(charges.length, 1, JSON.stringify(charges));
+    assert.ok(charges[0].amountUsd < 0, 'a 1080p HEVC job costs something');
+  });
+});
