@@ -11,6 +11,10 @@ import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
+import { LocalS3, startLocalS3 } from '../helpers/s3-server';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 const H264_MP4 = { container: 'MP4', encodingConfiguration: { codec: 'H264' } };
 /** Priced above zero even for a 3-second source (output gigapixels of a 4K upscale). */
@@ -19,6 +23,7 @@ const UPSCALE_4K = { container: 'MP4', encodingConfiguration: { codec: 'H264' },
 describe(`Processing (${TEST_DIALECT})`, function () {
   this.timeout(180_000);
   let server: RangeServer;
+  let s3: LocalS3;
   let h: Harness;
   let u: TestUser;
   let n = 0;
@@ -55,8 +60,12 @@ describe(`Processing (${TEST_DIALECT})`, function () {
 
   before(async () => {
     server = await startRangeServer();
+    s3 = await startLocalS3({ buckets: ['deliveries'] });
   });
-  after(() => server.close());
+  after(async () => {
+    await server.close();
+    await s3.close();
+  });
   beforeEach(async () => {
     h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
     await h.services.configurations.ensureBuiltIns();
@@ -194,7 +203,7 @@ describe(`Processing (${TEST_DIALECT})`, function () {
     });
   });
 
-  it('end to end: an interlaced SD clip processed to 1080p HEVC MP4 with deinterlace and denoise, checked with ffprobe, charged once', async () => {
+  it('end to end: an interlaced SD clip processed to 1080p HEVC MP4 with deinterlace and denoise, checked with ffprobe, copied out to a bucket and fetched back identical, charged once', async () => {
     await h.services.ledger.topUp(u.teamId, 100_000_000);
     const sd = fixtureBytes({
       seconds: 2,
@@ -233,5 +242,19 @@ describe(`Processing (${TEST_DIALECT})`, function () {
     const charges = await processingCharges();
     assert.equal(charges.length, 1, JSON.stringify(charges));
     assert.ok(charges[0].amountUsd < 0, 'a 1080p HEVC job costs something');
+
+    // Video out to the local S3-compatible server, fetched back and compared.
+    const out = await post(`/v1/videos/${videoId}/out/bucket`, {
+      objectKeyPrefix: 'results',
+      s3Bucket: { bucket: 'deliveries', accessKey: s3.credentials.accessKey, secretAccessKey: s3.credentials.secretAccessKey, endpoint: s3.endpoint, forcePathStyle: true },
+    });
+    assert.equal(out.status, 202, JSON.stringify(out.body));
+    await h.waitFor(async () => (await videosStore.byId(h.database.db, videoId))?.output?.status === 'DONE', { what: 'video out', timeoutMs: 60_000 });
+    const client = s3.client();
+    const got = await client.send(new GetObjectCommand({ Bucket: 'deliveries', Key: `results/${video!.file!.name}` }));
+    const fetched = Buffer.from(await got.Body!.transformToByteArray());
+    client.destroy();
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    assert.equal(sha(fetched), sha(readFileSync(local)), 'the object in the bucket is the processed file');
   });
 });
