@@ -97,6 +97,12 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       expectError(await post('/v1/processing-configurations', { name: 'Bad', options: { sharpen: true } }), 400, 'VALIDATION_ERROR');
     });
 
+    it('an option this installation cannot apply is 400 UNSUPPORTED_PROCESSING_OPTION naming the field', async () => {
+      const res = await post('/v1/processing-configurations', { name: 'DNxHD 444', options: { container: 'MOV', encodingProfile: 'DNXHD_350X_444' } });
+      expectError(res, 400, 'UNSUPPORTED_PROCESSING_OPTION');
+      assert.equal(res.body.validationErrors[0].field, 'body.options.encodingProfile');
+    });
+
     it('get and delete: own 200/204, another team\'s 404, a built-in cannot be deleted (409)', async () => {
       const mine = (await post('/v1/processing-configurations', { name: 'Mine', options: H264_MP4 })).body;
       const other = await h.user();

@@ -28,7 +28,7 @@ export class ConfigurationsService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly accounts: AccountsService,
-    private readonly engine: { prepare(): Promise<void>; validate(options: Record<string, unknown>): void },
+    private readonly engine: { prepare(): Promise<void>; validate(options: Record<string, unknown>, fieldPrefix?: string): void },
     private readonly builtIns: readonly BuiltInConfiguration[],
   ) {}
 
@@ -44,7 +44,7 @@ export class ConfigurationsService {
   async create(userId: string, selectTeamId: string | undefined, input: { name: string; description?: string; options: Record<string, unknown> }): Promise<ShownConfiguration> {
     const team = await this.accounts.selectTeam(userId, selectTeamId);
     await this.engine.prepare();
-    this.engine.validate(input.options);
+    this.engine.validate(input.options, 'body.options');
     const now = this.clock.now();
     const c: ProcessingConfiguration = { id: randomUUID(), teamId: team.id, name: input.name, description: input.description, options: input.options, builtin: false, createdAt: now, updatedAt: now };
     await configurationsStore.insert(this.db, c);

@@ -13,8 +13,18 @@ import {
   ProcessingPlan,
   runProcessing,
   validateOptions,
+  ProcessingOptionsError,
 } from '../../processing';
 import type { EnginePlan, ProcessingEngine } from './engine';
+
+/** Engine errors name fields inside the options; the request names them from its own root. */
+function prefixed<T>(prefix: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw err instanceof ProcessingOptionsError ? err.withFieldPrefix(prefix) : err;
+  }
+}
 
 export class FfmpegProcessingEngine implements ProcessingEngine {
   private capabilities?: EngineCapabilities;
@@ -25,12 +35,12 @@ export class FfmpegProcessingEngine implements ProcessingEngine {
     this.capabilities ??= await engineCapabilities(await this.binaries());
   }
 
-  validate(options: Record<string, unknown>): void {
-    validateOptions(options as ProcessingOptions, this.capabilities ?? FULL_CAPABILITIES);
+  validate(options: Record<string, unknown>, fieldPrefix = 'body'): void {
+    prefixed(fieldPrefix, () => validateOptions(options as ProcessingOptions, this.capabilities ?? FULL_CAPABILITIES));
   }
 
   plan(options: Record<string, unknown>, source: Parameters<ProcessingEngine['plan']>[1], range: { startMs: number; endMs: number }): EnginePlan {
-    const plan = buildProcessingPlan(options as ProcessingOptions, source, range, { capabilities: this.capabilities ?? FULL_CAPABILITIES });
+    const plan = prefixed('body', () => buildProcessingPlan(options as ProcessingOptions, source, range, { capabilities: this.capabilities ?? FULL_CAPABILITIES }));
     return Object.assign(plan, { applied: plan.applied as unknown as Record<string, unknown> });
   }
 

@@ -30,7 +30,7 @@ export interface ProcessingEngine {
   /** Finds what this installation's ffmpeg can do (once); call before validate/plan. */
   prepare(): Promise<void>;
   /** Throws a 400 DomainError for options that are invalid or not supported here. */
-  validate(options: Record<string, unknown>): void;
+  validate(options: Record<string, unknown>, fieldPrefix?: string): void;
   /** Throws a 400 DomainError for options that do not fit this source. */
   plan(options: Record<string, unknown>, source: ProbeResult, range: { startMs: number; endMs: number }): EnginePlan;
   estimate(plan: EnginePlan, source: ProbeResult, range: { startMs: number; endMs: number }): EngineEstimate;
