@@ -11,8 +11,11 @@ import { webhooksBenchmark } from './webhooks';
 
 const BENCHMARKS: Benchmark[] = [apiBenchmark];
 
-/** Benchmarks that print their own table, ratios and verdict. */
-const SELF_REPORTING: { name: string; description: string; run: () => Promise<void> }[] = [
+/**
+ * Benchmarks that print their own table, ratios and verdict. `run` resolves to false when a
+ * target was missed (the dispatcher then fails); benchmarks without targets resolve to nothing.
+ */
+const SELF_REPORTING: { name: string; description: string; run: () => Promise<boolean | void> }[] = [
   { name: 'webhooks', description: 'signed deliveries per second vs a bare POST loop; idle commit-to-delivery latency', run: webhooksBenchmark },
   { name: 'billing', description: 'latest-period transactions with totals over 100,000 rows vs a plain indexed page query', run: billingBenchmark },
 ];
@@ -48,7 +51,10 @@ async function main(): Promise<number> {
   for (const b of SELF_REPORTING.filter((b) => !args.length || args.includes(b.name))) {
     console.log(`\n>> ${b.name}: ${b.description}`);
     try {
-      await b.run();
+      if ((await b.run()) === false) {
+        failed = true;
+        console.log(`\n${b.name}: FAIL (target missed)`);
+      }
     } catch (err) {
       failed = true;
       console.error(`\n${b.name}: ERROR ${(err as Error)?.stack ?? err}`);
