@@ -1,20 +1,19 @@
 /**
- * The HTTP application. Request path (DESIGN.md): JSON parser (raw body kept, size limit) ->
- * request id -> pino-http -> auth -> rate limit -> express-openapi-validator -> dispatch by
+ * The HTTP application. Request path (DESIGN.md): request id -> access log -> JSON parser (raw
+ * body kept, size limit) -> auth -> rate limit -> express-openapi-validator -> dispatch by
  * operationId -> handler. One error mapper answers every failure with the `Error` body.
  */
-import express, { Request, RequestHandler, Response } from 'express';
+import express, { Request, RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import pinoHttp from 'pino-http';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AccountsService } from '../features/accounts/accounts.service';
 import type { ApiKeysService } from '../features/api-keys/api-keys.service';
+import { accessLog } from './access-log';
 import { authenticate, principalOf } from './auth';
 import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
-import { rateLimit } from './rate-limit';
+import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
 
 export interface AppDeps {
@@ -22,7 +21,7 @@ export interface AppDeps {
   handlers: AllHandlers;
   accounts: AccountsService;
   apiKeys: ApiKeysService;
-  rateLimiter: RateLimiterAbstract;
+  rateLimiter: RequestLimiter;
   logger: Logger;
   bodyLimitBytes: number;
   /** Under test: a response that breaks the contract is a 500; in production it is logged. */
@@ -51,7 +50,7 @@ function dispatch(handlers: AllHandlers): RequestHandler {
         requestId: (req as any).id,
         log: req.log,
       });
-      for (const [k, v] of Object.entries<string>(reply.headers ?? {})) res.setHeader(k, v);
+      if (reply.headers) for (const k in reply.headers) res.setHeader(k, reply.headers[k]);
       if (reply.body === undefined) res.status(reply.status).end();
       else res.status(reply.status).json(reply.body);
     } catch (err) {
@@ -86,7 +85,7 @@ function contractValidation(deps: AppDeps): RequestHandler {
       validateFormats: true,
       ignoreUndocumented: false,
     });
-  const stack = (validateResponses: boolean) => express.Router().use(validator(validateResponses));
+  const stack = (validateResponses: boolean) => inSequence(validator(validateResponses));
   if (deps.strictResponses || deps.responseValidationSample >= 1) return stack(true);
   if (deps.responseValidationSample <= 0) return stack(false);
   const sampled = stack(true);
@@ -94,14 +93,25 @@ function contractValidation(deps: AppDeps): RequestHandler {
   return (req, res, next) => (Math.random() < deps.responseValidationSample ? sampled : requestsOnly)(req, res, next);
 }
 
-/** The fields of an access-log line. */
-function accessLine(req: Request, res: Response, val: { responseTime?: number }): Record<string, unknown> {
-  return {
-    method: req.method,
-    url: req.originalUrl,
-    operationId: (req as any).openapi?.schema?.operationId,
-    statusCode: res.statusCode,
-    responseTime: val.responseTime,
+/**
+ * Runs `handlers` one after the other as one middleware, as a Router without paths would (an
+ * error, a throw or a rejected promise goes to `done`), without a Router's per-request matching.
+ */
+function inSequence(handlers: RequestHandler[]): RequestHandler {
+  return (req, res, done) => {
+    let i = 0;
+    const next = (err?: unknown) => {
+      if (err) return done(err);
+      if (i === handlers.length) return done();
+      const handler = handlers[i++];
+      try {
+        const result: unknown = handler(req, res, next);
+        if (result instanceof Promise) result.then(undefined, (e) => done(e ?? new Error('Rejected promise')));
+      } catch (e) {
+        done(e);
+      }
+    };
+    next();
   };
 }
 
@@ -133,21 +143,8 @@ export function buildApp(deps: AppDeps): express.Express {
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(served, { customSiteTitle: 'Vidmill API', swaggerOptions: { persistAuthorization: true } }));
 
   const api = express.Router();
-  api.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req) => (req as any).id,
-      // One child logger per request (reqId) and one flat access line when it finishes; no
-      // headers are logged, so no credential can reach the log.
-      quietReqLogger: true,
-      quietResLogger: true,
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      customSuccessMessage: () => 'request completed',
-      customErrorMessage: (_req, res) => `request failed with ${res.statusCode}`,
-      customSuccessObject: (req, res, val) => accessLine(req as Request, res as Response, val),
-      customErrorObject: (req, res, _err, val) => accessLine(req as Request, res as Response, val),
-    }),
-  );
+  // One child logger per request (reqId) and one flat access line when it finishes.
+  api.use(accessLog(deps.logger));
   api.use(
     express.json({
       limit: deps.bodyLimitBytes,

@@ -1,5 +1,6 @@
 /** Paging and sorting shared by every list: 0-based pages, createdAt/updatedAt sorting. */
 import type { Knex } from 'knex';
+import { Db, readRows } from '../db/database';
 
 export interface PageRequest {
   pageNumber: number;
@@ -67,6 +68,42 @@ export async function fetchPage<Row, T>(
     totalPages: Math.ceil(total / req.pageSize),
     totalElements: total,
     items: rows.map((r) => map(r as Row)),
+  };
+}
+
+/**
+ * `fetchPage` for hot lists, with hand-written SQL run through `readRows` (on SQLite a cached
+ * prepared statement, no query builder): one statement for the page and its total (a window
+ * count), a plain count only when the page lies past the end. `where` is an SQL condition on
+ * `table` with `?` placeholders for `bindings`.
+ */
+export async function readPage<T>(
+  db: Db,
+  table: string,
+  where: string,
+  bindings: readonly Knex.RawBinding[],
+  req: PageRequest,
+  map: (row: any) => T,
+): Promise<Page<T>> {
+  const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
+  const sort = SORT_COLUMNS[req.sortBy];
+  const rows = await readRows(
+    db,
+    `select ${table}.*, count(*) over () as total_count from ${table} where ${where} ` +
+      `order by ${table}.${sort} ${dir}, ${table}.id ${dir} limit ? offset ?`,
+    [...bindings, req.pageSize, req.pageNumber * req.pageSize],
+  );
+  const total =
+    rows.length > 0 ? Number(rows[0].total_count) : Number((await readRows(db, `select count(*) as n from ${table} where ${where}`, bindings))[0].n);
+  const items = new Array<T>(rows.length);
+  for (let i = 0; i < rows.length; i++) items[i] = map(rows[i]);
+  return {
+    pageNumber: req.pageNumber,
+    pageSize: req.pageSize,
+    numberOfElements: rows.length,
+    totalPages: Math.ceil(total / req.pageSize),
+    totalElements: total,
+    items,
   };
 }
 

@@ -1,8 +1,8 @@
 /** SQL for projects. */
 import type { Knex } from 'knex';
 import { asBool, asDate } from '../../db/database';
-import { fetchPage, PageRequest } from '../../shared/paging';
-import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
+import { PageRequest, readPage } from '../../shared/paging';
+import { TeamScope, teamScopeSql, whereTeamInScope } from '../accounts/team-scope';
 
 export interface Project {
   id: string;
@@ -39,8 +39,10 @@ export const projectsStore = {
     const r = await whereTeamInScope(db, db('projects').where('projects.id', id), 'projects.team_id', scope).first();
     return r && toProject(r);
   },
+  /** The hot list (every client polls it): hand-written SQL through readRows. */
   page(db: Knex, scope: TeamScope, req: PageRequest) {
-    return fetchPage(whereTeamInScope(db, db('projects'), 'projects.team_id', scope), req, toProject, 'projects');
+    const where = teamScopeSql('projects.team_id', scope);
+    return readPage(db, 'projects', where.sql, where.bindings, req, toProject);
   },
   /** The team's oldest project with exactly this name. */
   async oldestNamed(db: Knex, teamId: string, name: string): Promise<Project | undefined> {
