@@ -130,6 +130,30 @@ export async function readRows(db: Db, sql: string, bindings: readonly Knex.RawB
   return Array.isArray(result) ? result : result.rows;
 }
 
+/** Reads rows synchronously (inside `readBatchSqlite`). */
+export type SyncRead = (sql: string, bindings: readonly Knex.RawBinding[]) => any[];
+
+/**
+ * SQLite only: runs several small reads on the one connection, synchronously and with nothing in
+ * between, so together they see one state of the database (like one statement would). The
+ * connection is used directly when idle, else taken from the pool (or the transaction's own
+ * connection when `db` is a transaction) for the duration. Several narrow statements cost less
+ * here than one wide UNION of them: better-sqlite3 builds every row as an object, and there is
+ * no network round trip to save.
+ */
+export async function readBatchSqlite<T>(db: Db, reads: (read: SyncRead) => T): Promise<T> {
+  if (isPostgres(db)) throw new Error('readBatchSqlite is for SQLite');
+  const run = (conn: any) => reads((sql, bindings) => conn.prepare(sql).all(sqliteBindings(sql, bindings)));
+  const idle = idleSqliteConnection(db);
+  if (idle) return run(idle);
+  const conn = await db.client.acquireConnection();
+  try {
+    return run(conn);
+  } finally {
+    await db.client.releaseConnection(conn);
+  }
+}
+
 /**
  * Serialises transactions that change one aggregate (row lock `SELECT ... FOR UPDATE` on
  * PostgreSQL; SQLite already runs one write transaction at a time on its single connection).
