@@ -130,8 +130,41 @@ export async function readRows(db: Db, sql: string, bindings: readonly Knex.RawB
   return Array.isArray(result) ? result : result.rows;
 }
 
+/** Runs a cached statement returning arrays (columns in select order), not objects. */
+function allTuples(conn: any, sql: string, bindings: readonly Knex.RawBinding[]): unknown[][] {
+  const statement = conn.prepare(sql);
+  statement.raw(true);
+  try {
+    return statement.all(sqliteBindings(sql, bindings));
+  } finally {
+    statement.raw(false); // the cached statement is shared with readers that expect objects
+  }
+}
+
+/**
+ * `readRows` returning each row as an array of its columns in select order. Building a row
+ * object costs better-sqlite3 more than the statement itself on small pages, so the hottest
+ * lists read tuples (`pg` answers arrays with `rowMode: 'array'`).
+ */
+export async function readTuples(db: Db, sql: string, bindings: readonly Knex.RawBinding[]): Promise<unknown[][]> {
+  const idle = idleSqliteConnection(db);
+  if (idle) return allTuples(idle, sql, bindings);
+  if (!isPostgres(db)) {
+    const conn = await db.client.acquireConnection();
+    try {
+      return allTuples(conn, sql, bindings);
+    } finally {
+      await db.client.releaseConnection(conn);
+    }
+  }
+  const result: any = await db.raw(sql, bindings as Knex.RawBinding[]).options({ rowMode: 'array' });
+  return result.rows;
+}
+
 /** Reads rows synchronously (inside `readBatchSqlite`). */
 export type SyncRead = (sql: string, bindings: readonly Knex.RawBinding[]) => any[];
+/** Reads rows as tuples synchronously (inside `readBatchSqlite`). */
+export type SyncReadTuples = (sql: string, bindings: readonly Knex.RawBinding[]) => unknown[][];
 
 /**
  * SQLite only: runs several small reads on the one connection, synchronously and with nothing in
@@ -141,17 +174,23 @@ export type SyncRead = (sql: string, bindings: readonly Knex.RawBinding[]) => an
  * here than one wide UNION of them: better-sqlite3 builds every row as an object, and there is
  * no network round trip to save.
  */
-export async function readBatchSqlite<T>(db: Db, reads: (read: SyncRead) => T): Promise<T> {
+export async function readBatchSqlite<T>(db: Db, reads: (read: SyncRead, readTuples: SyncReadTuples) => T): Promise<T> {
   if (isPostgres(db)) throw new Error('readBatchSqlite is for SQLite');
-  const run = (conn: any) => reads((sql, bindings) => conn.prepare(sql).all(sqliteBindings(sql, bindings)));
   const idle = idleSqliteConnection(db);
-  if (idle) return run(idle);
+  if (idle) return runBatch(idle, reads);
   const conn = await db.client.acquireConnection();
   try {
-    return run(conn);
+    return runBatch(conn, reads);
   } finally {
     await db.client.releaseConnection(conn);
   }
+}
+
+function runBatch<T>(conn: any, reads: (read: SyncRead, readTuples: SyncReadTuples) => T): T {
+  return reads(
+    (sql, bindings) => conn.prepare(sql).all(sqliteBindings(sql, bindings)),
+    (sql, bindings) => allTuples(conn, sql, bindings),
+  );
 }
 
 /**

@@ -2,13 +2,13 @@
  * Access log of the API: `req.log` (a child logger carrying `reqId`) for everything logged while
  * serving the request, and one flat line when the response finishes (or the connection closes
  * first): info `request completed`, or error `request failed with <status>` for a 5xx or a
- * response stream error. No
- * headers are logged, so no credential can reach the log.
+ * response stream error. No headers are logged, so no credential can reach the log.
  *
  * This does what pino-http did here with `quietReqLogger`/`quietResLogger` and custom success and
  * error objects, and the same lines come out; pino-http also built a second child logger per
  * request with the serialised request (headers included) that nothing used, which cost more
- * than writing the line itself.
+ * than writing the line itself. The listeners are shared functions reading their state from the
+ * response, so a request allocates no closures here.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
@@ -20,27 +20,36 @@ declare module 'http' {
   }
 }
 
+const ACCESS = Symbol('vidmill.access');
+interface AccessState {
+  req: Request;
+  log: Logger;
+  start: number;
+}
+
 export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const start = Date.now();
     const log = logger.child({ reqId: (req as any).id });
     req.log = log;
-    let done = false;
-    const finished = (err?: unknown) => {
-      if (done) return;
-      done = true;
-      res.removeListener('finish', finished);
-      res.removeListener('close', finished);
-      res.removeListener('error', finished);
-      const line = accessLine(req, res, Date.now() - start);
-      if (err instanceof Error || res.statusCode >= 500) log.error(line, `request failed with ${res.statusCode}`);
-      else log.info(line, 'request completed');
-    };
-    res.on('finish', finished);
-    res.on('close', finished);
-    res.on('error', finished);
+    (res as any)[ACCESS] = { req, log, start: Date.now() } satisfies AccessState;
+    res.on('finish', onFinished);
+    res.on('close', onFinished);
+    res.on('error', onFinished);
     next();
   };
+}
+
+/** Listener of 'finish', 'close' and 'error' (`this` is the response): logs once. */
+function onFinished(this: Response, err?: unknown): void {
+  const state: AccessState | undefined = (this as any)[ACCESS];
+  if (!state) return;
+  (this as any)[ACCESS] = undefined;
+  this.removeListener('finish', onFinished);
+  this.removeListener('close', onFinished);
+  this.removeListener('error', onFinished);
+  const line = accessLine(state.req, this, Date.now() - state.start);
+  if (err instanceof Error || this.statusCode >= 500) state.log.error(line, `request failed with ${this.statusCode}`);
+  else state.log.info(line, 'request completed');
 }
 
 /** The fields of an access-log line. */

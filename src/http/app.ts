@@ -3,7 +3,7 @@
  * body kept, size limit) -> auth -> rate limit -> express-openapi-validator -> dispatch by
  * operationId -> handler. One error mapper answers every failure with the `Error` body.
  */
-import express, { Request, RequestHandler } from 'express';
+import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
@@ -51,8 +51,9 @@ function dispatch(handlers: AllHandlers): RequestHandler {
         log: req.log,
       });
       if (reply.headers) for (const k in reply.headers) res.setHeader(k, reply.headers[k]);
-      if (reply.body === undefined) res.status(reply.status).end();
-      else res.status(reply.status).json(reply.body);
+      if (res.statusCode !== reply.status) res.status(reply.status);
+      if (reply.body === undefined) res.end();
+      else res.json(reply.body);
     } catch (err) {
       next(err);
     }
@@ -98,21 +99,31 @@ function contractValidation(deps: AppDeps): RequestHandler {
  * error, a throw or a rejected promise goes to `done`), without a Router's per-request matching.
  */
 function inSequence(handlers: RequestHandler[]): RequestHandler {
-  return (req, res, done) => {
-    let i = 0;
-    const next = (err?: unknown) => {
-      if (err) return done(err);
-      if (i === handlers.length) return done();
-      const handler = handlers[i++];
-      try {
-        const result: unknown = handler(req, res, next);
-        if (result instanceof Promise) result.then(undefined, (e) => done(e ?? new Error('Rejected promise')));
-      } catch (e) {
-        done(e);
-      }
-    };
-    next();
-  };
+  return (req, res, done) => new Sequence(handlers, req, res, done).next();
+}
+
+class Sequence {
+  private i = 0;
+  constructor(
+    private readonly handlers: RequestHandler[],
+    private readonly req: Request,
+    private readonly res: Response,
+    private readonly done: NextFunction,
+  ) {
+    this.next = this.next.bind(this);
+  }
+
+  next(err?: unknown): void {
+    if (err) return this.done(err);
+    if (this.i === this.handlers.length) return this.done();
+    const handler = this.handlers[this.i++];
+    try {
+      const result: unknown = handler(this.req, this.res, this.next);
+      if (result instanceof Promise) result.then(undefined, (e) => this.done(e ?? new Error('Rejected promise')));
+    } catch (e) {
+      this.done(e);
+    }
+  }
 }
 
 export function buildApp(deps: AppDeps): express.Express {
@@ -145,15 +156,19 @@ export function buildApp(deps: AppDeps): express.Express {
   const api = express.Router();
   // One child logger per request (reqId) and one flat access line when it finishes.
   api.use(accessLog(deps.logger));
-  api.use(
-    express.json({
-      limit: deps.bodyLimitBytes,
-      type: ['application/json', 'application/*+json'],
-      verify: (req, _res, buf) => {
-        (req as any).rawBody = buf;
-      },
-    }),
-  );
+  const json = express.json({
+    limit: deps.bodyLimitBytes,
+    type: ['application/json', 'application/*+json'],
+    verify: (req, _res, buf) => {
+      (req as any).rawBody = buf;
+    },
+  });
+  // The parser only when there is a body (its own test, type-is hasBody), without its layer
+  // of checks on every GET.
+  api.use((req, res, next) => {
+    if (req.headers['transfer-encoding'] === undefined && isNaN(req.headers['content-length'] as any)) return next();
+    json(req, res, next);
+  });
   api.use(authenticate(deps.accounts, deps.apiKeys));
   api.use(rateLimit(deps.rateLimiter));
   api.use(contractValidation(deps));

@@ -24,6 +24,20 @@ function toProject(r: any): Project {
   };
 }
 
+/** The columns `projectFromTuple` reads, in its order. */
+const PROJECT_COLUMNS = ['id', 'team_id', 'name', 'is_sample', 'created_at', 'updated_at'] as const;
+
+function projectFromTuple(t: unknown[]): Project {
+  return {
+    id: t[0] as string,
+    teamId: t[1] as string,
+    name: t[2] as string,
+    isSample: asBool(t[3]),
+    createdAt: asDate(t[4]),
+    updatedAt: asDate(t[5]),
+  };
+}
+
 export const projectsStore = {
   async insert(db: Knex, p: Project): Promise<void> {
     await db('projects').insert({
@@ -42,7 +56,7 @@ export const projectsStore = {
   /** The hot list (every client polls it): hand-written SQL through readRows. */
   page(db: Knex, scope: TeamScope, req: PageRequest) {
     const where = teamScopeSql('projects.team_id', scope);
-    return readPage(db, 'projects', where.sql, where.bindings, req, toProject);
+    return readPage(db, 'projects', PROJECT_COLUMNS, where.sql, where.bindings, req, projectFromTuple);
   },
   /** The team's oldest project with exactly this name. */
   async oldestNamed(db: Knex, teamId: string, name: string): Promise<Project | undefined> {
