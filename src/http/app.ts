@@ -15,6 +15,7 @@ import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper'
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
+import { cacheRouteRegexps } from './route-regexp-cache';
 
 export interface AppDeps {
   contract: any;
@@ -128,6 +129,7 @@ class Sequence {
 
 export function buildApp(deps: AppDeps): express.Express {
   assertHandlersMatchContract(deps.contract, deps.handlers);
+  cacheRouteRegexps();
   setDocumentedErrorCodes(deps.contract.components.schemas.ErrorCodeEnum.enum);
 
   const app = express();
