@@ -32,21 +32,18 @@ export function accessLog(logger: Logger): RequestHandler {
     const log = logger.child({ reqId: (req as any).id });
     req.log = log;
     (res as any)[ACCESS] = { req, log, start: Date.now() } satisfies AccessState;
-    res.on('finish', onFinished);
+    // A response emits 'close' when it has finished or when its connection closed first.
     res.on('close', onFinished);
     res.on('error', onFinished);
     next();
   };
 }
 
-/** Listener of 'finish', 'close' and 'error' (`this` is the response): logs once. */
+/** Listener of 'close' and 'error' (`this` is the response): logs once. */
 function onFinished(this: Response, err?: unknown): void {
   const state: AccessState | undefined = (this as any)[ACCESS];
   if (!state) return;
   (this as any)[ACCESS] = undefined;
-  this.removeListener('finish', onFinished);
-  this.removeListener('close', onFinished);
-  this.removeListener('error', onFinished);
   const line = accessLine(state.req, this, Date.now() - state.start);
   if (err instanceof Error || this.statusCode >= 500) state.log.error(line, `request failed with ${this.statusCode}`);
   else state.log.info(line, 'request completed');

@@ -14,7 +14,7 @@ import type { RequestHandler, Response } from 'express';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { Db, isPostgres } from '../db/database';
 import { DomainError } from '../shared/errors';
-import { principalOf, usesBasicAuth } from './auth';
+import { principalOf } from './auth';
 
 export const RATE_WINDOW_MS = 60_000;
 
@@ -130,8 +130,10 @@ export function rateLimit(limiter: RequestLimiter): RequestHandler {
     );
   };
   return (req, res, next) => {
-    if (usesBasicAuth(req)) return next();
-    const decision = limiter.consume(principalOf(req).apiKeyId!);
+    // Only API-key callers are limited; Basic auth (API key management) has no apiKeyId.
+    const apiKeyId = principalOf(req).apiKeyId;
+    if (apiKeyId === undefined) return next();
+    const decision = limiter.consume(apiKeyId);
     if (decision instanceof Promise) decision.then((d) => apply(res, next, d), next);
     else apply(res, next, decision);
   };

@@ -26,7 +26,8 @@ export function validatorPathToRegexpModule(): { pathToRegexp: PathToRegexp; [IN
   return createRequire(require.resolve('express-openapi-validator'))('path-to-regexp');
 }
 
-const cache = new Map<string, ReturnType<PathToRegexp>>();
+/** One map per (sensitive, strict) combination, keyed by the route string itself. */
+const caches = [0, 1, 2, 3].map(() => new Map<string, ReturnType<PathToRegexp>>());
 let hits = 0;
 
 /** Lookups answered from the cache so far (tests: proves the validator goes through it). */
@@ -40,15 +41,15 @@ export function cacheRouteRegexps(): void {
   const original = mod.pathToRegexp;
   const cached: PathToRegexp = (path, options) => {
     if (typeof path !== 'string' || (options !== undefined && !onlyKnownOptions(options))) return original(path, options);
-    const key = (options?.sensitive ? 's' : 'i') + (options?.strict ? 't' : 'l') + path;
-    let hit = cache.get(key);
+    const cache = caches[(options?.sensitive ? 2 : 0) + (options?.strict ? 1 : 0)];
+    let hit = cache.get(path);
     if (hit !== undefined) hits++;
     else {
       const compiled = original(path, options);
       if (compiled.regexp.global || compiled.regexp.sticky) return compiled; // stateful: never shared
       hit = Object.freeze({ regexp: compiled.regexp, keys: Object.freeze(compiled.keys) as unknown[] });
       if (cache.size >= MAX_ENTRIES) cache.clear();
-      cache.set(key, hit);
+      cache.set(path, hit);
     }
     return hit;
   };

@@ -53,7 +53,7 @@ export const projectsStore = {
     const r = await whereTeamInScope(db, db('projects').where('projects.id', id), 'projects.team_id', scope).first();
     return r && toProject(r);
   },
-  /** The hot list (every client polls it): hand-written SQL through readRows. */
+  /** The hot list (every client polls it): hand-written SQL read as tuples (readPage). */
   page(db: Knex, scope: TeamScope, req: PageRequest) {
     const where = teamScopeSql('projects.team_id', scope);
     return readPage(db, 'projects', PROJECT_COLUMNS, where.sql, where.bindings, req, projectFromTuple);
