@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { asDate, asOptionalDate, isPostgres, lockRowForUpdate, readBatchSqlite, readRows, SyncRead } from '../../db/database';
 import type { Page, PageRequest } from '../../shared/paging';
-import { Team, TeamChoice, teamChoiceSql, TEAM_COLUMNS, toTeam } from '../accounts/accounts.store';
+import { Team, TeamChoice, teamChoiceSql, toTeam } from '../accounts/accounts.store';
 import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
 import { int } from './money';
 import type { Category, PricedProduct } from './pricing';
@@ -100,7 +100,7 @@ const TX_COLUMNS =
 const PERIOD_COLUMNS = 'id, team_id, created_at, updated_at, ended_at';
 const LATEST_PERIOD = `select ${PERIOD_COLUMNS} from billing_periods where team_id = ? order by created_at desc, id desc limit 1`;
 
-/** `where` and bindings of a page of a period's transactions (`period` is SQL for its id). */
+/** SQL and bindings of a page of a period's transactions (`period` and `from` are SQL expressions). */
 function itemsSql(period: string, from: string, f: PageFilter, req: { pageSize: number; pageNumber: number; sortDirection: 'ASC' | 'DESC' }) {
   const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
   let where = `period_id = ${period} and created_at >= ${from} and created_at <= ?`;
