@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- api`: authenticated GET /api/v1/projects?pageSize=20 on SQLite through the
- * whole real pipeline (request id, pino-http logging to a file, API-key auth, rate limit,
- * express-openapi-validator, Knex store) against bench/baseline-app.ts serving the same 20 rows
+ * whole real pipeline (request id, access log at info to a file, API-key auth, rate limit,
+ * express-openapi-validator, team-scoped store) against bench/baseline-app.ts serving the same 20 rows
  * with the same validator and no auth or rate limit, measured in the same run.
  *
  * Servers run one at a time under load, each pinned to core 0; autocannon (50 connections) is

@@ -1,28 +1,28 @@
 /**
- * The HTTP application. Request path (DESIGN.md): JSON parser (raw body kept, size limit) ->
- * request id -> pino-http -> auth -> rate limit -> express-openapi-validator -> dispatch by
+ * The HTTP application. Request path (DESIGN.md): request id -> access log -> JSON parser (raw
+ * body kept, size limit) -> auth -> rate limit -> express-openapi-validator -> dispatch by
  * operationId -> handler. One error mapper answers every failure with the `Error` body.
  */
-import express, { Request, RequestHandler, Response } from 'express';
+import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import pinoHttp from 'pino-http';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AccountsService } from '../features/accounts/accounts.service';
 import type { ApiKeysService } from '../features/api-keys/api-keys.service';
+import { accessLog } from './access-log';
 import { authenticate, principalOf } from './auth';
 import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
-import { rateLimit } from './rate-limit';
+import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
+import { cacheRouteRegexps } from './route-regexp-cache';
 
 export interface AppDeps {
   contract: any;
   handlers: AllHandlers;
   accounts: AccountsService;
   apiKeys: ApiKeysService;
-  rateLimiter: RateLimiterAbstract;
+  rateLimiter: RequestLimiter;
   logger: Logger;
   bodyLimitBytes: number;
   /** Under test: a response that breaks the contract is a 500; in production it is logged. */
@@ -53,9 +53,10 @@ function dispatch(handlers: AllHandlers): RequestHandler {
         requestId: (req as any).id,
         log: req.log,
       });
-      for (const [k, v] of Object.entries<string>(reply.headers ?? {})) res.setHeader(k, v);
-      if (reply.body === undefined) res.status(reply.status).end();
-      else res.status(reply.status).json(reply.body);
+      if (reply.headers) for (const k in reply.headers) res.setHeader(k, reply.headers[k]);
+      if (res.statusCode !== reply.status) res.status(reply.status);
+      if (reply.body === undefined) res.end();
+      else res.json(reply.body);
     } catch (err) {
       next(err);
     }
@@ -88,7 +89,7 @@ function contractValidation(deps: AppDeps): RequestHandler {
       validateFormats: true,
       ignoreUndocumented: false,
     });
-  const stack = (validateResponses: boolean) => express.Router().use(validator(validateResponses));
+  const stack = (validateResponses: boolean) => inSequence(validator(validateResponses));
   if (deps.strictResponses || deps.responseValidationSample >= 1) return stack(true);
   if (deps.responseValidationSample <= 0) return stack(false);
   const sampled = stack(true);
@@ -96,19 +97,41 @@ function contractValidation(deps: AppDeps): RequestHandler {
   return (req, res, next) => (Math.random() < deps.responseValidationSample ? sampled : requestsOnly)(req, res, next);
 }
 
-/** The fields of an access-log line. */
-function accessLine(req: Request, res: Response, val: { responseTime?: number }): Record<string, unknown> {
-  return {
-    method: req.method,
-    url: req.originalUrl,
-    operationId: (req as any).openapi?.schema?.operationId,
-    statusCode: res.statusCode,
-    responseTime: val.responseTime,
-  };
+/**
+ * Runs `handlers` one after the other as one middleware, as a Router without paths would (an
+ * error, a throw or a rejected promise goes to `done`), without a Router's per-request matching.
+ */
+function inSequence(handlers: RequestHandler[]): RequestHandler {
+  return (req, res, done) => new Sequence(handlers, req, res, done).next();
+}
+
+class Sequence {
+  private i = 0;
+  constructor(
+    private readonly handlers: RequestHandler[],
+    private readonly req: Request,
+    private readonly res: Response,
+    private readonly done: NextFunction,
+  ) {
+    this.next = this.next.bind(this);
+  }
+
+  next(err?: unknown): void {
+    if (err) return this.done(err);
+    if (this.i === this.handlers.length) return this.done();
+    const handler = this.handlers[this.i++];
+    try {
+      const result: unknown = handler(this.req, this.res, this.next);
+      if (result instanceof Promise) result.then(undefined, (e) => this.done(e ?? new Error('Rejected promise')));
+    } catch (e) {
+      this.done(e);
+    }
+  }
 }
 
 export function buildApp(deps: AppDeps): express.Express {
   assertHandlersMatchContract(deps.contract, deps.handlers);
+  cacheRouteRegexps();
   setDocumentedErrorCodes(deps.contract.components.schemas.ErrorCodeEnum.enum);
 
   const app = express();
@@ -137,30 +160,21 @@ export function buildApp(deps: AppDeps): express.Express {
   for (const routes of deps.publicRoutes ?? []) app.use(routes);
 
   const api = express.Router();
-  api.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req) => (req as any).id,
-      // One child logger per request (reqId) and one flat access line when it finishes; no
-      // headers are logged, so no credential can reach the log.
-      quietReqLogger: true,
-      quietResLogger: true,
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      customSuccessMessage: () => 'request completed',
-      customErrorMessage: (_req, res) => `request failed with ${res.statusCode}`,
-      customSuccessObject: (req, res, val) => accessLine(req as Request, res as Response, val),
-      customErrorObject: (req, res, _err, val) => accessLine(req as Request, res as Response, val),
-    }),
-  );
-  api.use(
-    express.json({
-      limit: deps.bodyLimitBytes,
-      type: ['application/json', 'application/*+json'],
-      verify: (req, _res, buf) => {
-        (req as any).rawBody = buf;
-      },
-    }),
-  );
+  // One child logger per request (reqId) and one flat access line when it finishes.
+  api.use(accessLog(deps.logger));
+  const json = express.json({
+    limit: deps.bodyLimitBytes,
+    type: ['application/json', 'application/*+json'],
+    verify: (req, _res, buf) => {
+      (req as any).rawBody = buf;
+    },
+  });
+  // The parser only when there is a body (its own test, type-is hasBody), without its layer
+  // of checks on every GET.
+  api.use((req, res, next) => {
+    if (req.headers['transfer-encoding'] === undefined && isNaN(req.headers['content-length'] as any)) return next();
+    json(req, res, next);
+  });
   api.use(authenticate(deps.accounts, deps.apiKeys));
   api.use(rateLimit(deps.rateLimiter));
   api.use(contractValidation(deps));

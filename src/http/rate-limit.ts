@@ -1,45 +1,140 @@
 /**
- * Per-API-key request budget per fixed one-minute window (rate-limiter-flexible): in memory on
- * the embedded default, in PostgreSQL when the database is PostgreSQL so every API process
- * shares one budget. Headers go on every rate-limited response; over the limit is 429.
+ * Per-API-key request budget per fixed one-minute window. A window starts with the key's first
+ * request and lasts a minute; over the limit is 429. Headers go on every rate-limited response.
+ *
+ * - Embedded (SQLite, one process): `FixedWindowLimiter`, in memory and synchronous, so the
+ *   check costs a map lookup and no promise on every request.
+ * - PostgreSQL (any number of API processes): rate-limiter-flexible's `RateLimiterPostgres`, so
+ *   every process shares one budget through the `rate_limits` table.
+ *
+ * Both answer with the same numbers: the same window rule as rate-limiter-flexible's memory
+ * limiter (used here before), so the headers are unchanged.
  */
-import type { RequestHandler } from 'express';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RequestHandler, Response } from 'express';
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { Db, isPostgres } from '../db/database';
 import { DomainError } from '../shared/errors';
-import { principalOf, usesBasicAuth } from './auth';
+import { principalOf } from './auth';
 
-export function createRateLimiter(db: Db, perMinute: number): RateLimiterAbstract {
-  const opts = { points: perMinute, duration: 60, keyPrefix: 'api' };
-  if (isPostgres(db)) {
-    return new RateLimiterPostgres({ ...opts, storeClient: db, storeType: 'knex', tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false });
-  }
-  return new RateLimiterMemory(opts);
+export const RATE_WINDOW_MS = 60_000;
+
+/** The outcome of counting one request against a key's budget. */
+export interface RateDecision {
+  allowed: boolean;
+  /** Requests left in the window (0 when over). */
+  remaining: number;
+  /** Until the window ends. */
+  msBeforeNext: number;
 }
 
-function setHeaders(res: Parameters<RequestHandler>[1], limit: number, r: RateLimiterRes): number {
-  const resetSeconds = Math.max(0, Math.ceil(r.msBeforeNext / 1000));
-  res.setHeader('X-RateLimit-Limit', String(limit));
-  res.setHeader('X-RateLimit-Remaining', String(Math.max(0, r.remainingPoints)));
+export interface RequestLimiter {
+  /** Requests per window. */
+  readonly points: number;
+  /** Counts one request of `key`; synchronous where the budget lives in this process. */
+  consume(key: string): RateDecision | Promise<RateDecision>;
+}
+
+/**
+ * In-memory fixed windows (one process). Expired windows are dropped by a sweep at most once per
+ * window length, so memory stays bounded by the keys active in the last two windows.
+ */
+export class FixedWindowLimiter implements RequestLimiter {
+  private readonly windows = new Map<string, { count: number; endsAt: number }>();
+  private nextSweepAt: number;
+
+  constructor(
+    readonly points: number,
+    private readonly windowMs = RATE_WINDOW_MS,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.nextSweepAt = this.now() + windowMs;
+  }
+
+  consume(key: string): RateDecision {
+    const t = this.now();
+    if (t >= this.nextSweepAt) this.sweep(t);
+    let w = this.windows.get(key);
+    if (w === undefined || w.endsAt <= t) {
+      w = { count: 0, endsAt: t + this.windowMs };
+      this.windows.set(key, w);
+    }
+    w.count++;
+    return { allowed: w.count <= this.points, remaining: Math.max(this.points - w.count, 0), msBeforeNext: w.endsAt - t };
+  }
+
+  /** Keys with a window (tests). */
+  get size(): number {
+    return this.windows.size;
+  }
+
+  private sweep(t: number): void {
+    for (const [key, w] of this.windows) if (w.endsAt <= t) this.windows.delete(key);
+    this.nextSweepAt = t + this.windowMs;
+  }
+}
+
+/** rate-limiter-flexible on the PostgreSQL table shared by every API process. */
+class PostgresLimiter implements RequestLimiter {
+  private readonly limiter: RateLimiterPostgres;
+
+  constructor(
+    db: Db,
+    readonly points: number,
+  ) {
+    this.limiter = new RateLimiterPostgres({
+      points,
+      duration: RATE_WINDOW_MS / 1000,
+      keyPrefix: 'api',
+      storeClient: db,
+      storeType: 'knex',
+      tableName: 'rate_limits',
+      tableCreated: true,
+      clearExpiredByTimeout: false,
+    });
+  }
+
+  async consume(key: string): Promise<RateDecision> {
+    try {
+      const r = await this.limiter.consume(key);
+      return { allowed: true, remaining: Math.max(0, r.remainingPoints), msBeforeNext: r.msBeforeNext };
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      return { allowed: false, remaining: Math.max(0, rejection.remainingPoints), msBeforeNext: rejection.msBeforeNext };
+    }
+  }
+}
+
+export function createRateLimiter(db: Db, perMinute: number): RequestLimiter {
+  return isPostgres(db) ? new PostgresLimiter(db, perMinute) : new FixedWindowLimiter(perMinute);
+}
+
+/** Sets the three headers; returns the seconds until the window ends. */
+function setHeaders(res: Response, limit: string, d: RateDecision): number {
+  const resetSeconds = Math.max(0, Math.ceil(d.msBeforeNext / 1000));
+  res.setHeader('X-RateLimit-Limit', limit);
+  res.setHeader('X-RateLimit-Remaining', String(d.remaining));
   res.setHeader('X-RateLimit-Reset', String(resetSeconds));
   return resetSeconds;
 }
 
-export function rateLimit(limiter: RateLimiterAbstract): RequestHandler {
-  return async (req, res, next) => {
-    if (usesBasicAuth(req)) return next();
-    const key = principalOf(req).apiKeyId!;
-    try {
-      setHeaders(res, limiter.points, await limiter.consume(key));
-      next();
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) return next(rejection);
-      const retryAfter = String(Math.max(1, setHeaders(res, limiter.points, rejection)));
-      next(
-        new DomainError(429, 'TOO_MANY_REQUESTS', `Rate limit of ${limiter.points} requests per minute exceeded; retry in ${retryAfter} s`, {
-          headers: { 'Retry-After': retryAfter },
-        }),
-      );
-    }
+export function rateLimit(limiter: RequestLimiter): RequestHandler {
+  const limit = String(limiter.points);
+  const apply = (res: Response, next: (err?: unknown) => void, d: RateDecision) => {
+    const resetSeconds = setHeaders(res, limit, d);
+    if (d.allowed) return next();
+    const retryAfter = String(Math.max(1, resetSeconds));
+    next(
+      new DomainError(429, 'TOO_MANY_REQUESTS', `Rate limit of ${limiter.points} requests per minute exceeded; retry in ${retryAfter} s`, {
+        headers: { 'Retry-After': retryAfter },
+      }),
+    );
+  };
+  return (req, res, next) => {
+    // Only API-key callers are limited; Basic auth (API key management) has no apiKeyId.
+    const apiKeyId = principalOf(req).apiKeyId;
+    if (apiKeyId === undefined) return next();
+    const decision = limiter.consume(apiKeyId);
+    if (decision instanceof Promise) decision.then((d) => apply(res, next, d), next);
+    else apply(res, next, decision);
   };
 }

@@ -86,6 +86,55 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
     }
   });
 
+  it('access log: one flat line per /api request at info (error for 5xx), with the request id and no headers', async () => {
+    const lines: any[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const prod = await createHarness({ strictResponses: false, responseValidationSample: 0 }, { logger });
+    try {
+      const user = await prod.user();
+      const ok = await prod.request.get('/api/v1/projects?pageSize=2').set('X-API-Key', user.apiKey);
+      const unauthorized = await prod.request.get('/api/v1/projects');
+      const original = prod.services.projects.list;
+      prod.services.projects.list = async () => {
+        throw new Error('boom');
+      };
+      let failed;
+      try {
+        failed = await prod.request.get('/api/v1/projects').set('X-API-Key', user.apiKey);
+      } finally {
+        prod.services.projects.list = original;
+      }
+      await prod.request.get('/healthz');
+      const access = lines.filter((l) => l.msg === 'request completed' || String(l.msg).startsWith('request failed'));
+      assert.equal(access.length, 3, JSON.stringify(lines));
+      const fields = (l: any) => Object.keys(l).filter((k) => !['time', 'pid', 'hostname'].includes(k));
+      assert.deepEqual(fields(access[0]), ['level', 'reqId', 'method', 'url', 'operationId', 'statusCode', 'responseTime', 'msg']);
+      assert.deepEqual(
+        { ...access[0], time: undefined, pid: undefined, hostname: undefined, responseTime: undefined },
+        { level: 30, time: undefined, pid: undefined, hostname: undefined, reqId: ok.headers['x-request-id'], method: 'GET', url: '/api/v1/projects?pageSize=2', operationId: 'getProjects', statusCode: 200, responseTime: undefined, msg: 'request completed' },
+      );
+      assert.equal(typeof access[0].responseTime, 'number');
+      // Rejected before the contract was matched: no operationId, still info.
+      assert.deepEqual(fields(access[1]), ['level', 'reqId', 'method', 'url', 'statusCode', 'responseTime', 'msg']);
+      assert.equal(access[1].level, 30);
+      assert.equal(access[1].statusCode, 401);
+      assert.equal(access[1].reqId, unauthorized.headers['x-request-id']);
+      // A 500: the handler's error line and the access line, both at error level with the request id.
+      assert.equal(access[2].level, 50);
+      assert.equal(access[2].msg, 'request failed with 500');
+      assert.equal(access[2].reqId, failed!.headers['x-request-id']);
+      const unexpected = lines.find((l) => l.msg === 'unexpected error');
+      assert.equal(unexpected?.level, 50);
+      assert.equal(unexpected?.reqId, failed!.headers['x-request-id']);
+      assert.equal(unexpected?.err?.message, 'boom');
+      // No credential or header reaches the log.
+      assert.doesNotMatch(JSON.stringify(lines), new RegExp(user.apiKey));
+      assert.ok(lines.every((l) => !('req' in l) && !('res' in l) && !('headers' in l)));
+    } finally {
+      await prod.close();
+    }
+  });
+
   it('in production a sampled response that breaks the contract is logged, not failed', async () => {
     const lines: any[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });

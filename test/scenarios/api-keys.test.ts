@@ -183,6 +183,24 @@ describe(`API keys (${TEST_DIALECT})`, () => {
     assert.equal(writes.length, 2);
   });
 
+  it('the cached fast path still records the first use of a new UTC day, even within AUTH_CACHE_MS', async () => {
+    const writes: string[] = [];
+    h.database.db.on('query', (q: { sql: string }) => {
+      if (/^update/i.test(q.sql) && q.sql.includes('api_keys')) writes.push(q.sql);
+    });
+    const midnight = Date.parse(h.clock.now().toISOString().slice(0, 10) + 'T00:00:00.000Z') + DAY_MS;
+    h.clock.set(new Date(midnight - 1000));
+    assert.equal((await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey)).status, 200);
+    assert.equal((await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey)).status, 200);
+    const before = writes.length;
+    h.clock.set(new Date(midnight)); // 1 s later: the lookup is still cached, the day is new
+    assert.equal((await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey)).status, 200);
+    assert.equal((await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey)).status, 200);
+    assert.equal(writes.length, before + 1);
+    const key = await h.request.get(`/api/v1/api-keys/${u.apiKeyId}`).set('Authorization', auth);
+    assert.equal(key.body.deletionEligibleAt, new Date(midnight + 90 * DAY_MS).toISOString().slice(0, 10));
+  });
+
   it('another process sees a deactivation within AUTH_CACHE_MS (the lookup cache of each process)', async () => {
     const otherProcess = new ApiKeysService(h.database.db, h.clock);
     assert.deepEqual(await otherProcess.authenticate(u.apiKey), { userId: u.userId, apiKeyId: u.apiKeyId });

@@ -180,6 +180,40 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     assert.equal(past.totalElements, 1);
   });
 
+  it('latest transactions: the default team (oldest API-enabled), selectTeamId, and every team-selection error', async () => {
+    const latest = (query = '') => get(`/v2/wallet/billing-periods/latest/transactions${query}`);
+    const first = h.clock.now();
+    await h.services.ledger.topUp(u.teamId, 1_000_000);
+    h.clock.advance(60_000);
+    const second = await h.services.accounts.createTeam({ name: 'Second', ownerEmail: u.email });
+    await h.services.ledger.topUp(second.id, 2_000_000);
+    h.clock.advance(1000);
+    const amounts = (res: any) => res.body.items.map((t: any) => t.amountUsd).filter((a: number) => a > 0);
+    // default: the oldest API-enabled team; the lower bound defaults to that team's creation
+    let res = await latest();
+    assert.equal(res.status, 200);
+    assert.deepEqual(amounts(res), [1]);
+    assert.equal(res.body.filterByFromDateTime, first.toISOString());
+    res = await latest(`?selectTeamId=${second.id}`);
+    assert.deepEqual(amounts(res), [2]);
+    assert.equal(res.body.filterByFromDateTime, second.createdAt.toISOString());
+    res = await latest(`?selectTeamId=${u.teamId}`);
+    assert.deepEqual(amounts(res), [1]);
+    // the first team no longer API-enabled: the default moves on, selecting it is refused
+    await h.services.accounts.updateTeam(u.teamId, { apiEnabled: false });
+    assert.deepEqual(amounts(await latest()), [2]);
+    expectError(await latest(`?selectTeamId=${u.teamId}`), 403, 'ACCESS_DENIED');
+    const other = await h.user();
+    expectError(await latest(`?selectTeamId=${other.teamId}`), 403, 'FORBIDDEN');
+    expectError(await latest(`?selectTeamId=${randomUUID()}`), 404, 'TEAM_NOT_FOUND');
+    // the lower bound before the team existed is kept as given
+    res = await latest(`?selectTeamId=${second.id}&fromDateTime=${enc(first.toISOString())}`);
+    assert.equal(res.body.filterByFromDateTime, first.toISOString());
+    assert.deepEqual(amounts(res), [2]);
+    await h.services.accounts.updateTeam(second.id, { apiEnabled: false });
+    expectError(await latest(), 403, 'DEFAULT_TEAM_NOT_API_ENABLED');
+  });
+
   it('unknown periods, periods of other teams, latest without a period: 404', async () => {
     expectError(await get('/v2/wallet/billing-periods/latest/transactions'), 404, 'RESOURCE_NOT_FOUND');
     const other = await h.user();

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,13 @@ describe('Security primitives', () => {
     assert.equal(Buffer.from(a.slice(4), 'base64url').length, 32);
     assert.match(digestApiKey(a), /^[0-9a-f]{64}$/);
     assert.equal(maskSecret('xyz', 8), '*****xyz');
+  });
+
+  it('the digest is exactly SHA-256 of the UTF-8 key (stored digests stay valid)', () => {
+    for (const key of [generateApiKey(), 'vmk_ä€𝄞', '']) {
+      assert.equal(digestApiKey(key), createHash('sha256').update(key, 'utf8').digest('hex'));
+    }
+    assert.equal(digestApiKey('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 
   it('passwords: scrypt hash verifies the right password only', async () => {

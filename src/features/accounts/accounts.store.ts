@@ -1,6 +1,6 @@
 /** SQL for users, teams and memberships. */
 import type { Knex } from 'knex';
-import { asBool, asDate, asOptionalDate } from '../../db/database';
+import { asBool, asDate, asOptionalDate, readRows } from '../../db/database';
 import type { PageRequest } from '../../shared/paging';
 import { fetchPage } from '../../shared/paging';
 
@@ -124,19 +124,14 @@ export const teamsStore = {
   },
   /** The team if the user is a member of it. */
   async memberTeam(db: Knex, userId: string, teamId: string): Promise<Team | undefined> {
-    const r = await db('teams')
-      .join('memberships', 'memberships.team_id', 'teams.id')
-      .where({ 'memberships.user_id': userId, 'teams.id': teamId })
-      .first('teams.*');
+    const q = teamChoiceSql({ userId, teamId });
+    const [r] = await readRows(db, q.sql, q.bindings);
     return r && toTeam(r);
   },
   /** The user's oldest API-enabled team. */
   async defaultTeam(db: Knex, userId: string): Promise<Team | undefined> {
-    const r = await db('teams')
-      .join('memberships', 'memberships.team_id', 'teams.id')
-      .where({ 'memberships.user_id': userId, 'teams.api_enabled': true })
-      .orderBy([{ column: 'teams.created_at' }, { column: 'teams.id' }])
-      .first('teams.*');
+    const q = teamChoiceSql({ userId });
+    const [r] = await readRows(db, q.sql, q.bindings);
     return r && toTeam(r);
   },
   pageForUser(db: Knex, userId: string, req: PageRequest) {
@@ -144,6 +139,32 @@ export const teamsStore = {
     return fetchPage(base, req, toTeam, 'teams');
   },
 };
+
+/**
+ * Which team an operation acts on: `teamId` when the user is a member of it (API-enabled or
+ * not: the caller tells the cases apart), else the user's default team, the oldest API-enabled
+ * team (created_at, then id). Without `teamId`, a user without an API-enabled team has none.
+ */
+export interface TeamChoice {
+  userId: string;
+  teamId?: string;
+}
+
+/** The team columns `toTeam` reads. */
+export const TEAM_COLUMNS = ['id', 'name', 'api_enabled', 'billing_type', 'created_at', 'updated_at'] as const;
+
+/**
+ * SQL for the chosen team (at most one row of TEAM_COLUMNS), one indexed lookup through
+ * memberships (user_id); also used as a subquery where the team is resolved in the same
+ * statement as what is read for it.
+ */
+export function teamChoiceSql(choice: TeamChoice): { sql: string; bindings: Knex.RawBinding[] } {
+  const cols = TEAM_COLUMNS.map((c) => `teams.${c}`).join(', ');
+  const from = `select ${cols} from teams inner join memberships on memberships.team_id = teams.id where memberships.user_id = ?`;
+  return choice.teamId !== undefined
+    ? { sql: `${from} and teams.id = ? limit 1`, bindings: [choice.userId, choice.teamId] }
+    : { sql: `${from} and teams.api_enabled = ? order by teams.created_at asc, teams.id asc limit 1`, bindings: [choice.userId, true] };
+}
 
 /** Subquery: ids of the API-enabled teams a user belongs to (for list filters). */
 export function apiTeamIdsOf(db: Knex, userId: string): Knex.QueryBuilder {

@@ -32,7 +32,17 @@ interface CachedKey {
   userId: string;
   apiKeyId: string;
   lastUsedDay?: string;
+  /** [start, end) of lastUsedDay in epoch ms: inside it, today's use is already recorded. */
+  lastUsedDayStart: number;
+  lastUsedDayEnd: number;
   expiresAt: number;
+}
+
+/** Start and end (exclusive) of the UTC day `day` (YYYY-MM-DD) in epoch ms; empty when undefined. */
+function dayBounds(day: string | undefined): { start: number; end: number } {
+  if (!day) return { start: 0, end: 0 };
+  const start = Date.parse(day + 'T00:00:00.000Z');
+  return { start, end: start + DAY_MS };
 }
 
 export class ApiKeysService {
@@ -118,6 +128,20 @@ export class ApiKeysService {
   }
 
   /**
+   * The synchronous fast path of `authenticate`: the principal of a key looked up within
+   * AUTH_CACHE_MS whose use today is already recorded, else undefined (then call
+   * `authenticate`, which may read or write the database). Same answer as `authenticate`.
+   */
+  cachedPrincipal(secret: string): { userId: string; apiKeyId: string } | undefined {
+    if (!looksLikeApiKey(secret)) return undefined;
+    const cached = this.authCache.get(digestApiKey(secret));
+    if (cached === undefined) return undefined;
+    const now = this.clock.now().getTime();
+    if (cached.expiresAt <= now || now < cached.lastUsedDayStart || now >= cached.lastUsedDayEnd) return undefined;
+    return { userId: cached.userId, apiKeyId: cached.apiKeyId };
+  }
+
+  /**
    * Authenticates an `X-API-Key` value: one indexed lookup by SHA-256 digest, reused for
    * AUTH_CACHE_MS. The last use is written at most once per key and UTC day (the 90-day rule
    * counts whole days).
@@ -134,13 +158,18 @@ export class ApiKeysService {
         throw new UnauthorizedError('INVALID_API_KEY', 'The API key is invalid or inactive');
       }
       if (this.authCache.size >= AUTH_CACHE_SIZE) this.authCache.clear();
-      cached = { userId: key.userId, apiKeyId: key.id, lastUsedDay: key.lastUsedAt && utcDay(key.lastUsedAt), expiresAt: now.getTime() + AUTH_CACHE_MS };
+      const lastUsedDay = key.lastUsedAt && utcDay(key.lastUsedAt);
+      const bounds = dayBounds(lastUsedDay);
+      cached = { userId: key.userId, apiKeyId: key.id, lastUsedDay, lastUsedDayStart: bounds.start, lastUsedDayEnd: bounds.end, expiresAt: now.getTime() + AUTH_CACHE_MS };
       this.authCache.set(digest, cached);
     }
     const today = utcDay(now);
     if (cached.lastUsedDay !== today) {
       await apiKeysStore.recordUse(this.db, cached.apiKeyId, now);
+      const bounds = dayBounds(today);
       cached.lastUsedDay = today;
+      cached.lastUsedDayStart = bounds.start;
+      cached.lastUsedDayEnd = bounds.end;
     }
     return { userId: cached.userId, apiKeyId: cached.apiKeyId };
   }

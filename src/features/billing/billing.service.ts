@@ -19,6 +19,7 @@ import {
   FilterMode,
   LedgerTransaction,
   ledgerStore,
+  PeriodPage,
   PeriodRef,
   periodsStore,
   RecordFilter,
@@ -135,10 +136,28 @@ export class BillingService {
     return this.transactionsOf({ id: period.id }, q, req, (await teamsStore.byId(this.db, period.teamId))!);
   }
 
+  /**
+   * The chosen team (selectTeamId, else the default team), its latest period, a page and the
+   * totals are read together (`latestOfChosenTeam`), so team selection costs no extra query.
+   * When that finds no usable team, `selectTeam` answers with the precise error.
+   */
   async latestTransactions(userId: string, selectTeamId: string | undefined, q: RecordQuery, req: ListRequest) {
-    const team = await this.accounts.selectTeam(userId, selectTeamId);
-    requireWallet(team);
-    return this.transactionsOf({ latestOfTeam: team.id }, q, req, team);
+    const to = this.upperBound(q);
+    const page = await ledgerStore.pageWithPeriod(
+      this.db,
+      { latestOfChosenTeam: { userId, teamId: selectTeamId } },
+      { from: q.fromDateTime ? new Date(q.fromDateTime) : undefined, to, mode: q.mode ?? 'INCLUDE', videoId: q.videoId },
+      req,
+    );
+    if (!page.team?.apiEnabled) {
+      // No member team, or not API-enabled: selectTeam throws the matching error. If it does not
+      // (the team changed in between), read again the ordinary way.
+      const team = await this.accounts.selectTeam(userId, selectTeamId);
+      requireWallet(team);
+      return this.transactionsOf({ latestOfTeam: team.id }, q, req, team);
+    }
+    requireWallet(page.team);
+    return this.pageResult(page, this.resolveFilter(q, page.team.createdAt, to), req, page.team);
   }
 
   private async ownPeriod(userId: string, id: string): Promise<BillingPeriod> {
@@ -153,22 +172,29 @@ export class BillingService {
     return periods.map((p) => ({ ...p, storageCostMicros: costs.get(p.id)?.storage ?? 0, downloadCostMicros: costs.get(p.id)?.download ?? 0 }));
   }
 
-  private resolveFilter(q: RecordQuery, defaultFrom: Date): RecordFilter {
+  private upperBound(q: RecordQuery): Date {
+    return q.toDateTime ? new Date(q.toDateTime) : this.clock.now();
+  }
+
+  private resolveFilter(q: RecordQuery, defaultFrom: Date, to = this.upperBound(q)): RecordFilter {
     const from = q.fromDateTime ? new Date(q.fromDateTime) : defaultFrom;
-    const to = q.toDateTime ? new Date(q.toDateTime) : this.clock.now();
     if (from > to) throw rangeError(from.toISOString(), to.toISOString());
     return { from, to, mode: q.mode ?? 'INCLUDE', videoId: q.videoId };
   }
 
   /**
    * A page of a period's transactions with totals. The period, the page and the aggregate rows
-   * are read in one statement (the latest period as a subquery), so with the default filters
-   * the operation costs the team lookup plus that statement; totals come from the maintained
-   * aggregates whenever the filters cover the whole period, else from a GROUP BY over the lines.
+   * are read together (`pageWithPeriod`: one statement on PostgreSQL); totals come from the
+   * maintained aggregates whenever the filters cover the whole period, else from a GROUP BY
+   * over the lines.
    */
   private async transactionsOf(ref: PeriodRef, q: RecordQuery, req: ListRequest, team: Team): Promise<TransactionsResult> {
     const filter = this.resolveFilter(q, team.createdAt);
-    const { period, aggregates, items } = await ledgerStore.pageWithPeriod(this.db, ref, filter, req);
+    return this.pageResult(await ledgerStore.pageWithPeriod(this.db, ref, filter, req), filter, req, team);
+  }
+
+  private async pageResult(page: PeriodPage, filter: RecordFilter, req: ListRequest, team: Team): Promise<TransactionsResult> {
+    const { period, aggregates, items } = page;
     if (!period) throw new NotFoundError(`Team ${team.id} has no billing period yet`);
     const summary = summaryFromAggregates(aggregates, filter) ?? (await ledgerStore.summary(this.db, period.id, filter, false));
     const costs = utilityCostsFromAggregates(aggregates);

@@ -1,7 +1,8 @@
 /** SQL for billing: periods, the wallet ledger and its aggregates, credits usage, agreement history. */
 import type { Knex } from 'knex';
-import { asDate, asOptionalDate, isPostgres, lockRowForUpdate, readRows } from '../../db/database';
+import { asDate, asOptionalDate, isPostgres, lockRowForUpdate, readBatchSqlite, readRows, SyncRead } from '../../db/database';
 import type { Page, PageRequest } from '../../shared/paging';
+import { Team, TeamChoice, teamChoiceSql, toTeam } from '../accounts/accounts.store';
 import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
 import { int } from './money';
 import type { Category, PricedProduct } from './pricing';
@@ -75,6 +76,169 @@ export function periodIdOf(db: Knex, ref: PeriodRef): string | Knex.QueryBuilder
     .where('team_id', ref.latestOfTeam)
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
     .limit(1);
+}
+
+/**
+ * Where `pageWithPeriod` finds its period: a PeriodRef, or the latest period of the team chosen
+ * for a user (`teamChoiceSql`), resolved in the same read as the page.
+ */
+export type PagePeriodRef = PeriodRef | { latestOfChosenTeam: TeamChoice };
+
+/** A RecordFilter whose lower bound may be left to the chosen team's creation time. */
+export type PageFilter = Omit<RecordFilter, 'from'> & { from?: Date };
+
+export interface PeriodPage {
+  /** The chosen team (only for `latestOfChosenTeam`; undefined when there is none). */
+  team?: Team;
+  period?: BillingPeriod;
+  aggregates: PeriodAggregates;
+  items: LedgerTransaction[];
+}
+
+const TX_COLUMNS =
+  'seq, team_id, period_id, balance_kind, type, category, amount_micros, balance_micros, adjustment_type, reason, video_id, source_video_id, products, discount_percentage, job_id, created_at';
+const PERIOD_COLUMNS = 'id, team_id, created_at, updated_at, ended_at';
+const LATEST_PERIOD = `select ${PERIOD_COLUMNS} from billing_periods where team_id = ? order by created_at desc, id desc limit 1`;
+
+/** SQL and bindings of a page of a period's transactions (`period` and `from` are SQL expressions). */
+function itemsSql(period: string, from: string, f: PageFilter, req: { pageSize: number; pageNumber: number; sortDirection: 'ASC' | 'DESC' }) {
+  const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
+  let where = `period_id = ${period} and created_at >= ${from} and created_at <= ?`;
+  const bindings: Knex.RawBinding[] = [f.to];
+  if (f.mode !== 'INCLUDE') {
+    where += ' and type = ?';
+    bindings.push(typesOf(f.mode)[0]);
+  }
+  if (f.videoId) {
+    where += ' and video_id = ?';
+    bindings.push(f.videoId);
+  }
+  bindings.push(req.pageSize, req.pageNumber * req.pageSize);
+  return { sql: `select ${TX_COLUMNS} from ledger_transactions where ${where} order by created_at ${dir}, seq ${dir} limit ? offset ?`, bindings };
+}
+
+function toAggregates(periodId: string | undefined, counts: any[], totals: any[]): PeriodAggregates {
+  return {
+    periodId,
+    counts: counts.map((r) => ({ type: r.type, count: int(r.row_count), firstAt: asDate(r.first_at), lastAt: asDate(r.last_at) })),
+    totals: totals.map((r) => ({ type: r.type, category: r.category, credit: int(r.credit_micros), debit: int(r.debit_micros) })),
+  };
+}
+
+/** SQLite: the team, the period, the page and the aggregate rows as narrow reads on one connection. */
+function pageWithPeriodSqlite(read: SyncRead, ref: PagePeriodRef, f: PageFilter, req: ListPage): PeriodPage {
+  let team: Team | undefined;
+  let p: any;
+  if ('latestOfChosenTeam' in ref) {
+    const q = teamChoiceSql(ref.latestOfChosenTeam);
+    const [t] = read(q.sql, q.bindings);
+    if (!t) return { aggregates: toAggregates(undefined, [], []), items: [] };
+    team = toTeam(t);
+    [p] = read(LATEST_PERIOD, [team.id]);
+  } else if ('latestOfTeam' in ref) {
+    [p] = read(LATEST_PERIOD, [ref.latestOfTeam]);
+  } else {
+    [p] = read(`select ${PERIOD_COLUMNS} from billing_periods where id = ?`, [ref.id]);
+  }
+  if (!p) return { team, aggregates: toAggregates(undefined, [], []), items: [] };
+  const from = f.from ?? team?.createdAt;
+  if (!from) throw new Error('pageWithPeriod: a lower bound is required unless the team is chosen');
+  const items = itemsSql('?', '?', f, req);
+  return {
+    team,
+    period: toPeriod(p),
+    items: read(items.sql, [p.id, from, ...items.bindings]).map(toTransaction),
+    aggregates: toAggregates(
+      p.id,
+      read('select type, row_count, first_at, last_at from ledger_period_counts where period_id = ?', [p.id]),
+      read('select type, category, credit_micros, debit_micros from ledger_period_totals where period_id = ?', [p.id]),
+    ),
+  };
+}
+
+/**
+ * PostgreSQL: the same in one statement (one round trip): the chosen team (`tm`), the period
+ * (`p`), the page and the aggregate rows as one UNION ALL, told apart by `kind`.
+ */
+async function pageWithPeriodPostgres(db: Knex, ref: PagePeriodRef, f: PageFilter, req: ListPage): Promise<PeriodPage> {
+  const bindings: Knex.RawBinding[] = [];
+  let ctes = '';
+  let periodWhere: string;
+  let from: string;
+  const chosen = 'latestOfChosenTeam' in ref;
+  if ('latestOfChosenTeam' in ref) {
+    const q = teamChoiceSql(ref.latestOfChosenTeam);
+    ctes = `tm as (${q.sql}), `;
+    bindings.push(...q.bindings);
+    periodWhere = 'team_id = (select id from tm) order by created_at desc, id desc limit 1';
+  } else if ('latestOfTeam' in ref) {
+    periodWhere = 'team_id = ? order by created_at desc, id desc limit 1';
+    bindings.push(ref.latestOfTeam);
+  } else {
+    periodWhere = 'id = ?';
+    bindings.push(ref.id);
+  }
+  if (f.from) {
+    from = '?';
+    bindings.push(f.from);
+  } else if (chosen) {
+    from = '(select created_at from tm)';
+  } else {
+    throw new Error('pageWithPeriod: a lower bound is required unless the team is chosen');
+  }
+  const items = itemsSql('(select id from p)', from, f, req);
+  bindings.push(...items.bindings);
+  // Columns of the union: the transaction's, then the period's, the counts' and the totals'
+  // (typed NULLs in the first branch, so PostgreSQL resolves the union's column types). The
+  // chosen team's row reuses some: id -> team_id, name -> reason, billing_type -> category,
+  // api_enabled -> row_count, created_at, updated_at.
+  const ts = 'cast(null as timestamptz)';
+  const big = 'cast(null as bigint)';
+  const txCols = Object.fromEntries(TX_COLUMNS.split(', ').map((c) => [c, c]));
+  const branches = [
+    `select ${unionRow({ kind: "'i'", ...txCols, updated_at: ts, ended_at: ts, row_count: big, first_at: ts, last_at: ts, credit_micros: big, debit_micros: big })} from (${items.sql}) i`,
+    `select ${unionRow({ kind: "'p'", team_id: 'team_id', period_id: 'id', created_at: 'created_at', updated_at: 'updated_at', ended_at: 'ended_at' })} from p`,
+    `select ${unionRow({ kind: "'c'", period_id: 'period_id', type: 'type', row_count: 'row_count', first_at: 'first_at', last_at: 'last_at' })} from ledger_period_counts where period_id = (select id from p)`,
+    `select ${unionRow({ kind: "'t'", period_id: 'period_id', type: 'type', category: 'category', credit_micros: 'credit_micros', debit_micros: 'debit_micros' })} from ledger_period_totals where period_id = (select id from p)`,
+  ];
+  if (chosen) {
+    branches.push(
+      `select ${unionRow({ kind: "'m'", team_id: 'id', reason: 'name', category: 'billing_type', row_count: 'case when api_enabled then 1 else 0 end', created_at: 'created_at', updated_at: 'updated_at' })} from tm`,
+    );
+  }
+  const sql = `with ${ctes}p as (select ${PERIOD_COLUMNS} from billing_periods where ${periodWhere}) ${branches.join(' union all ')}`;
+  const rows = await readRows(db, sql, bindings);
+  let team: Team | undefined;
+  let p: any;
+  const items_: LedgerTransaction[] = [];
+  const counts: any[] = [];
+  const totals: any[] = [];
+  for (const r of rows) {
+    if (r.kind === 'i') items_.push(toTransaction(r));
+    else if (r.kind === 'c') counts.push(r);
+    else if (r.kind === 't') totals.push(r);
+    else if (r.kind === 'p') p = r;
+    else if (r.kind === 'm') {
+      team = toTeam({ id: r.team_id, name: r.reason, api_enabled: int(r.row_count) === 1, billing_type: r.category, created_at: r.created_at, updated_at: r.updated_at });
+    }
+  }
+  // A UNION ALL keeps no order: sort the page again.
+  const sign = req.sortDirection === 'DESC' ? -1 : 1;
+  items_.sort((a, b) => sign * (a.createdAt.getTime() - b.createdAt.getTime() || a.seq - b.seq));
+  return {
+    team,
+    period: p && { id: p.period_id, teamId: p.team_id, createdAt: asDate(p.created_at), updatedAt: asDate(p.updated_at), endedAt: asOptionalDate(p.ended_at) },
+    aggregates: toAggregates(p?.period_id, counts, totals),
+    items: items_,
+  };
+}
+
+type ListPage = { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' };
+
+const UNION_COLUMNS = ['kind', ...TX_COLUMNS.split(', '), 'updated_at', 'ended_at', 'row_count', 'first_at', 'last_at', 'credit_micros', 'debit_micros'];
+/** One branch's select list of the union: the given expressions, NULL for every other column. */
+function unionRow(values: Record<string, string>): string {
+  return UNION_COLUMNS.map((c) => `${values[c] ?? 'null'} as ${c}`).join(', ');
 }
 
 /** The maintained aggregate rows of one period: counts per type and totals per (type, category). */
@@ -317,62 +481,14 @@ export const ledgerStore = {
     return seq;
   },
   /**
-   * The hot path of the transaction lists, in one statement: the period (by id or the team's
-   * latest), its maintained aggregate rows, and one page of its filtered transactions.
+   * The hot path of the transaction lists, read as one state: the period (by id, the team's
+   * latest, or the latest of the team chosen for a user, which is returned too), its maintained
+   * aggregate rows, and one page of its filtered transactions. One statement on PostgreSQL;
+   * narrow reads on the one connection on SQLite (see readBatchSqlite).
    */
-  async pageWithPeriod(
-    db: Knex,
-    ref: PeriodRef,
-    f: RecordFilter,
-    req: { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' },
-  ): Promise<{ period?: BillingPeriod; aggregates: PeriodAggregates; items: LedgerTransaction[] }> {
-    const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
-    const bindings: Knex.RawBinding[] = [];
-    const periodWhere =
-      'id' in ref
-        ? (bindings.push(ref.id), 'id = ?')
-        : (bindings.push(ref.latestOfTeam), 'id = (select id from billing_periods where team_id = ? order by created_at desc, id desc limit 1)');
-    let itemWhere = 'period_id = (select id from p) and created_at >= ? and created_at <= ?';
-    bindings.push(f.from, f.to);
-    if (f.mode !== 'INCLUDE') {
-      itemWhere += ' and type = ?';
-      bindings.push(typesOf(f.mode)[0]);
-    }
-    if (f.videoId) {
-      itemWhere += ' and video_id = ?';
-      bindings.push(f.videoId);
-    }
-    bindings.push(req.pageSize, req.pageNumber * req.pageSize);
-    // Typed NULLs in the first branch, so PostgreSQL resolves the union's column types.
-    const ts = isPostgres(db) ? 'cast(null as timestamptz)' : 'null';
-    const big = isPostgres(db) ? 'cast(null as bigint)' : 'null';
-    const tx = 'seq, team_id, period_id, balance_kind, type, category, amount_micros, balance_micros, adjustment_type, reason, video_id, source_video_id, products, discount_percentage, job_id, created_at';
-    const sql = `
-      with p as (select id, team_id, created_at, updated_at, ended_at from billing_periods where ${periodWhere}),
-      i as (select ${tx} from ledger_transactions where ${itemWhere} order by created_at ${dir}, seq ${dir} limit ? offset ?)
-      select 'i' as kind, ${tx}, ${ts} as updated_at, ${ts} as ended_at, ${big} as row_count, ${ts} as first_at, ${ts} as last_at, ${big} as credit_micros, ${big} as debit_micros from i
-      union all
-      select 'p', null, team_id, id, null, null, null, null, null, null, null, null, null, null, null, null, created_at, updated_at, ended_at, null, null, null, null, null from p
-      union all
-      select 'c', null, null, c.period_id, null, c.type, null, null, null, null, null, null, null, null, null, null, null, null, null, c.row_count, c.first_at, c.last_at, null, null
-        from ledger_period_counts c join p on p.id = c.period_id
-      union all
-      select 't', null, null, t.period_id, null, t.type, t.category, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, t.credit_micros, t.debit_micros
-        from ledger_period_totals t join p on p.id = t.period_id`;
-    const rows = await readRows(db, sql, bindings);
-    const p = rows.find((r) => r.kind === 'p');
-    const items = rows.filter((r) => r.kind === 'i').map(toTransaction);
-    const sign = dir === 'desc' ? -1 : 1;
-    items.sort((a, b) => sign * (a.createdAt.getTime() - b.createdAt.getTime() || a.seq - b.seq));
-    return {
-      period: p && { id: p.period_id, teamId: p.team_id, createdAt: asDate(p.created_at), updatedAt: asDate(p.updated_at), endedAt: asOptionalDate(p.ended_at) },
-      aggregates: {
-        periodId: p?.period_id,
-        counts: rows.filter((r) => r.kind === 'c').map((r) => ({ type: r.type, count: int(r.row_count), firstAt: asDate(r.first_at), lastAt: asDate(r.last_at) })),
-        totals: rows.filter((r) => r.kind === 't').map((r) => ({ type: r.type, category: r.category, credit: int(r.credit_micros), debit: int(r.debit_micros) })),
-      },
-      items,
-    };
+  async pageWithPeriod(db: Knex, ref: PagePeriodRef, f: PageFilter, req: ListPage): Promise<PeriodPage> {
+    if (isPostgres(db)) return pageWithPeriodPostgres(db, ref, f, req);
+    return readBatchSqlite(db, (read) => pageWithPeriodSqlite(read, ref, f, req));
   },
   /** The period and both of its aggregate tables, in one round trip. */
   async periodWithAggregates(db: Knex, ref: PeriodRef): Promise<{ period?: BillingPeriod; aggregates: PeriodAggregates }> {

@@ -1,5 +1,6 @@
 import type { components } from '../../../generated/api';
 import type { HandlerMap } from '../../http/operations';
+import { isoTime } from '../../shared/iso-time';
 import { pageRequest } from '../../shared/paging';
 import type { ProjectsService } from './projects.service';
 import type { Project } from './projects.store';
@@ -7,8 +8,8 @@ import type { Project } from './projects.store';
 function toDto(p: Project): components['schemas']['Project'] {
   return {
     id: p.id,
-    createdAt: p.createdAt.toISOString(),
-    updatedAt: p.updatedAt.toISOString(),
+    createdAt: isoTime(p.createdAt),
+    updatedAt: isoTime(p.updatedAt),
     name: p.name,
     isSample: p.isSample,
     teamId: p.teamId,

@@ -1,8 +1,8 @@
 /** SQL for projects. */
 import type { Knex } from 'knex';
 import { asBool, asDate } from '../../db/database';
-import { fetchPage, PageRequest } from '../../shared/paging';
-import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
+import { PageRequest, readPage } from '../../shared/paging';
+import { TeamScope, teamScopeSql, whereTeamInScope } from '../accounts/team-scope';
 
 export interface Project {
   id: string;
@@ -24,6 +24,20 @@ function toProject(r: any): Project {
   };
 }
 
+/** The columns `projectFromTuple` reads, in its order. */
+const PROJECT_COLUMNS = ['id', 'team_id', 'name', 'is_sample', 'created_at', 'updated_at'] as const;
+
+function projectFromTuple(t: unknown[]): Project {
+  return {
+    id: t[0] as string,
+    teamId: t[1] as string,
+    name: t[2] as string,
+    isSample: asBool(t[3]),
+    createdAt: asDate(t[4]),
+    updatedAt: asDate(t[5]),
+  };
+}
+
 export const projectsStore = {
   async insert(db: Knex, p: Project): Promise<void> {
     await db('projects').insert({
@@ -39,8 +53,10 @@ export const projectsStore = {
     const r = await whereTeamInScope(db, db('projects').where('projects.id', id), 'projects.team_id', scope).first();
     return r && toProject(r);
   },
+  /** The hot list (every client polls it): hand-written SQL read as tuples (readPage). */
   page(db: Knex, scope: TeamScope, req: PageRequest) {
-    return fetchPage(whereTeamInScope(db, db('projects'), 'projects.team_id', scope), req, toProject, 'projects');
+    const where = teamScopeSql('projects.team_id', scope);
+    return readPage(db, 'projects', PROJECT_COLUMNS, where.sql, where.bindings, req, projectFromTuple);
   },
   /** The team's oldest project with exactly this name. */
   async oldestNamed(db: Knex, teamId: string, name: string): Promise<Project | undefined> {
