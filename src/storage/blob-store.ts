@@ -74,6 +74,15 @@ export class BlobNotFoundError extends Error {
   }
 }
 
+/**
+ * True when an upload is gone: completed or aborted before. The disk store says its staging
+ * "no longer exists"; S3 answers NoSuchUpload.
+ */
+export function isUploadGone(err: unknown): boolean {
+  const e = err as { name?: string; message?: string };
+  return e?.name === 'NoSuchUpload' || /no longer exists/.test(e?.message ?? '');
+}
+
 export const MIB = 1024 * 1024;
 /** S3's rules: parts of at least 5 MiB (but the last), at most 10,000 parts. */
 export const MIN_PART_SIZE = 5 * MIB;

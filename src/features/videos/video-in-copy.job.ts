@@ -15,7 +15,7 @@ import type { Db } from '../../db/database';
 import type { JobHandler } from '../../jobs/worker';
 import { crc32cUpdate } from '../../net/crc32c';
 import { SourceChangedError, SourceHttpError } from '../../net/https-range-source';
-import type { BlobStore, Upload } from '../../storage/blob-store';
+import { BlobStore, isUploadGone, Upload } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { recordEvent } from '../../webhooks/events';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
@@ -144,8 +144,7 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
     const stat = await blobs.stat(videoFileKey(op.videoId));
     if (!stat || stat.size !== op.pinned.size) {
       // The upload is gone and the file is not there: start a fresh upload on the next attempt.
-      await db('video_in_operations').where({ video_id: op.videoId }).update({ upload_json: null });
-      await db('video_in_parts').where({ video_id: op.videoId }).delete();
+      await videoInStore.forgetUpload(db, op.videoId);
       return undefined;
     }
     let crc = 0;
@@ -154,11 +153,6 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
     if (!op.skipChecksum && op.expectedCrc32c !== undefined && op.expectedCrc32c >>> 0 !== crc) return undefined;
     return { size: stat.size, crc32c: crc };
   }
-}
-
-function isUploadGone(err: unknown): boolean {
-  const e = err as { name?: string; message?: string };
-  return e?.name === 'NoSuchUpload' || /no longer exists/.test(e?.message ?? '');
 }
 
 /** What a failed copy is recorded as, and whether another attempt could succeed. */

@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { asBool, asDate } from '../../db/database';
 import type { SourceInfo } from '../../net/https-range-source';
 import type { UploadDescriptor } from '../../storage/blob-store';
+import { partCrcsStore } from './part-crcs.store';
 
 export type VideoInSourceKind = 'HTTPS' | 'BUCKET' | 'INPUT_LOCATION';
 
@@ -79,6 +80,12 @@ export const videoInStore = {
     await db('video_in_operations').where({ video_id: videoId }).update({ upload_json: JSON.stringify(upload), updated_at: now });
   },
 
+  /** The upload is lost: the next run starts a fresh one and copies every part again. */
+  async forgetUpload(db: Knex, videoId: string): Promise<void> {
+    await db('video_in_operations').where({ video_id: videoId }).update({ upload_json: null });
+    await this.forgetParts(db, videoId);
+  },
+
   /** A restart: one more run, optionally without the checksum comparison. */
   async restart(db: Knex, videoId: string, skipChecksum: boolean, now: Date): Promise<void> {
     await db('video_in_operations')
@@ -86,18 +93,6 @@ export const videoInStore = {
       .update({ attempt: db.raw('attempt + 1'), ...(skipChecksum ? { skip_checksum: true } : {}), updated_at: now });
   },
 
-  /** Records a stored part's CRC-32C (idempotent: a part copied twice keeps one row). */
-  async recordPart(db: Knex, videoId: string, partNumber: number, crc32c: number): Promise<void> {
-    await db('video_in_parts').insert({ video_id: videoId, part_number: partNumber, crc32c }).onConflict(['video_id', 'part_number']).merge(['crc32c']);
-  },
-
-  async parts(db: Knex, videoId: string): Promise<Map<number, number>> {
-    const rows = await db('video_in_parts').where({ video_id: videoId }).select('part_number', 'crc32c');
-    return new Map(rows.map((r: any) => [Number(r.part_number), Number(r.crc32c)]));
-  },
-
-  /** The parts are part of the finished file now; their CRCs are no longer needed. */
-  async forgetParts(db: Knex, videoId: string): Promise<void> {
-    await db('video_in_parts').where({ video_id: videoId }).delete();
-  },
+  /** The CRC-32C of each part already stored, so a restart copies only the rest. */
+  ...partCrcsStore('video_in_parts'),
 };

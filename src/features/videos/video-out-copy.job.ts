@@ -23,7 +23,7 @@ import type { JobQueue } from '../../jobs/job-queue';
 import type { GiveUpHandler, JobHandler } from '../../jobs/worker';
 import { crc32cCombine } from '../../net/crc32c';
 import { SourceChangedError } from '../../net/https-range-source';
-import { BlobNotFoundError, BlobStore, choosePartSize, MIB, partCountOf, partRangeOf, Upload, UploadDescriptor } from '../../storage/blob-store';
+import { BlobNotFoundError, BlobStore, choosePartSize, isUploadGone, MIB, partCountOf, partRangeOf, Upload, UploadDescriptor } from '../../storage/blob-store';
 import { BlobRangeSource } from '../../storage/blob-range-source';
 import { createBucketClient } from '../../storage/bucket-access';
 import { MultipartTarget, S3Upload } from '../../storage/s3-blob-store';
@@ -123,7 +123,7 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
       if (ctx.signal.aborted) throw err; // lease lost or worker stopping: handed back, resumed later
       const current = await videoOutStore.byVideoId(db, videoId);
       if (!current || current.id !== operationId) return; // abandoned or deleted while copying
-      if (isUploadGone(err)) {
+      if (targetUploadGone(err)) {
         // Completed by an earlier run that died before recording it, or aborted in the bucket.
         if (await completedEarlier(current, target, file.crc32c)) return markDone(videoId, operationId, current.size);
         await videoOutStore.setUpload(db, videoId, operationId, null, clock.now());
@@ -219,9 +219,9 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
   }
 }
 
-function isUploadGone(err: unknown): boolean {
-  const cause = err instanceof CopyFailedError ? err.cause : err;
-  return (cause as { name?: string })?.name === 'NoSuchUpload' || (err as { name?: string })?.name === 'NoSuchUpload';
+/** The customer's multipart upload is gone (the copy engine wraps what the store threw). */
+function targetUploadGone(err: unknown): boolean {
+  return isUploadGone(err) || (err instanceof CopyFailedError && isUploadGone(err.cause));
 }
 
 const REFUSED = new Set(['AccessDenied', 'Forbidden', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'ExpiredToken', 'AllAccessDisabled']);

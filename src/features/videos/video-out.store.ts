@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { asDate } from '../../db/database';
 import type { UploadDescriptor } from '../../storage/blob-store';
+import { partCrcsStore } from './part-crcs.store';
 
 export type VideoOutTargetKind = 'BUCKET' | 'OUTPUT_LOCATION';
 
@@ -109,19 +110,8 @@ export const videoOutStore = {
     await db('video_out_operations').where({ video_id: videoId }).delete();
   },
 
-  /** Records a sent part's CRC-32C (idempotent: a part sent twice keeps one row). */
-  async recordPart(db: Knex, videoId: string, partNumber: number, crc32c: number): Promise<void> {
-    await db('video_out_parts').insert({ video_id: videoId, part_number: partNumber, crc32c }).onConflict(['video_id', 'part_number']).merge(['crc32c']);
-  },
-
-  async parts(db: Knex, videoId: string): Promise<Map<number, number>> {
-    const rows = await db('video_out_parts').where({ video_id: videoId }).select('part_number', 'crc32c');
-    return new Map(rows.map((r: any) => [Number(r.part_number), Number(r.crc32c)]));
-  },
-
-  async forgetParts(db: Knex, videoId: string): Promise<void> {
-    await db('video_out_parts').where({ video_id: videoId }).delete();
-  },
+  /** The CRC-32C of each part already sent, so a restart sends only the rest. */
+  ...partCrcsStore('video_out_parts'),
 
   /** One served download response (bytes actually sent). */
   async recordDownload(db: Knex, d: { teamId: string; videoId: string; bytes: number; servedAt: Date }): Promise<void> {

@@ -5,7 +5,7 @@
  * run (again) by any worker. Every step is idempotent.
  */
 import type { JobHandler } from '../../jobs/worker';
-import type { BlobStore, UploadDescriptor } from '../../storage/blob-store';
+import { BlobStore, isUploadGone, UploadDescriptor } from '../../storage/blob-store';
 
 export const PURGE_BLOBS_JOB = 'video.purge-blobs';
 
@@ -18,11 +18,6 @@ export interface PurgeBlobsPayload {
   uploads: UploadDescriptor[];
 }
 
-/** An upload that no longer exists: completed or aborted before (disk: staging gone; S3: NoSuchUpload). */
-function uploadIsGone(err: unknown): boolean {
-  const e = err as { name?: string; message?: string };
-  return e?.name === 'NoSuchUpload' || /no longer exists/.test(e?.message ?? '');
-}
 
 export function purgeBlobsJob(blobs: BlobStore): JobHandler<PurgeBlobsPayload> {
   return async (payload, ctx) => {
@@ -32,7 +27,7 @@ export function purgeBlobsJob(blobs: BlobStore): JobHandler<PurgeBlobsPayload> {
       try {
         await (await blobs.resumeUpload(descriptor)).abort();
       } catch (err) {
-        if (!uploadIsGone(err)) throw err;
+        if (!isUploadGone(err)) throw err;
       }
     }
     for (const key of payload.blobKeys ?? []) {
