@@ -10,21 +10,14 @@
  *   npm run bench -- processing
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
-import { loadConfig } from '../src/config';
-import { createJobGiveUps, createJobHandlers, createServices } from '../src/composition';
-import { migrateToLatest, openDatabase } from '../src/db/database';
+import { PROCESS_JOB } from '../src/features/processing/processing.service';
 import { videosStore } from '../src/features/videos/videos.store';
-import { Worker } from '../src/jobs/worker';
 import { probeMedia, resolveMediaBinaries } from '../src/media';
 import { buildProcessingPlan, processingArgs, ProcessingOptions } from '../src/processing';
-import { systemClock } from '../src/shared/clock';
-import { storeFile } from '../src/storage/blob-files';
-import { LocalDiskStore } from '../src/storage/local-disk-store';
+import { benchWorker, embeddedVidmill, storedMaster } from './embedded-vidmill';
 
 const ROUNDS = Number(process.env.BENCH_PROCESSING_ROUNDS ?? 3);
 const LIMIT = 1.05;
@@ -52,35 +45,19 @@ export async function processingBenchmark(): Promise<boolean> {
   const probe = await probeMedia(bins, source);
   const range = { startMs: 0, endMs: probe.durationMs };
 
-  const db = openDatabase({ client: 'sqlite', filename: path.join(dir, 'vidmill.sqlite') });
-  await migrateToLatest(db);
-  const config = { ...loadConfig({}), workDir: path.join(dir, 'work') };
-  const blobs = new LocalDiskStore(path.join(dir, 'blobs'));
-  const s = createServices({ db, clock: systemClock, masterKey: randomBytes(32), blobs, config });
-  const { user, team } = await s.accounts.createUserWithTeam({ email: 'bench@example.com', password: 'bench-password-1', name: 'Bench', teamName: 'Bench' });
-  await s.ledger.topUp(team.id, 1_000_000_000);
-  const project = (await db('projects').where({ team_id: team.id }).first()).id as string;
-  const masterId = randomUUID();
-  const stored = await storeFile(blobs, `videos/${masterId}/file`, source);
-  const now = new Date();
-  await videosStore.insert(db, {
-    id: masterId, kind: 'MASTER', teamId: team.id, projectId: project, userId: user.id, name: 'Bench source', createdAt: now,
-    file: { name: 'source-720p.mp4', size: stored.size, type: 'video/mp4', containerName: 'MPEG-4', lastModified: now }, uploadStatus: 'DONE',
-  });
-  await videosStore.setStored(db, masterId, { blobKey: `videos/${masterId}/file`, crc32c: stored.crc32c, size: stored.size }, now);
+  const vidmill = await embeddedVidmill(dir);
+  const { db, s } = vidmill;
+  const user = { id: vidmill.userId };
+  const { videoId: masterId } = await storedMaster(vidmill, source, { name: 'source-720p.mp4', type: 'video/mp4', containerName: 'MPEG-4' });
   const { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
-  await videosStore.updateIngestion(db, masterId, { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as any, probe: { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } }, now);
+  await videosStore.updateIngestion(db, masterId, { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as any, probe: { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } }, new Date());
 
-  const worker = new Worker(s.jobs, { workerId: 'bench', log: pino({ level: 'silent' }), pollMs: 50, concurrency: 1 });
-  for (const [kind, handler] of Object.entries(createJobHandlers(s))) if (kind === 'video.process') worker.register(kind, handler);
-  for (const [kind, giveUp] of Object.entries(createJobGiveUps(s))) worker.onGiveUp(kind, giveUp);
-  s.jobs.onEnqueue(() => worker.notify());
-  worker.start();
+  const worker = benchWorker(s, [PROCESS_JOB]);
 
   const plan = buildProcessingPlan(OPTIONS, probe, range);
   const directArgs = processingArgs(plan, source, path.join(dir, `direct${plan.fileExtension}`));
   const direct: number[] = [];
-  const vidmill: number[] = [];
+  const throughVidmill: number[] = [];
   try {
     for (let round = 1; round <= ROUNDS; round++) {
       direct.push(await runDirect(bins.ffmpeg, directArgs));
@@ -92,17 +69,17 @@ export async function processingBenchmark(): Promise<boolean> {
         if (v?.processing?.status === 'FAILED') throw new Error(`processing failed: ${v.processing.error?.message}`);
         await new Promise((r) => setTimeout(r, 20));
       }
-      vidmill.push(performance.now() - t0);
-      console.log(`  round ${round}: direct ${(direct.at(-1)! / 1000).toFixed(2)} s, through Vidmill ${(vidmill.at(-1)! / 1000).toFixed(2)} s`);
+      throughVidmill.push(performance.now() - t0);
+      console.log(`  round ${round}: direct ${(direct.at(-1)! / 1000).toFixed(2)} s, through Vidmill ${(throughVidmill.at(-1)! / 1000).toFixed(2)} s`);
     }
   } finally {
     await worker.stop({ graceMs: 1000 });
     await db.destroy();
     rmSync(dir, { recursive: true, force: true });
   }
-  const ratio = median(vidmill) / median(direct);
+  const ratio = median(throughVidmill) / median(direct);
   const pass = ratio <= LIMIT;
-  console.log(`\n  30 s 720p H.264 -> 1080p H.264 (${plan.output.width}x${plan.output.height}): direct median ${(median(direct) / 1000).toFixed(2)} s, Vidmill median ${(median(vidmill) / 1000).toFixed(2)} s`);
+  console.log(`\n  30 s 720p H.264 -> 1080p H.264 (${plan.output.width}x${plan.output.height}): direct median ${(median(direct) / 1000).toFixed(2)} s, Vidmill median ${(median(throughVidmill) / 1000).toFixed(2)} s`);
   console.log(`  ratio ${ratio.toFixed(3)}x (target <= ${LIMIT}x): ${pass ? 'PASS' : 'FAIL'}`);
   return pass;
 }

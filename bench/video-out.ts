@@ -42,19 +42,12 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { DeleteObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import pino from 'pino';
-import { createJobGiveUps, createJobHandlers, createServices } from '../src/composition';
-import { loadConfig } from '../src/config';
-import { migrateToLatest, openDatabase } from '../src/db/database';
 import { lanesFor } from '../src/features/videos/video-out-copy.job';
 import { VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB } from '../src/features/videos/video-out.service';
 import { videosStore } from '../src/features/videos/videos.store';
-import { Worker } from '../src/jobs/worker';
-import { systemClock } from '../src/shared/clock';
-import { storeFile } from '../src/storage/blob-files';
 import { choosePartSize, MIB } from '../src/storage/blob-store';
 import { BucketSettings, createBucketClient } from '../src/storage/bucket-access';
-import { LocalDiskStore } from '../src/storage/local-disk-store';
+import { benchWorker, EmbeddedVidmill, embeddedVidmill, storedMaster } from './embedded-vidmill';
 import { installCleanupHandlers, median, onExit, printTable, ROOT, spawnTracked, stopChild } from './lib';
 
 const MB = 1e6;
@@ -129,8 +122,8 @@ export async function videoOutBenchmark(): Promise<boolean> {
   const unregister = onExit(removeDir);
   const size = SIZE_MIB * MIB;
   let server: ChildProcess | undefined;
-  let worker: Worker | undefined;
-  let db: ReturnType<typeof openDatabase> | undefined;
+  let worker: ReturnType<typeof benchWorker> | undefined;
+  let db: EmbeddedVidmill['db'] | undefined;
   let check: S3Client | undefined;
   try {
     console.log(`video-out: ${SIZE_MIB} MiB, ${ROUNDS} interleaved round(s); temp dir ${dir}`);
@@ -143,35 +136,19 @@ export async function videoOutBenchmark(): Promise<boolean> {
     server = s3.child;
     const bucket: BucketSettings = { bucket: BUCKET, endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: s3.credentials };
 
-    // Vidmill, as bench/processing.ts sets it up: SQLite in the temp dir, local-disk platform storage.
-    db = openDatabase({ client: 'sqlite', filename: path.join(dir, 'vidmill.sqlite') });
-    await migrateToLatest(db);
-    const config = { ...loadConfig({}), workDir: path.join(dir, 'work') };
-    const blobs = new LocalDiskStore(path.join(dir, 'blobs'));
-    const s = createServices({ db, clock: systemClock, masterKey: randomBytes(32), blobs, config });
-    const { user, team } = await s.accounts.createUserWithTeam({ email: 'bench@example.com', password: 'bench-password-1', name: 'Bench', teamName: 'Bench' });
-    await s.ledger.topUp(team.id, 1_000_000_000);
-    const project = (await db('projects').where({ team_id: team.id }).first()).id as string;
-    const videoId = randomUUID();
-    const blobKey = `videos/${videoId}/file`;
+    // Vidmill: SQLite in the temp dir, local-disk platform storage, a stored master video.
+    const vidmill = await embeddedVidmill(dir);
+    const { s } = vidmill;
+    db = vidmill.db;
+    const user = { id: vidmill.userId };
+    const team = { id: vidmill.teamId };
     t = performance.now();
-    const stored = await storeFile(blobs, blobKey, source);
+    const { videoId, blobKey, stored } = await storedMaster(vidmill, source, { name: FILE_NAME, type: 'video/mp4', containerName: 'MPEG-4' });
     rmSync(source); // both sides read the stored file from here on
-    const file = blobs.localPath(blobKey);
+    const file = vidmill.blobs.localPath(blobKey);
     console.log(`  stored it in platform storage in ${((performance.now() - t) / 1000).toFixed(1)} s (CRC-32C ${stored.crc32c.toString(16)})`);
-    const now = new Date();
-    await videosStore.insert(db, {
-      id: videoId, kind: 'MASTER', teamId: team.id, projectId: project, userId: user.id, name: 'Bench result', createdAt: now,
-      file: { name: FILE_NAME, size: stored.size, type: 'video/mp4', containerName: 'MPEG-4', lastModified: now }, uploadStatus: 'DONE',
-    });
-    await videosStore.setStored(db, videoId, { blobKey, crc32c: stored.crc32c, size: stored.size }, now);
 
-    worker = new Worker(s.jobs, { workerId: 'bench', log: pino({ level: 'silent' }), pollMs: 50, concurrency: 1 });
-    const handlers = createJobHandlers(s);
-    for (const kind of [VIDEO_OUT_COPY_JOB, VIDEO_OUT_BILL_JOB]) worker.register(kind, handlers[kind]);
-    for (const [kind, giveUp] of Object.entries(createJobGiveUps(s))) if (kind === VIDEO_OUT_COPY_JOB) worker.onGiveUp(kind, giveUp);
-    s.jobs.onEnqueue(() => worker!.notify());
-    worker.start();
+    worker = benchWorker(s, [VIDEO_OUT_COPY_JOB, VIDEO_OUT_BILL_JOB]);
 
     const partSize = choosePartSize(size);
     const queueSize = lanesFor(partSize);

@@ -1,0 +1,65 @@
+/**
+ * The embedded Vidmill the processing and video-out benchmarks drive: SQLite and local-disk
+ * platform storage in a temp directory, one user with a funded wallet, a stored master video,
+ * and a Worker running only the job kinds the benchmark times.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../src/config';
+import { createJobGiveUps, createJobHandlers, createServices, Services } from '../src/composition';
+import { Db, migrateToLatest, openDatabase } from '../src/db/database';
+import { videosStore } from '../src/features/videos/videos.store';
+import { Worker } from '../src/jobs/worker';
+import { systemClock } from '../src/shared/clock';
+import { storeFile } from '../src/storage/blob-files';
+import { LocalDiskStore } from '../src/storage/local-disk-store';
+
+export interface EmbeddedVidmill {
+  db: Db;
+  s: Services;
+  blobs: LocalDiskStore;
+  userId: string;
+  teamId: string;
+  projectId: string;
+}
+
+export async function embeddedVidmill(dir: string): Promise<EmbeddedVidmill> {
+  const db = openDatabase({ client: 'sqlite', filename: path.join(dir, 'vidmill.sqlite') });
+  await migrateToLatest(db);
+  const config = { ...loadConfig({}), workDir: path.join(dir, 'work') };
+  const blobs = new LocalDiskStore(path.join(dir, 'blobs'));
+  const s = createServices({ db, clock: systemClock, masterKey: randomBytes(32), blobs, config });
+  const { user, team } = await s.accounts.createUserWithTeam({ email: 'bench@example.com', password: 'bench-password-1', name: 'Bench', teamName: 'Bench' });
+  await s.ledger.topUp(team.id, 1_000_000_000);
+  const projectId = (await db('projects').where({ team_id: team.id }).first()).id as string;
+  return { db, s, blobs, userId: user.id, teamId: team.id, projectId };
+}
+
+/** Stores `source` in platform storage as a master video whose copy is DONE; returns its id and stored facts. */
+export async function storedMaster(v: EmbeddedVidmill, source: string, file: { name: string; type: string; containerName: string }) {
+  const videoId = randomUUID();
+  const blobKey = `videos/${videoId}/file`;
+  const stored = await storeFile(v.blobs, blobKey, source);
+  const now = new Date();
+  await videosStore.insert(v.db, {
+    id: videoId, kind: 'MASTER', teamId: v.teamId, projectId: v.projectId, userId: v.userId, name: 'Bench source', createdAt: now,
+    file: { ...file, size: stored.size, lastModified: now }, uploadStatus: 'DONE',
+  });
+  await videosStore.setStored(v.db, videoId, { blobKey, crc32c: stored.crc32c, size: stored.size }, now);
+  return { videoId, blobKey, stored };
+}
+
+/** A started Worker (one job at a time) with the handlers and give-ups of `kinds` only. */
+export function benchWorker(s: Services, kinds: readonly string[]): Worker {
+  const worker = new Worker(s.jobs, { workerId: 'bench', log: pino({ level: 'silent' }), pollMs: 50, concurrency: 1 });
+  const handlers = createJobHandlers(s);
+  const giveUps = createJobGiveUps(s);
+  for (const kind of kinds) {
+    worker.register(kind, handlers[kind]);
+    if (giveUps[kind]) worker.onGiveUp(kind, giveUps[kind]);
+  }
+  s.jobs.onEnqueue(() => worker.notify());
+  worker.start();
+  return worker;
+}
