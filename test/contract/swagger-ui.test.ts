@@ -5,23 +5,11 @@
  * (never a downloaded browser); without /usr/bin/chromium the test fails and says how to install it.
  */
 import { strict as assert } from 'node:assert';
-import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { assertChromiumInstalled, launchChromium } from '../helpers/chromium';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 describe('Swagger UI at /docs (chromium)', function () {
   this.timeout(60_000);
@@ -35,10 +23,7 @@ describe('Swagger UI at /docs (chromium)', function () {
   const pageErrors: string[] = [];
 
   before(async () => {
-    assert.ok(
-      existsSync(CHROMIUM),
-      `${CHROMIUM} is missing: this test drives the system's chromium. Install it with \`apt-get install chromium\`.`,
-    );
+    assertChromiumInstalled();
     h = await createHarness();
     u = await h.user();
     const listening = http.createServer(h.app);
@@ -48,7 +33,7 @@ describe('Swagger UI at /docs (chromium)', function () {
       listening.listen(0, '127.0.0.1', () => resolve());
     });
     base = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.setDefaultTimeout(20_000);
     page.on('pageerror', (err) => pageErrors.push(err.message));

@@ -7,13 +7,14 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Express } from 'express';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { assertChromiumInstalled, launchChromium } from '../helpers/chromium';
 import { ingestionStore } from '../../src/features/videos/ingestion.store';
 import { IngestionUpdate, NewVideo, videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
@@ -25,18 +26,6 @@ const FPS = 25;
 /** testsrc2, and the same picture negated: the right video is visibly different. */
 const PLAIN = { seconds: SECONDS, width: 320, height: 240, fps: FPS };
 const NEGATED = { ...PLAIN, extra: ['-vf', 'negate'] };
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 interface VideoOpts extends Partial<NewVideo> {
   user?: TestUser;
@@ -353,10 +342,7 @@ describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
   );
 
   before(async () => {
-    assert.ok(
-      existsSync(CHROMIUM),
-      `${CHROMIUM} is missing: this test drives the system's chromium. Install it with \`apt-get install chromium\`.`,
-    );
+    assertChromiumInstalled();
     // Listen first, so publicUrl can name the ephemeral port the links must point at.
     const listening = http.createServer((req, res) => (app ? app(req, res) : res.writeHead(503).end()));
     server = listening;
@@ -368,7 +354,7 @@ describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
     h = await createHarness({ publicUrl: base });
     app = h.app;
     u = await h.user();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 960, height: 640 } });
     page.setDefaultTimeout(15_000);
     page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
