@@ -1890,7 +1890,7 @@ export interface components {
          * @description Documented error codes. The list is not exhaustive and may grow.
          * @enum {string}
          */
-        ErrorCodeEnum: "UNKNOWN" | "TOO_MANY_REQUESTS" | "INVALID_CREDENTIALS" | "ACCOUNT_LOCKED" | "ACCOUNT_DISABLED" | "ACCOUNT_EXPIRED" | "MISSING_API_KEY" | "INVALID_API_KEY" | "ACCESS_DENIED" | "RESOURCE_NOT_FOUND" | "TEAM_NOT_FOUND" | "DEFAULT_TEAM_NOT_API_ENABLED" | "INVALID_INPUT" | "FORBIDDEN" | "VALIDATION_ERROR" | "WEBHOOK_NOT_ACTIVE" | "TOO_MANY_WEBHOOK_TEST_EVENTS" | "CONTAINER_IS_NOT_SUPPORTED_FOR_SELECTED_CODEC" | "INSUFFICIENT_PROJECTED_BALANCE_ERROR" | "PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED" | "ACTIVE_API_KEY_CANNOT_BE_DELETED" | "VIDEO_IN_OPERATION_NOT_FAILED" | "VIDEO_OUT_OPERATION_NOT_FAILED" | "VIDEO_ALREADY_BEING_COPIED_TO_OUTPUT_LOCATION" | "ONGOING_COPY_TO_OUTPUT_NEEDS_TO_BE_RESTARTED_OR_ABANDONED" | "BUCKET_NOT_FOUND" | "KEY_NOT_FOUND" | "HEAD_BUCKET_ERROR" | "HEAD_OBJECT_ERROR" | "RESOLVE_OBJECT_METADATA_ERROR" | "CONTENT_RANGE_HEADER_INVALID" | "CONTENT_NOT_PARTIAL_ERROR" | "PARSE_CONTENT_TYPE_ERROR" | "NO_CONTENT" | "OBJECT_ALREADY_EXISTS" | "CONFLICTING_DERIVED_VIDEO_IDS" | "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED" | "MAXIMUM_AMOUNT_OF_ACTIVE_WEBHOOKS_REACHED" | "INVALID_REQUEST_BODY" | "MISSING_REQUEST_BODY" | "TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE" | "TARGET_RESOLUTION_CANNOT_BE_LOWER_THAN_CALCULATED_ASPECT_RATIO_RESOLUTION" | "INVALID_START_POSITION" | "INVALID_END_POSITION" | "INVALID_DATE_TIME_RANGE" | "MISSING_CUSTOM_RESOLUTION" | "INVALID_INPUT_COLOR_CONVERSION" | "INVALID_OUTPUT_COLOR_CONVERSION" | "UNSUPPORTED_CONTENT_TYPE" | "CHECKSUM_MISMATCH" | "VIDEO_IN_RESTART_CHECKSUM_MISMATCH" | "INVALID_HTTPS_URL" | "UNEXPECTED_CONTENT_RANGE" | "VIDEO_PROCESSING_NOT_DONE" | "WEBHOOK_RATE_LIMIT_EXCEEDED" | "VIDEO_NOT_FULLY_INGESTED" | "VIDEO_COMPARISON_CONFLICT" | "APPRAISAL_BILLING_OUT_DATED" | "CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE" | "TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE" | "TEAM_NOT_BILLED_THROUGH_WALLET" | "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "CONFLICT" | "INTERNAL_SERVER_ERROR" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "NOT_IMPLEMENTED" | "VIDEO_TOO_LARGE" | "UNSUPPORTED_PROCESSING_OPTION" | "APPRAISAL_EXPIRED" | "APPRAISAL_ALREADY_ACCEPTED" | "BUILT_IN_CONFIGURATION_CANNOT_BE_DELETED";
+        ErrorCodeEnum: "UNKNOWN" | "TOO_MANY_REQUESTS" | "INVALID_CREDENTIALS" | "ACCOUNT_LOCKED" | "ACCOUNT_DISABLED" | "ACCOUNT_EXPIRED" | "MISSING_API_KEY" | "INVALID_API_KEY" | "ACCESS_DENIED" | "RESOURCE_NOT_FOUND" | "TEAM_NOT_FOUND" | "DEFAULT_TEAM_NOT_API_ENABLED" | "INVALID_INPUT" | "FORBIDDEN" | "VALIDATION_ERROR" | "WEBHOOK_NOT_ACTIVE" | "TOO_MANY_WEBHOOK_TEST_EVENTS" | "CONTAINER_IS_NOT_SUPPORTED_FOR_SELECTED_CODEC" | "INSUFFICIENT_PROJECTED_BALANCE_ERROR" | "PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED" | "ACTIVE_API_KEY_CANNOT_BE_DELETED" | "VIDEO_IN_OPERATION_NOT_FAILED" | "VIDEO_OUT_OPERATION_NOT_FAILED" | "VIDEO_ALREADY_BEING_COPIED_TO_OUTPUT_LOCATION" | "ONGOING_COPY_TO_OUTPUT_NEEDS_TO_BE_RESTARTED_OR_ABANDONED" | "BUCKET_NOT_FOUND" | "KEY_NOT_FOUND" | "HEAD_BUCKET_ERROR" | "HEAD_OBJECT_ERROR" | "RESOLVE_OBJECT_METADATA_ERROR" | "CONTENT_RANGE_HEADER_INVALID" | "CONTENT_NOT_PARTIAL_ERROR" | "PARSE_CONTENT_TYPE_ERROR" | "NO_CONTENT" | "OBJECT_ALREADY_EXISTS" | "CONFLICTING_DERIVED_VIDEO_IDS" | "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED" | "MAXIMUM_AMOUNT_OF_ACTIVE_WEBHOOKS_REACHED" | "INVALID_REQUEST_BODY" | "MISSING_REQUEST_BODY" | "TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE" | "TARGET_RESOLUTION_CANNOT_BE_LOWER_THAN_CALCULATED_ASPECT_RATIO_RESOLUTION" | "INVALID_START_POSITION" | "INVALID_END_POSITION" | "INVALID_DATE_TIME_RANGE" | "MISSING_CUSTOM_RESOLUTION" | "INVALID_INPUT_COLOR_CONVERSION" | "INVALID_OUTPUT_COLOR_CONVERSION" | "UNSUPPORTED_CONTENT_TYPE" | "CHECKSUM_MISMATCH" | "VIDEO_IN_RESTART_CHECKSUM_MISMATCH" | "INVALID_HTTPS_URL" | "UNEXPECTED_CONTENT_RANGE" | "VIDEO_PROCESSING_NOT_DONE" | "WEBHOOK_RATE_LIMIT_EXCEEDED" | "VIDEO_NOT_FULLY_INGESTED" | "VIDEO_COMPARISON_CONFLICT" | "APPRAISAL_BILLING_OUT_DATED" | "CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE" | "TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE" | "TEAM_NOT_BILLED_THROUGH_WALLET" | "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "CONFLICT" | "INTERNAL_SERVER_ERROR" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "NOT_IMPLEMENTED" | "VIDEO_TOO_LARGE" | "UNSUPPORTED_PROCESSING_OPTION" | "APPRAISAL_EXPIRED" | "APPRAISAL_ALREADY_ACCEPTED" | "BUILT_IN_CONFIGURATION_CANNOT_BE_DELETED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED";
         /** @description The account of the calling API key. */
         Account: {
             user: components["schemas"]["User"];
@@ -4273,6 +4273,48 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request with the same `Idempotency-Key` is still being processed (`IDEMPOTENCY_KEY_IN_USE`); retry once it has finished. */
+        IdempotencyKeyInUse: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/videos/3fa85f64-5717-4562-b3fc-2c963f66afa6/processing/start",
+                 *       "errorCode": "IDEMPOTENCY_KEY_IN_USE",
+                 *       "errorCodeEnum": "IDEMPOTENCY_KEY_IN_USE",
+                 *       "message": "A request with this Idempotency-Key is still being processed; retry once it has finished",
+                 *       "statusCode": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used for a different request (method, path, query or body) (`IDEMPOTENCY_KEY_REUSED`). */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/videos/3fa85f64-5717-4562-b3fc-2c963f66afa6/processing/start",
+                 *       "errorCode": "IDEMPOTENCY_KEY_REUSED",
+                 *       "errorCodeEnum": "IDEMPOTENCY_KEY_REUSED",
+                 *       "message": "This Idempotency-Key was used for a different request (method, path, query or body); use a new key for a new request",
+                 *       "statusCode": 422
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Rate limit exceeded. */
         TooManyRequests: {
             headers: {
@@ -4321,6 +4363,16 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Makes a retry of this request safe. The first successful response is stored for the
+         *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+         *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+         *     query and JSON body; the operation does not run again. The same key with a different
+         *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+         *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+         * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+         */
+        IdempotencyKey: string;
         /**
          * @description Identifier of the resource.
          * @example 3fa85f64-5717-4562-b3fc-2c963f66afa6
@@ -4495,6 +4547,8 @@ export interface components {
         "Retry-After": number;
         /** @description Identifier of this request; equals `requestId` in error bodies. */
         "X-Request-Id": string;
+        /** @description Present (`true`) when this response is the stored response of an earlier request with the same `Idempotency-Key`, returned without running the operation again. */
+        "Idempotent-Replayed": "true";
     };
     pathItems: never;
 }
@@ -4707,7 +4761,18 @@ export interface operations {
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4727,6 +4792,7 @@ export interface operations {
             /** @description The created key, including the full `apiKey` (shown only here). */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4751,6 +4817,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4884,7 +4951,18 @@ export interface operations {
     deactivateApiKeyById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the resource.
@@ -4899,6 +4977,7 @@ export interface operations {
             /** @description The API key, now inactive. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4922,13 +5001,26 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalServerError"];
         };
     };
     activateApiKeyById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the resource.
@@ -4943,6 +5035,7 @@ export interface operations {
             /** @description The API key, now active. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4967,6 +5060,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -5400,7 +5494,18 @@ export interface operations {
                 /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5425,6 +5530,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5449,6 +5555,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -5661,7 +5769,18 @@ export interface operations {
                 /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5686,6 +5805,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5710,6 +5830,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -5958,7 +6080,18 @@ export interface operations {
                 /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6004,6 +6137,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6048,6 +6182,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -6174,7 +6310,18 @@ export interface operations {
                  */
                 endPosMs?: components["parameters"]["EndPositionMillisecondsParam"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the video.
@@ -6217,6 +6364,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6330,6 +6478,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -6352,7 +6501,18 @@ export interface operations {
                  */
                 endPosMs?: components["parameters"]["EndPositionMillisecondsParam"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the video.
@@ -6375,6 +6535,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6479,6 +6640,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -6497,7 +6659,18 @@ export interface operations {
                  */
                 videoDescription?: components["parameters"]["VideoDescriptionParam"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the video.
@@ -6520,6 +6693,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6542,6 +6716,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -6574,7 +6749,18 @@ export interface operations {
                  */
                 endPosMs?: components["parameters"]["EndPositionMillisecondsParam"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the video.
@@ -6617,6 +6803,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6639,6 +6826,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -6671,7 +6859,18 @@ export interface operations {
                  */
                 endPosMs?: components["parameters"]["EndPositionMillisecondsParam"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the video.
@@ -6694,6 +6893,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6716,6 +6916,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -6830,7 +7031,18 @@ export interface operations {
                 /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6851,6 +7063,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6870,6 +7083,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -7069,7 +7284,18 @@ export interface operations {
                 /** @description Largest number of parallel range requests made to the source server. */
                 maxConcurrentConnections?: components["parameters"]["MaxConcurrentConnections"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7094,6 +7320,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7123,6 +7350,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -7139,7 +7368,18 @@ export interface operations {
                 /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7168,6 +7408,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7197,6 +7438,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -7213,7 +7456,18 @@ export interface operations {
                 /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the input location to read from.
@@ -7242,6 +7496,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7271,6 +7526,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -7359,7 +7616,18 @@ export interface operations {
                 /** @description When true, the restarted copy is not checked against the `crc32c` of the original request. */
                 skipChecksumValidation?: components["parameters"]["SkipChecksumValidation"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the video.
@@ -7377,6 +7645,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7407,6 +7676,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -7448,7 +7718,18 @@ export interface operations {
     copyVideoDataToBucket: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the video.
@@ -7480,6 +7761,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7503,6 +7785,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -7510,7 +7793,18 @@ export interface operations {
     copyVideoDataToBucketOutputLocationId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the video.
@@ -7542,6 +7836,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7565,6 +7860,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -7575,7 +7871,18 @@ export interface operations {
                 /** @description Minutes the download URL stays valid. */
                 durationMinutes?: components["parameters"]["DurationMinutes"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the video.
@@ -7593,6 +7900,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7616,6 +7924,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -7670,7 +7979,18 @@ export interface operations {
     restartFailedVideoOutOperation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the video.
@@ -7688,6 +8008,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7711,6 +8032,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -9286,7 +9608,18 @@ export interface operations {
     replayWebhookEventById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the resource.
@@ -9304,6 +9637,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9356,6 +9690,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -9363,7 +9698,18 @@ export interface operations {
     replayFailedWebhookEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9386,6 +9732,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9401,6 +9748,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -9623,7 +9972,18 @@ export interface operations {
                 /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9653,6 +10013,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9682,6 +10043,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -9843,7 +10205,18 @@ export interface operations {
     activateWebhookById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the resource.
@@ -9861,6 +10234,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9890,6 +10264,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -9897,7 +10272,18 @@ export interface operations {
     deactivateWebhookById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the resource.
@@ -9915,6 +10301,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9943,6 +10330,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -9961,7 +10350,18 @@ export interface operations {
                  */
                 eventType?: components["parameters"]["WebhookTestEventTypeParam"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Identifier of the resource.
@@ -9979,6 +10379,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10013,6 +10414,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

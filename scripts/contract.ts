@@ -42,6 +42,27 @@ function declareRateLimitHeaders(doc: Json): void {
   }
 }
 
+/**
+ * Every POST accepts `Idempotency-Key` (src/http/idempotency.ts): the shared parameter, its
+ * 409 (key in use) and 422 (key reused) answers where the operation has none of that status,
+ * and `Idempotent-Replayed` on its success responses.
+ */
+function declareIdempotency(doc: Json): void {
+  const parameter = { $ref: '#/components/parameters/IdempotencyKey' };
+  for (const item of Object.values<Json>(doc.paths)) {
+    const op = item.post;
+    if (!op) continue;
+    op.parameters = [...(op.parameters ?? []), parameter];
+    op.responses['409'] ??= { $ref: '#/components/responses/IdempotencyKeyInUse' };
+    op.responses['422'] ??= { $ref: '#/components/responses/IdempotencyKeyReused' };
+    for (const [status, response] of Object.entries<Json>(op.responses)) {
+      if (!status.startsWith('2') || response.$ref) continue;
+      response.headers ??= {};
+      response.headers['Idempotent-Replayed'] ??= { $ref: '#/components/headers/Idempotent-Replayed' };
+    }
+  }
+}
+
 export function buildContract(): Json {
   const doc = readYaml(path.join(OPENAPI_DIR, 'openapi.yaml'));
   doc.paths ??= {};
@@ -56,6 +77,7 @@ export function buildContract(): Json {
     }
   }
   declareRateLimitHeaders(doc);
+  declareIdempotency(doc);
   return doc;
 }
 

@@ -43,6 +43,7 @@ import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
 import { buildApp } from './http/app';
 import type { AllHandlers } from './http/operations';
 import { pendingHandlers } from './http/pending-operations';
+import { IdempotencyKeys } from './http/idempotency';
 import { createRateLimiter } from './http/rate-limit';
 import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
@@ -84,6 +85,8 @@ export interface Services {
   blobs: BlobStore;
   /** The durable job queue; enqueue in the transaction of the domain write. */
   jobs: JobQueue;
+  /** Stored first responses of POSTs with an `Idempotency-Key` (replays, 409/422). */
+  idempotency: IdempotencyKeys;
 }
 
 export function createServices(deps: {
@@ -91,7 +94,7 @@ export function createServices(deps: {
   clock: Clock;
   masterKey: Buffer;
   blobs: BlobStore;
-  config: Pick<Config, 'login' | 'priceList' | 'allowPrivateUrls' | 'webhookSigningKeys' | 'extraCa' | 'media' | 'workDir' | 'publicUrl'>;
+  config: Pick<Config, 'login' | 'priceList' | 'allowPrivateUrls' | 'webhookSigningKeys' | 'extraCa' | 'media' | 'workDir' | 'publicUrl' | 'idempotencyTtlMs'>;
 }): Services {
   const { db, clock } = deps;
   const jobs = new JobQueue(db, clock);
@@ -131,6 +134,7 @@ export function createServices(deps: {
     signingKeys: new SigningKeys(db, clock, secretBox, deps.config.webhookSigningKeys),
     blobs: deps.blobs,
     jobs,
+    idempotency: new IdempotencyKeys(db, clock, secretBox, { ttlMs: deps.config.idempotencyTtlMs }),
   };
 }
 
@@ -188,6 +192,7 @@ export function createApp(
     accounts: s.accounts,
     apiKeys: s.apiKeys,
     rateLimiter: createRateLimiter(s.db, opts.config.rateLimitPerMinute),
+    idempotency: s.idempotency,
     logger: opts.logger,
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,

@@ -61,6 +61,7 @@ const schema = z.object({
   VIDMILL_FFMPEG_PATH: z.string().min(1).optional(),
   VIDMILL_FFPROBE_PATH: z.string().min(1).optional(),
   VIDMILL_MEDIA_TIMEOUT_MINUTES: int(1, 7 * 24 * 60).default(240),
+  VIDMILL_IDEMPOTENCY_TTL_HOURS: int(1, 30 * 24).default(24),
 }).superRefine((env, ctx) => {
   if (env.VIDMILL_STORAGE !== 's3') return;
   for (const name of ['VIDMILL_S3_BUCKET', 'VIDMILL_S3_ACCESS_KEY', 'VIDMILL_S3_SECRET_KEY'] as const) {
@@ -104,6 +105,8 @@ export interface Config {
   publicUrl: string;
   /** Scratch space for media work (downloads, thumbnails, web videos): `<data dir>/work`. */
   workDir: string;
+  /** How long the first response to a POST with an `Idempotency-Key` is kept for replays. */
+  idempotencyTtlMs: number;
 }
 
 export type StorageConfig =
@@ -179,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     responseValidationSample: raw.VIDMILL_RESPONSE_VALIDATION_SAMPLE,
     extraCa,
     workDir: path.join(dataDir, 'work'),
+    idempotencyTtlMs: raw.VIDMILL_IDEMPOTENCY_TTL_HOURS * 3600_000,
     publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,
   };
 }

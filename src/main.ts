@@ -75,6 +75,10 @@ async function main(): Promise<void> {
         const { batches, bytes } = await services.videoOut.billDownloads();
         if (batches) log.info({ batches, bytes }, 'download bytes billed');
       }, { intervalMs: 10 * 60_000, log }),
+      new PeriodicTask('idempotency-key-purge', async () => {
+        const deleted = await services.idempotency.purgeExpired();
+        if (deleted) log.info({ deleted }, 'purged idempotency keys past retention or lease');
+      }, { intervalMs: 15 * 60_000, log }),
       new PeriodicTask('webhook-history-sweep', async () => {
         const deleted = await services.webhooks.sweepHistory();
         await services.signingKeys.sweepExpired();

@@ -1,7 +1,7 @@
 /**
  * The HTTP application. Request path (DESIGN.md): request id -> access log -> JSON parser (raw
- * body kept, size limit) -> auth -> rate limit -> express-openapi-validator -> dispatch by
- * operationId -> handler. One error mapper answers every failure with the `Error` body.
+ * body kept, size limit) -> auth -> rate limit -> idempotency (POST with `Idempotency-Key`) ->
+ * express-openapi-validator -> dispatch by operationId -> handler. One error mapper answers every failure with the `Error` body.
  */
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -12,6 +12,7 @@ import type { ApiKeysService } from '../features/api-keys/api-keys.service';
 import { accessLog } from './access-log';
 import { authenticate, principalOf } from './auth';
 import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper';
+import { idempotency, IdempotencyKeys } from './idempotency';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
@@ -23,6 +24,7 @@ export interface AppDeps {
   accounts: AccountsService;
   apiKeys: ApiKeysService;
   rateLimiter: RequestLimiter;
+  idempotency: IdempotencyKeys;
   logger: Logger;
   bodyLimitBytes: number;
   /** Under test: a response that breaks the contract is a 500; in production it is logged. */
@@ -177,6 +179,8 @@ export function buildApp(deps: AppDeps): express.Express {
   });
   api.use(authenticate(deps.accounts, deps.apiKeys));
   api.use(rateLimit(deps.rateLimiter));
+  // Before the validator: a replay does not run again; a rejected request releases its key.
+  api.use(idempotency(deps.idempotency));
   api.use(contractValidation(deps));
   api.use(dispatch(deps.handlers));
   app.use('/api', api);

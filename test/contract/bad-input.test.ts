@@ -98,6 +98,17 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
         }
       }
 
+      if (op.method === 'post') {
+        for (const [what, key] of [['of 256 characters', 'k'.repeat(256)], ['that is empty', '']]) {
+          it(`an Idempotency-Key ${what} is 400 VALIDATION_ERROR naming the header`, async () => {
+            const req = call(op, fill(op.path)).set('Idempotency-Key', key);
+            const res = await (op.bodySchema ? req.send({}) : req);
+            expectError(res, 400, 'VALIDATION_ERROR');
+            assert.ok(res.body.validationErrors.some((e: any) => e.field === 'headers.idempotency-key'), JSON.stringify(res.body.validationErrors));
+          });
+        }
+      }
+
       it('an unknown query parameter is 400 VALIDATION_ERROR', async () => {
         const req = call(op, `${fill(op.path)}?surprise=1`);
         expectError(await (op.bodySchema ? req.send({}) : req), 400, 'VALIDATION_ERROR');

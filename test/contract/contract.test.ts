@@ -89,6 +89,25 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
     }
   });
 
+  it('every POST accepts Idempotency-Key, declares 409 and 422 with the Error body, and Idempotent-Replayed on its success responses', () => {
+    let posts = 0;
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      const op = item.post;
+      if (!op) continue;
+      posts++;
+      const where = `POST ${path}`;
+      assert.ok(op.parameters?.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey'), `${where} lacks Idempotency-Key`);
+      for (const s of ['409', '422']) assert.ok(op.responses[s], `${where} does not declare ${s}`);
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        if (status.startsWith('2')) assert.ok(response.headers?.['Idempotent-Replayed'], `${where} ${status} lacks Idempotent-Replayed`);
+      }
+    }
+    assert.ok(posts >= 20, `only ${posts} POST operations`);
+    const param = doc.components.parameters.IdempotencyKey;
+    assert.deepEqual([param.name, param.in, param.schema.minLength, param.schema.maxLength], ['Idempotency-Key', 'header', 1, 255]);
+    for (const code of ['IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED']) assert.ok(doc.components.schemas.ErrorCodeEnum.enum.includes(code), code);
+  });
+
   it('request bodies are closed (additionalProperties: false)', () => {
     const schemas = doc.components.schemas;
     const closed = (schema: any): boolean => {
