@@ -44,6 +44,7 @@ import { buildApp } from './http/app';
 import type { AllHandlers } from './http/operations';
 import { pendingHandlers } from './http/pending-operations';
 import { createRateLimiter } from './http/rate-limit';
+import { createSignInLimiters } from './http/sign-in-limit';
 import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
 import { SigningKeys } from './webhooks/signing-keys';
@@ -180,7 +181,10 @@ export function createHandlers(s: Services): AllHandlers {
 
 export function createApp(
   s: Services,
-  opts: { logger: Logger; config: Pick<Config, 'rateLimitPerMinute' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample'> },
+  opts: {
+    logger: Logger;
+    config: Pick<Config, 'rateLimitPerMinute' | 'signInRateLimit' | 'trustProxy' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample'>;
+  },
 ) {
   return buildApp({
     contract: loadContract(),
@@ -188,6 +192,8 @@ export function createApp(
     accounts: s.accounts,
     apiKeys: s.apiKeys,
     rateLimiter: createRateLimiter(s.db, opts.config.rateLimitPerMinute),
+    signInLimiters: createSignInLimiters(s.db, opts.config.signInRateLimit),
+    trustProxy: opts.config.trustProxy,
     logger: opts.logger,
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,

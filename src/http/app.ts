@@ -15,6 +15,7 @@ import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper'
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
+import { limitSignIn, SignInLimiters } from './sign-in-limit';
 import { cacheRouteRegexps } from './route-regexp-cache';
 
 export interface AppDeps {
@@ -23,6 +24,13 @@ export interface AppDeps {
   accounts: AccountsService;
   apiKeys: ApiKeysService;
   rateLimiter: RequestLimiter;
+  /** Budgets of Basic sign-ins per client address and per e-mail. */
+  signInLimiters: SignInLimiters;
+  /**
+   * Express 'trust proxy': which proxies may name the client address (X-Forwarded-For) in
+   * `req.ip`; false: none, the socket's address is the client's.
+   */
+  trustProxy: false | number | string[];
   logger: Logger;
   bodyLimitBytes: number;
   /** Under test: a response that breaks the contract is a 500; in production it is logged. */
@@ -137,6 +145,7 @@ export function buildApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
+  app.set('trust proxy', deps.trustProxy);
 
   app.use(requestId);
   app.get('/healthz', (_req, res) => {
@@ -175,7 +184,7 @@ export function buildApp(deps: AppDeps): express.Express {
     if (req.headers['transfer-encoding'] === undefined && isNaN(req.headers['content-length'] as any)) return next();
     json(req, res, next);
   });
-  api.use(authenticate(deps.accounts, deps.apiKeys));
+  api.use(authenticate(deps.accounts, deps.apiKeys, (address, email) => limitSignIn(deps.signInLimiters, address, email)));
   api.use(rateLimit(deps.rateLimiter));
   api.use(contractValidation(deps));
   api.use(dispatch(deps.handlers));

@@ -65,7 +65,16 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
   const clock = new ManualClock(new Date());
   const blobDir = mkdtempSync(path.join(tmpdir(), 'vidmill-blobs-'));
   const workDir = path.join(blobDir, '.work');
-  const config: Config = { ...loadConfig({}), database: database.config, strictResponses: true, workDir, ...overrides };
+  const config: Config = {
+    ...loadConfig({}),
+    database: database.config,
+    strictResponses: true,
+    workDir,
+    // Tests sign in far more often than people do, all from one address; the sign-in limits
+    // have their own tests (test/scenarios/sign-in-rate-limit.test.ts), which override this.
+    signInRateLimit: { perAddressPerMinute: 1_000_000, perEmailPerMinute: 1_000_000 },
+    ...overrides,
+  };
   const masterKey = randomBytes(32);
   const services = createServices({ db: database.db, clock, masterKey, blobs: opts.blobs ?? new LocalDiskStore(blobDir), config });
   const logger = opts.logger ?? pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' });

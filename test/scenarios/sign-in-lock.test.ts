@@ -100,6 +100,7 @@ describe(`Sign-in lock under parallel guesses (${TEST_DIALECT})`, () => {
   let counter: CheckCounter;
   let second: ReturnType<Harness['anotherProcess']>;
   before(async () => {
+    // The harness's sign-in rate limits are high enough to stay out of the way.
     h = await createHarness({ login: { maxFailures: MAX_FAILURES, lockMinutes: LOCK_MINUTES } });
     second = h.anotherProcess();
     counter = new CheckCounter([h.services.accounts, second.services.accounts]);
