@@ -112,6 +112,17 @@ export function createRateLimiter(db: Db, perMinute: number, keyPrefix = 'api'):
   return isPostgres(db) ? new PostgresLimiter(db, perMinute, keyPrefix) : new FixedWindowLimiter(perMinute);
 }
 
+/**
+ * Deletes ended windows from the shared PostgreSQL table (rate-limiter-flexible only rewrites
+ * a key's row when the key comes back, and its own timer is off). Sign-in budgets are keyed by
+ * client address and e-mail, which clients choose, so without this the table only grows.
+ * Nothing to do on SQLite: the in-memory limiters drop ended windows themselves.
+ */
+export async function sweepEndedRateWindows(db: Db, now: Date): Promise<number> {
+  if (!isPostgres(db)) return 0;
+  return db('rate_limits').where('expire', '<', now.getTime()).delete();
+}
+
 /** The 429 answer of every limit: TOO_MANY_REQUESTS with Retry-After (whole seconds, at least 1). */
 export function rateLimitExceeded(what: string, d: RateDecision): DomainError {
   const retryAfter = String(Math.max(1, Math.ceil(d.msBeforeNext / 1000)));

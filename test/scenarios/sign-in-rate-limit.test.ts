@@ -6,6 +6,7 @@
 import { strict as assert } from 'node:assert';
 import type supertest from 'supertest';
 import type { Config } from '../../src/config';
+import { sweepEndedRateWindows } from '../../src/http/rate-limit';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, expectError, Harness } from '../helpers/harness';
 
@@ -74,5 +75,17 @@ describe(`Sign-in rate limits (${TEST_DIALECT})`, () => {
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await signIn(u.email, u.password, i % 2 === 0 ? h.request : second)).status);
     assert.deepEqual(statuses, [200, 200, 200, 429]);
+  });
+
+  (TEST_DIALECT === 'postgres' ? it : it.skip)('ended sign-in windows are swept from the shared table (clients choose the keys)', async () => {
+    await start({ perAddressPerMinute: 100, perEmailPerMinute: 100 });
+    for (let i = 0; i < 3; i++) await signIn(`guess-${i}@example.com`, 'guess');
+    const rows = () => h.services.db('rate_limits').where('key', 'like', 'signin-%').count({ n: '*' }).then(([r]) => Number(r.n));
+    assert.equal(await rows(), 4); // one address, three e-mails
+    assert.equal(await sweepEndedRateWindows(h.services.db, new Date()), 0);
+    assert.equal(await sweepEndedRateWindows(h.services.db, new Date(Date.now() + 61_000)), 4);
+    assert.equal(await rows(), 0);
+    // A swept key starts a fresh window.
+    expectError(await signIn('guess-0@example.com', 'guess'), 401, 'INVALID_CREDENTIALS');
   });
 });
