@@ -4361,6 +4361,32 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description Too many sign-ins within a minute from this client address or for this e-mail address
+         *     (budgets set by the operator). Retry after `Retry-After` seconds. Checked before the
+         *     password, so the refused attempt does not count against the e-mail's sign-in lock.
+         */
+        SignInTooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/api-keys",
+                 *       "errorCode": "TOO_MANY_REQUESTS",
+                 *       "errorCodeEnum": "TOO_MANY_REQUESTS",
+                 *       "message": "Too many sign-ins for this e-mail (at most 10 per minute); retry in 42 s",
+                 *       "statusCode": 429
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
@@ -4755,6 +4781,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4818,6 +4845,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4862,6 +4890,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4892,6 +4921,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4945,6 +4975,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -5003,6 +5034,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -5061,6 +5093,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
     };

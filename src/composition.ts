@@ -45,6 +45,7 @@ import type { AllHandlers } from './http/operations';
 import { pendingHandlers } from './http/pending-operations';
 import { IdempotencyKeys } from './http/idempotency';
 import { createRateLimiter } from './http/rate-limit';
+import { createSignInLimiters } from './http/sign-in-limit';
 import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
 import { SigningKeys } from './webhooks/signing-keys';
@@ -184,7 +185,10 @@ export function createHandlers(s: Services): AllHandlers {
 
 export function createApp(
   s: Services,
-  opts: { logger: Logger; config: Pick<Config, 'rateLimitPerMinute' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample'> },
+  opts: {
+    logger: Logger;
+    config: Pick<Config, 'rateLimitPerMinute' | 'signInRateLimit' | 'trustProxy' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample'>;
+  },
 ) {
   return buildApp({
     contract: loadContract(),
@@ -193,6 +197,8 @@ export function createApp(
     apiKeys: s.apiKeys,
     rateLimiter: createRateLimiter(s.db, opts.config.rateLimitPerMinute),
     idempotency: s.idempotency,
+    signInLimiters: createSignInLimiters(s.db, opts.config.signInRateLimit),
+    trustProxy: opts.config.trustProxy,
     logger: opts.logger,
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,

@@ -4,6 +4,7 @@
  * docs/configuration.md lists every setting; keep the two in step.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PRICE_LIST, loadPriceListFile, type PriceList } from './features/billing/price-list';
@@ -20,6 +21,31 @@ const httpUrl = z.string().refine((v) => {
 }, 'must be an http:// or https:// URL');
 const int = (min: number, max: number) =>
   z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(min).max(max);
+
+/** One trusted proxy: an address, a subnet (address/prefix) or a name Express knows. */
+function isProxyAddress(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+/**
+ * Express 'trust proxy': `false`, a number of proxy hops, or a comma-separated list of proxy
+ * addresses/subnets. `true` (trust any sender of X-Forwarded-For) is refused: every client
+ * could then choose its own address and escape the per-address sign-in limit.
+ */
+const trustProxy = z.string().transform((v, ctx): false | number | string[] => {
+  if (v === 'false') return false;
+  if (/^\d+$/.test(v) && Number(v) <= 32) return Number(v);
+  const entries = v.split(',').map((e) => e.trim());
+  if (entries.every(isProxyAddress)) return entries;
+  ctx.addIssue({
+    code: 'custom',
+    message: 'must be false, a number of proxy hops (0..32), or a comma-separated list of proxy addresses, subnets (10.0.0.0/8) or loopback/linklocal/uniquelocal',
+  });
+  return z.NEVER;
+});
 
 const schema = z.object({
   VIDMILL_HOST: z.string().min(1).default('127.0.0.1'),
@@ -42,6 +68,9 @@ const schema = z.object({
   VIDMILL_ALLOW_PRIVATE_URLS: bool.default(false),
   VIDMILL_LOGIN_MAX_FAILURES: int(1, 1000).default(5),
   VIDMILL_LOGIN_LOCK_MINUTES: int(1, 24 * 60).default(15),
+  VIDMILL_LOGIN_RATE_LIMIT_PER_ADDRESS: int(1, 1_000_000).default(30),
+  VIDMILL_LOGIN_RATE_LIMIT_PER_EMAIL: int(1, 1_000_000).default(10),
+  VIDMILL_TRUST_PROXY: trustProxy.default(false),
   VIDMILL_RESPONSE_VALIDATION_SAMPLE: z.coerce.number({ message: 'must be a number' }).min(0).max(1).default(0.01),
   VIDMILL_STORAGE: z.enum(['disk', 's3']).default('disk'),
   VIDMILL_S3_ENDPOINT: httpUrl.optional(),
@@ -84,6 +113,10 @@ export interface Config {
   bodyLimitBytes: number;
   allowPrivateUrls: boolean;
   login: { maxFailures: number; lockMinutes: number };
+  /** Basic sign-ins (API key management) per client address and per e-mail, per minute. */
+  signInRateLimit: { perAddressPerMinute: number; perEmailPerMinute: number };
+  /** Express 'trust proxy': proxies whose X-Forwarded-For names the client address (false: none). */
+  trustProxy: false | number | string[];
   /** Platform storage: files under the data directory, or an S3-compatible bucket. */
   storage: StorageConfig;
   /** Prices and volume discount used by billing (default in code, or VIDMILL_PRICE_LIST_FILE). */
@@ -159,6 +192,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: raw.VIDMILL_BODY_LIMIT_BYTES,
     allowPrivateUrls: raw.VIDMILL_ALLOW_PRIVATE_URLS,
     login: { maxFailures: raw.VIDMILL_LOGIN_MAX_FAILURES, lockMinutes: raw.VIDMILL_LOGIN_LOCK_MINUTES },
+    signInRateLimit: { perAddressPerMinute: raw.VIDMILL_LOGIN_RATE_LIMIT_PER_ADDRESS, perEmailPerMinute: raw.VIDMILL_LOGIN_RATE_LIMIT_PER_EMAIL },
+    trustProxy: raw.VIDMILL_TRUST_PROXY,
     storage:
       raw.VIDMILL_STORAGE === 's3'
         ? {

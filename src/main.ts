@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from './config';
 import { createApp, createJobGiveUps, createJobHandlers, createServices } from './composition';
 import { migrateToLatest, openDatabase } from './db/database';
+import { sweepEndedRateWindows } from './http/rate-limit';
 import { PeriodicTask } from './jobs/periodic-task';
 import { Worker } from './jobs/worker';
 import { loadMasterKey } from './security/secret-box';
@@ -79,6 +80,10 @@ async function main(): Promise<void> {
         const deleted = await services.idempotency.purgeExpired();
         if (deleted) log.info({ deleted }, 'purged idempotency keys past retention or lease');
       }, { intervalMs: 15 * 60_000, log }),
+      new PeriodicTask('rate-limit-sweep', async () => {
+        const deleted = await sweepEndedRateWindows(db, systemClock.now());
+        if (deleted) log.debug({ deleted }, 'deleted ended rate-limit windows');
+      }, { intervalMs: 60 * 60_000, log }),
       new PeriodicTask('webhook-history-sweep', async () => {
         const deleted = await services.webhooks.sweepHistory();
         await services.signingKeys.sweepExpired();

@@ -16,6 +16,7 @@ import { idempotency, IdempotencyKeys } from './idempotency';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
+import { limitSignIn, SignInLimiters } from './sign-in-limit';
 import { cacheRouteRegexps } from './route-regexp-cache';
 
 export interface AppDeps {
@@ -25,6 +26,13 @@ export interface AppDeps {
   apiKeys: ApiKeysService;
   rateLimiter: RequestLimiter;
   idempotency: IdempotencyKeys;
+  /** Budgets of Basic sign-ins per client address and per e-mail. */
+  signInLimiters: SignInLimiters;
+  /**
+   * Express 'trust proxy': which proxies may name the client address (X-Forwarded-For) in
+   * `req.ip`; false: none, the socket's address is the client's.
+   */
+  trustProxy: false | number | string[];
   logger: Logger;
   bodyLimitBytes: number;
   /** Under test: a response that breaks the contract is a 500; in production it is logged. */
@@ -139,6 +147,7 @@ export function buildApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
+  app.set('trust proxy', deps.trustProxy);
 
   app.use(requestId);
   app.get('/healthz', (_req, res) => {
@@ -177,7 +186,7 @@ export function buildApp(deps: AppDeps): express.Express {
     if (req.headers['transfer-encoding'] === undefined && isNaN(req.headers['content-length'] as any)) return next();
     json(req, res, next);
   });
-  api.use(authenticate(deps.accounts, deps.apiKeys));
+  api.use(authenticate(deps.accounts, deps.apiKeys, (address, email) => limitSignIn(deps.signInLimiters, address, email)));
   api.use(rateLimit(deps.rateLimiter));
   // Before the validator: a replay does not run again; a rejected request releases its key.
   api.use(idempotency(deps.idempotency));

@@ -1,6 +1,8 @@
 /**
  * Authentication: HTTP Basic (e-mail and password) on /v1/api-keys, X-API-Key everywhere else.
- * The principal is attached to the request for the rate limiter and the handlers.
+ * The principal is attached to the request for the rate limiter and the handlers. A Basic
+ * sign-in first passes `limitSignIn` (per client address and e-mail, sign-in-limit.ts), then
+ * the e-mail's sign-in lock and password (AccountsService.authenticateBasic).
  */
 import type { Request, RequestHandler } from 'express';
 import { UnauthorizedError } from '../shared/errors';
@@ -32,11 +34,16 @@ function parseBasic(header: string | undefined): { email: string; password: stri
   return { email: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-export function authenticate(accounts: AccountsService, apiKeys: ApiKeysService): RequestHandler {
+/** Counts one Basic sign-in from a client address; throws 429 when a budget is spent. */
+export type SignInGate = (address: string, email: string) => Promise<void>;
+
+export function authenticate(accounts: AccountsService, apiKeys: ApiKeysService, limitSignIn: SignInGate): RequestHandler {
   const slow = async (req: Request, next: (err?: unknown) => void) => {
     try {
       if (usesBasicAuth(req)) {
         const { email, password } = parseBasic(req.headers.authorization);
+        // req.ip: the socket's address, or with 'trust proxy' set the client named by the proxy.
+        await limitSignIn(req.ip ?? req.socket.remoteAddress ?? 'unknown', email);
         try {
           const user = await accounts.authenticateBasic(email, password);
           (req as any).principal = { userId: user.id } satisfies Principal;

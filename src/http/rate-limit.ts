@@ -1,6 +1,8 @@
 /**
- * Per-API-key request budget per fixed one-minute window. A window starts with the key's first
- * request and lasts a minute; over the limit is 429. Headers go on every rate-limited response.
+ * Request budgets per fixed one-minute window: per API key here (`rateLimit`), and per client
+ * address and e-mail for HTTP Basic sign-ins (`sign-in-limit.ts`). A window starts with the
+ * key's first request and lasts a minute; over the limit is 429 TOO_MANY_REQUESTS with
+ * Retry-After. The X-RateLimit headers go on every response of an API-key operation.
  *
  * - Embedded (SQLite, one process): `FixedWindowLimiter`, in memory and synchronous, so the
  *   check costs a map lookup and no promise on every request.
@@ -80,11 +82,12 @@ class PostgresLimiter implements RequestLimiter {
   constructor(
     db: Db,
     readonly points: number,
+    keyPrefix: string,
   ) {
     this.limiter = new RateLimiterPostgres({
       points,
       duration: RATE_WINDOW_MS / 1000,
-      keyPrefix: 'api',
+      keyPrefix,
       storeClient: db,
       storeType: 'knex',
       tableName: 'rate_limits',
@@ -104,33 +107,44 @@ class PostgresLimiter implements RequestLimiter {
   }
 }
 
-export function createRateLimiter(db: Db, perMinute: number): RequestLimiter {
-  return isPostgres(db) ? new PostgresLimiter(db, perMinute) : new FixedWindowLimiter(perMinute);
+/** `keyPrefix` names the budget in the shared PostgreSQL table (one per kind of limit). */
+export function createRateLimiter(db: Db, perMinute: number, keyPrefix = 'api'): RequestLimiter {
+  return isPostgres(db) ? new PostgresLimiter(db, perMinute, keyPrefix) : new FixedWindowLimiter(perMinute);
 }
 
-/** Sets the three headers; returns the seconds until the window ends. */
-function setHeaders(res: Response, limit: string, d: RateDecision): number {
-  const resetSeconds = Math.max(0, Math.ceil(d.msBeforeNext / 1000));
+/**
+ * Deletes ended windows from the shared PostgreSQL table (rate-limiter-flexible only rewrites
+ * a key's row when the key comes back, and its own timer is off). Sign-in budgets are keyed by
+ * client address and e-mail, which clients choose, so without this the table only grows.
+ * Nothing to do on SQLite: the in-memory limiters drop ended windows themselves.
+ */
+export async function sweepEndedRateWindows(db: Db, now: Date): Promise<number> {
+  if (!isPostgres(db)) return 0;
+  return db('rate_limits').where('expire', '<', now.getTime()).delete();
+}
+
+/** The 429 answer of every limit: TOO_MANY_REQUESTS with Retry-After (whole seconds, at least 1). */
+export function rateLimitExceeded(what: string, d: RateDecision): DomainError {
+  const retryAfter = String(Math.max(1, Math.ceil(d.msBeforeNext / 1000)));
+  return new DomainError(429, 'TOO_MANY_REQUESTS', `${what}; retry in ${retryAfter} s`, { headers: { 'Retry-After': retryAfter } });
+}
+
+/** Sets the three headers. */
+function setHeaders(res: Response, limit: string, d: RateDecision): void {
   res.setHeader('X-RateLimit-Limit', limit);
   res.setHeader('X-RateLimit-Remaining', String(d.remaining));
-  res.setHeader('X-RateLimit-Reset', String(resetSeconds));
-  return resetSeconds;
+  res.setHeader('X-RateLimit-Reset', String(Math.max(0, Math.ceil(d.msBeforeNext / 1000))));
 }
 
 export function rateLimit(limiter: RequestLimiter): RequestHandler {
   const limit = String(limiter.points);
   const apply = (res: Response, next: (err?: unknown) => void, d: RateDecision) => {
-    const resetSeconds = setHeaders(res, limit, d);
+    setHeaders(res, limit, d);
     if (d.allowed) return next();
-    const retryAfter = String(Math.max(1, resetSeconds));
-    next(
-      new DomainError(429, 'TOO_MANY_REQUESTS', `Rate limit of ${limiter.points} requests per minute exceeded; retry in ${retryAfter} s`, {
-        headers: { 'Retry-After': retryAfter },
-      }),
-    );
+    next(rateLimitExceeded(`Rate limit of ${limiter.points} requests per minute exceeded`, d));
   };
   return (req, res, next) => {
-    // Only API-key callers are limited; Basic auth (API key management) has no apiKeyId.
+    // Only API-key callers; Basic sign-ins (API key management) have their own limits (sign-in-limit.ts).
     const apiKeyId = principalOf(req).apiKeyId;
     if (apiKeyId === undefined) return next();
     const decision = limiter.consume(apiKeyId);

@@ -81,9 +81,13 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
           if (status.startsWith('2') && json) assert.ok(json.example !== undefined || json.examples, `${where} ${status} lacks an example`);
           if (/^[45]/.test(status)) assert.equal(json?.schema?.$ref, '#/components/schemas/Error', `${where} ${status} is not the Error body`);
         }
-        for (const s of ['400', '401', '500']) assert.ok(op.responses[s], `${where} does not declare ${s}`);
+        for (const s of ['400', '401', '429', '500']) assert.ok(op.responses[s], `${where} does not declare ${s}`);
         const isKeyOp = path.startsWith('/v1/api-keys');
-        assert.equal(Boolean(op.responses['429']), !isKeyOp, `${where} 429 declaration`);
+        // 429 per API key, or on API key management per sign-in address and e-mail: Retry-After
+        // on both, the X-RateLimit headers only with a per-key budget.
+        const tooMany = op.responses['429'].$ref ? doc.components.responses[op.responses['429'].$ref.split('/').pop()] : op.responses['429'];
+        assert.ok(tooMany.headers?.['Retry-After'], `${where} 429 lacks Retry-After`);
+        assert.equal(Boolean(tooMany.headers?.['X-RateLimit-Limit']), !isKeyOp, `${where} 429 X-RateLimit headers`);
         assert.deepEqual(op.security ?? doc.security, isKeyOp ? [{ basic_auth: [] }] : [{ api_key: [] }], `${where} security`);
       }
     }

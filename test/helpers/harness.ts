@@ -16,6 +16,7 @@ import { Worker, type WorkerOptions } from '../../src/jobs/worker';
 import type { BlobStore } from '../../src/storage/blob-store';
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { ManualClock } from '../../src/shared/clock';
+import { openDatabase } from '../../src/db/database';
 import { createTestDatabase, TestDatabase } from './database';
 
 export interface TestUser {
@@ -43,6 +44,13 @@ export interface Harness {
    * `services.jobs` wake it at once.
    */
   startWorker(opts?: Partial<WorkerOptions>): Worker;
+  /**
+   * A second API process on this harness's database: its own database connection(s), services
+   * and app, with the same clock, configuration, master key and platform storage (closed by
+   * close()). Anything coordinated through the database is shared; anything in process memory
+   * (the SQLite rate limiter, caches) is not.
+   */
+  anotherProcess(): { app: Express; services: Services; request: supertest.Agent };
   /** Resolves when `check` returns a truthy value (polled every 20 ms), else fails after `timeoutMs`. */
   waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, opts?: { timeoutMs?: number; what?: string }): Promise<T>;
   close(): Promise<void>;
@@ -57,11 +65,22 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
   const clock = new ManualClock(new Date());
   const blobDir = mkdtempSync(path.join(tmpdir(), 'vidmill-blobs-'));
   const workDir = path.join(blobDir, '.work');
-  const config: Config = { ...loadConfig({}), database: database.config, strictResponses: true, workDir, ...overrides };
-  const services = createServices({ db: database.db, clock, masterKey: randomBytes(32), blobs: opts.blobs ?? new LocalDiskStore(blobDir), config });
+  const config: Config = {
+    ...loadConfig({}),
+    database: database.config,
+    strictResponses: true,
+    workDir,
+    // Tests sign in far more often than people do, all from one address; the sign-in limits
+    // have their own tests (test/scenarios/sign-in-rate-limit.test.ts), which override this.
+    signInRateLimit: { perAddressPerMinute: 1_000_000, perEmailPerMinute: 1_000_000 },
+    ...overrides,
+  };
+  const masterKey = randomBytes(32);
+  const services = createServices({ db: database.db, clock, masterKey, blobs: opts.blobs ?? new LocalDiskStore(blobDir), config });
   const logger = opts.logger ?? pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' });
   const app = createApp(services, { logger, config });
   const workers: Worker[] = [];
+  const otherProcesses: Services[] = [];
   return {
     app,
     services,
@@ -70,6 +89,12 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
     config,
     blobDir,
     request: supertest(app),
+    anotherProcess() {
+      const other = createServices({ db: openDatabase(database.config), clock, masterKey, blobs: services.blobs, config });
+      otherProcesses.push(other);
+      const otherApp = createApp(other, { logger, config });
+      return { app: otherApp, services: other, request: supertest(otherApp) };
+    },
     startWorker(wopts = {}) {
       const worker = new Worker(services.jobs, { workerId: `test-worker-${workers.length + 1}`, log: logger, pollMs: 100, ...wopts });
       for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
@@ -103,6 +128,7 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
     },
     async close() {
       await Promise.all(workers.map((w) => w.stop({ graceMs: 5_000 })));
+      await Promise.all(otherProcesses.map((o) => o.db.destroy()));
       await services.blobs.close();
       await database.drop();
       rmSync(blobDir, { recursive: true, force: true });

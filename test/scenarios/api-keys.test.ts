@@ -166,7 +166,7 @@ describe(`API keys (${TEST_DIALECT})`, () => {
     expectError(await h.request.post(`/api/v1/api-keys/${other.apiKeyId}/deactivate`).set('Authorization', auth), 404, 'RESOURCE_NOT_FOUND');
   });
 
-  it('key management is not rate limited and carries no X-RateLimit headers', async () => {
+  it('key management has no per-key rate limit and carries no X-RateLimit headers (sign-ins have their own limits)', async () => {
     const res = await h.request.get('/api/v1/api-keys').set('Authorization', auth);
     assert.equal(res.status, 200);
     assert.equal(res.headers['x-ratelimit-limit'], undefined);

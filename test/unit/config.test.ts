@@ -105,6 +105,23 @@ describe('Configuration', () => {
     assert.throws(() => loadConfig({ VIDMILL_MEDIA_TIMEOUT_MINUTES: '0' }), /VIDMILL_MEDIA_TIMEOUT_MINUTES/);
   });
 
+  it('sign-in limits: 30 per address and 10 per e-mail a minute by default, configurable', () => {
+    assert.deepEqual(loadConfig({}).signInRateLimit, { perAddressPerMinute: 30, perEmailPerMinute: 10 });
+    const c = loadConfig({ VIDMILL_LOGIN_RATE_LIMIT_PER_ADDRESS: '100', VIDMILL_LOGIN_RATE_LIMIT_PER_EMAIL: '3' });
+    assert.deepEqual(c.signInRateLimit, { perAddressPerMinute: 100, perEmailPerMinute: 3 });
+    assert.throws(() => loadConfig({ VIDMILL_LOGIN_RATE_LIMIT_PER_EMAIL: '0' }), /VIDMILL_LOGIN_RATE_LIMIT_PER_EMAIL/);
+  });
+
+  it('trust proxy: none by default; a hop count or proxy addresses/subnets; never "trust everyone"', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ VIDMILL_TRUST_PROXY: 'false' }).trustProxy, false);
+    assert.equal(loadConfig({ VIDMILL_TRUST_PROXY: '1' }).trustProxy, 1);
+    assert.deepEqual(loadConfig({ VIDMILL_TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8,192.0.2.7' }).trustProxy, ['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.7']);
+    for (const bad of ['true', '10.0.0.0/33', 'proxy.example.com', '64', '10.0.0.1,']) {
+      assert.throws(() => loadConfig({ VIDMILL_TRUST_PROXY: bad }), /VIDMILL_TRUST_PROXY/, bad);
+    }
+  });
+
   it('reads every documented setting (docs/configuration.md lists them all)', async () => {
     const { readFileSync } = await import('node:fs');
     const doc = readFileSync('docs/configuration.md', 'utf8');

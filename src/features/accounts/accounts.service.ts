@@ -98,24 +98,35 @@ export class AccountsService {
     return next;
   }
 
-  /** HTTP Basic authentication; repeated failures lock the e-mail for a while. */
+  /**
+   * HTTP Basic authentication with the sign-in lock (docs/security.md, "Sign-in limits"). The
+   * check is claimed in the database before the password is verified, so no more than
+   * `maxFailures` passwords are ever verified for an e-mail between two successful sign-ins,
+   * however many requests arrive at once and in however many processes; the claim that uses
+   * the last check locks the e-mail for `lockMinutes`. A locked e-mail is refused
+   * (`ACCOUNT_LOCKED`) without verifying the password, the right one included. A success
+   * clears the count and the lock. An unknown e-mail costs one verification, as a known one.
+   */
   async authenticateBasic(email: string, password: string): Promise<User> {
     const user = await usersStore.byEmail(this.db, email);
     if (!user) {
-      await verifyPassword(password, await decoyHash()); // same cost as a known e-mail
+      await this.checkPassword(password, await decoyHash());
       throw new UnauthorizedError('INVALID_CREDENTIALS', 'Invalid e-mail or password');
     }
     const now = this.clock.now();
-    if (user.lockedUntil && user.lockedUntil > now) {
-      throw new UnauthorizedError('ACCOUNT_LOCKED', `Too many failed sign-ins; try again after ${user.lockedUntil.toISOString()}`);
+    const { maxFailures, lockMinutes } = this.options.login;
+    if (!(await usersStore.claimPasswordCheck(this.db, user.id, now, maxFailures, new Date(now.getTime() + lockMinutes * 60_000)))) {
+      const lockedUntil = (await usersStore.byId(this.db, user.id))?.lockedUntil;
+      throw new UnauthorizedError('ACCOUNT_LOCKED', `Too many failed sign-ins; try again after ${(lockedUntil ?? now).toISOString()}`);
     }
-    if (!(await verifyPassword(password, user.passwordHash))) {
-      const { maxFailures, lockMinutes } = this.options.login;
-      await usersStore.recordFailedLogin(this.db, user.id, maxFailures, new Date(now.getTime() + lockMinutes * 60_000));
-      throw new UnauthorizedError('INVALID_CREDENTIALS', 'Invalid e-mail or password');
-    }
-    if (user.failedLogins > 0) await usersStore.clearFailedLogins(this.db, user.id);
+    if (!(await this.checkPassword(password, user.passwordHash))) throw new UnauthorizedError('INVALID_CREDENTIALS', 'Invalid e-mail or password');
+    await usersStore.clearFailedLogins(this.db, user.id);
     return user;
+  }
+
+  /** Verifies a password against a stored hash (scrypt): every sign-in's one expensive step. */
+  checkPassword(password: string, passwordHash: string): Promise<boolean> {
+    return verifyPassword(password, passwordHash);
   }
 
   async user(userId: string): Promise<User> {

@@ -80,15 +80,27 @@ export const usersStore = {
   async setPassword(db: Knex, id: string, passwordHash: string, now: Date): Promise<void> {
     await db('users').where({ id }).update({ password_hash: passwordHash, failed_logins: 0, locked_until: null, updated_at: now });
   },
-  /** Counts a failed login; locks the user when the count reaches `maxFailures`. */
-  async recordFailedLogin(db: Knex, id: string, maxFailures: number, lockUntil: Date): Promise<void> {
-    await db('users')
+  /**
+   * Claims one password check for the user before the password is verified: one guarded
+   * UPDATE, so concurrent sign-ins in any number of processes cannot claim more than
+   * `maxChecks` between two successes. Refused (false, nothing changes) while `locked_until`
+   * is after `now`. The claim that uses the last check sets `locked_until` to `lockUntil`; once
+   * that lock has passed, the next claim starts again at 1. `failed_logins` thus counts the
+   * checks since the last success, including those still running.
+   */
+  async claimPasswordCheck(db: Knex, id: string, now: Date, maxChecks: number, lockUntil: Date): Promise<boolean> {
+    const claimed = 'case when failed_logins >= ? then 1 else failed_logins + 1 end';
+    const updated = await db('users')
       .where({ id })
+      .andWhere((q) => q.whereNull('locked_until').orWhere('locked_until', '<=', now))
       .update({
-        failed_logins: db.raw('failed_logins + 1'),
-        locked_until: db.raw('case when failed_logins + 1 >= ? then ? else locked_until end', [maxFailures, lockUntil]),
+        failed_logins: db.raw(claimed, [maxChecks]),
+        // `else locked_until`: a lock that has passed no longer counts (and gives PostgreSQL the type).
+        locked_until: db.raw(`case when ${claimed} >= ? then ? else locked_until end`, [maxChecks, maxChecks, lockUntil]),
       });
+    return updated === 1;
   },
+  /** After a successful sign-in: no checks counted, no lock (the check that succeeded may have set it). */
   async clearFailedLogins(db: Knex, id: string): Promise<void> {
     await db('users').where({ id }).andWhere('failed_logins', '>', 0).update({ failed_logins: 0, locked_until: null });
   },
