@@ -7,7 +7,7 @@
  * Every client connects through agents under the outbound policy (src/net/guarded-agents.ts):
  * the endpoint's form and host are checked at the API (`checkBucketEndpoint`), and every socket
  * the client opens afterwards is checked again where it connects. Failures without an HTTP
- * answer all get one message (`BUCKET_UNREACHABLE`), whatever the network said.
+ * answer all get one message (`bucketUnreachable`), whatever the network said.
  */
 import { HeadBucketCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { guardedAgents } from '../net/guarded-agents';

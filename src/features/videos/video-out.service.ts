@@ -5,9 +5,8 @@
  *
  * A copy is checked completely before the answer (the video's file is stored, no other copy of
  * it is running or failed, the endpoint passes the outbound guard, the bucket answers HeadBucket,
- * the target key is free), then the
- * operation row, the video's `output` state and the `video-out.copy` job are written in one
- * transaction. The copy itself is video-out-copy.job.ts.
+ * the target key is free), then the operation row, the video's `output` state and the
+ * `video-out.copy` job are written in one transaction. The copy itself is video-out-copy.job.ts.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
