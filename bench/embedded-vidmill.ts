@@ -27,7 +27,8 @@ export interface EmbeddedVidmill {
 export async function embeddedVidmill(dir: string): Promise<EmbeddedVidmill> {
   const db = openDatabase({ client: 'sqlite', filename: path.join(dir, 'vidmill.sqlite') });
   await migrateToLatest(db);
-  const config = { ...loadConfig({}), workDir: path.join(dir, 'work') };
+  // The benchmarks' sources and buckets are local servers (127.0.0.1): private addresses allowed.
+  const config = { ...loadConfig({}), workDir: path.join(dir, 'work'), allowPrivateUrls: true };
   const blobs = new LocalDiskStore(path.join(dir, 'blobs'));
   const s = createServices({ db, clock: systemClock, masterKey: randomBytes(32), blobs, config });
   const { user, team } = await s.accounts.createUserWithTeam({ email: 'bench@example.com', password: 'bench-password-1', name: 'Bench', teamName: 'Bench' });

@@ -153,8 +153,9 @@ export async function videoOutBenchmark(): Promise<boolean> {
     const partSize = choosePartSize(size);
     const queueSize = lanesFor(partSize);
     // The settings of Vidmill's bucket client (video-out-copy.job.ts, bucketClient).
-    const bare = createBucketClient(bucket, { checksums: 'WHEN_REQUIRED', maxAttempts: 3, requestTimeoutMs: 120_000 });
-    check = createBucketClient(bucket);
+    const local = { allowPrivateUrls: true }; // the S3 server is on 127.0.0.1
+    const bare = createBucketClient(bucket, local, { checksums: 'WHEN_REQUIRED', maxAttempts: 3, requestTimeoutMs: 120_000 });
+    check = createBucketClient(bucket, local);
     console.log(`  parts of ${partSize / MIB} MiB, ${queueSize} in flight on both sides; S3 server ${s3.endpoint} (child process ${s3.child.pid})`);
 
     const runs: Run[] = [];

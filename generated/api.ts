@@ -301,9 +301,11 @@ export interface paths {
         put?: never;
         /**
          * Create a bucket input location
-         * @description Stores a bucket and its credentials for the selected team. Vidmill checks access with
-         *     HeadBucket first: a missing bucket is `404 BUCKET_NOT_FOUND`, refused credentials or an
-         *     unreachable endpoint `400 HEAD_BUCKET_ERROR`. Credentials are encrypted at rest and never
+         * @description Stores a bucket and its credentials for the selected team. The `endpoint` must be https
+         *     (any port) on a host that resolves only to public addresses, else `400
+         *     INVALID_BUCKET_ENDPOINT` before any connection is made (see the outbound policy in
+         *     docs/security.md). Vidmill then checks access with HeadBucket: a missing bucket is `404
+         *     BUCKET_NOT_FOUND`, refused credentials or an unreachable endpoint `400 HEAD_BUCKET_ERROR`. Credentials are encrypted at rest and never
          *     returned; responses show only their last three characters. Use it with `POST /v1/videos/in/bucket/{inputLocationId}`.
          */
         post: operations["createBucketInputLocation"];
@@ -343,7 +345,8 @@ export interface paths {
         /**
          * Update a bucket input location
          * @description Changes any of the fields. When the bucket, endpoint, region, path style or a credential
-         *     changes, access is checked again with HeadBucket (`404 BUCKET_NOT_FOUND`, `400 HEAD_BUCKET_ERROR`).
+         *     changes, the endpoint is checked as on create (`400 INVALID_BUCKET_ENDPOINT`, before any
+         *     connection) and access is checked again with HeadBucket (`404 BUCKET_NOT_FOUND`, `400 HEAD_BUCKET_ERROR`).
          */
         patch: operations["patchBucketInputLocation"];
         trace?: never;
@@ -363,9 +366,11 @@ export interface paths {
         put?: never;
         /**
          * Create a bucket output location
-         * @description Stores a bucket and its credentials for the selected team. Vidmill checks access with
-         *     HeadBucket first: a missing bucket is `404 BUCKET_NOT_FOUND`, refused credentials or an
-         *     unreachable endpoint `400 HEAD_BUCKET_ERROR`. Credentials are encrypted at rest and never
+         * @description Stores a bucket and its credentials for the selected team. The `endpoint` must be https
+         *     (any port) on a host that resolves only to public addresses, else `400
+         *     INVALID_BUCKET_ENDPOINT` before any connection is made (see the outbound policy in
+         *     docs/security.md). Vidmill then checks access with HeadBucket: a missing bucket is `404
+         *     BUCKET_NOT_FOUND`, refused credentials or an unreachable endpoint `400 HEAD_BUCKET_ERROR`. Credentials are encrypted at rest and never
          *     returned; responses show only their last three characters. Use it with `POST /v1/videos/{videoId}/out/bucket/{outputLocationId}`.
          */
         post: operations["createBucketOutputLocation"];
@@ -405,7 +410,8 @@ export interface paths {
         /**
          * Update a bucket output location
          * @description Changes any of the fields. When the bucket, endpoint, region, path style or a credential
-         *     changes, access is checked again with HeadBucket (`404 BUCKET_NOT_FOUND`, `400 HEAD_BUCKET_ERROR`).
+         *     changes, the endpoint is checked as on create (`400 INVALID_BUCKET_ENDPOINT`, before any
+         *     connection) and access is checked again with HeadBucket (`404 BUCKET_NOT_FOUND`, `400 HEAD_BUCKET_ERROR`).
          */
         patch: operations["patchBucketOutputLocation"];
         trace?: never;
@@ -782,8 +788,10 @@ export interface paths {
          *     and starts copying an object from the given bucket into the platform. Progress is
          *     reported as for the HTTPS variant.
          *
-         *     `400` when the file is larger than 500 GB (`VIDEO_TOO_LARGE`) or empty (`NO_CONTENT`),
-         *     or the credentials are not accepted (`HEAD_BUCKET_ERROR`, `HEAD_OBJECT_ERROR`). `404`
+         *     `400` when the bucket's `endpoint` is not https or its host is or resolves to a
+         *     non-public address (`INVALID_BUCKET_ENDPOINT`, before any connection is made), the file
+         *     is larger than 500 GB (`VIDEO_TOO_LARGE`) or empty (`NO_CONTENT`), or the bucket cannot
+         *     be reached or the credentials are not accepted (`HEAD_BUCKET_ERROR`, `HEAD_OBJECT_ERROR`). `404`
          *     when the bucket (`BUCKET_NOT_FOUND`) or the object (`KEY_NOT_FOUND`) does not exist, or
          *     `projectId` names no project of the team.
          */
@@ -812,7 +820,8 @@ export interface paths {
         /**
          * Create a master video from an input location
          * @description As `createMasterVideoFromBucket`, reading the object from the bucket of a saved input
-         *     location with its stored credentials. `404` also when the input location does not exist.
+         *     location with its stored credentials; the location's endpoint is checked again
+         *     (`400 INVALID_BUCKET_ENDPOINT`). `404` also when the input location does not exist.
          */
         post: operations["createMasterVideoFromBucketInputLocationId"];
         delete?: never;
@@ -927,6 +936,10 @@ export interface paths {
          *     `GET /v1/videos/{videoId}/out/status`, the `output` field of `GET /v1/videos/{videoId}`
          *     and the `video_out` webhook event.
          *
+         *     `400` when the bucket's `endpoint` is not https or its host is or resolves to a
+         *     non-public address (`INVALID_BUCKET_ENDPOINT`, before any connection is made), or the
+         *     bucket cannot be reached or refuses the credentials (`HEAD_BUCKET_ERROR`,
+         *     `HEAD_OBJECT_ERROR`); `404 BUCKET_NOT_FOUND` when the bucket does not exist.
          *     `409` when another video-out operation of the video is running
          *     (`VIDEO_ALREADY_BEING_COPIED_TO_OUTPUT_LOCATION`) or failed and must first be restarted
          *     or abandoned (`ONGOING_COPY_TO_OUTPUT_NEEDS_TO_BE_RESTARTED_OR_ABANDONED`), when the
@@ -963,7 +976,8 @@ export interface paths {
         /**
          * Copy video data to an output location
          * @description As `copyVideoDataToBucket`, writing to the bucket of a saved output location with its
-         *     stored credentials. `404` also when the output location does not exist.
+         *     stored credentials; the location's endpoint is checked again (`400
+         *     INVALID_BUCKET_ENDPOINT`). `404` also when the output location does not exist.
          */
         post: operations["copyVideoDataToBucketOutputLocationId"];
         delete?: never;
@@ -1044,7 +1058,8 @@ export interface paths {
         /**
          * Restart a failed video-out operation
          * @description Resumes a failed copy out of the platform. Only a copy whose status is `FAILED` can be
-         *     restarted (`409 VIDEO_OUT_OPERATION_NOT_FAILED` otherwise).
+         *     restarted (`409 VIDEO_OUT_OPERATION_NOT_FAILED` otherwise). The endpoint of the bucket
+         *     the copy will write to is checked again (`400 INVALID_BUCKET_ENDPOINT`).
          */
         post: operations["restartFailedVideoOutOperation"];
         delete?: never;
@@ -1890,7 +1905,7 @@ export interface components {
          * @description Documented error codes. The list is not exhaustive and may grow.
          * @enum {string}
          */
-        ErrorCodeEnum: "UNKNOWN" | "TOO_MANY_REQUESTS" | "INVALID_CREDENTIALS" | "ACCOUNT_LOCKED" | "ACCOUNT_DISABLED" | "ACCOUNT_EXPIRED" | "MISSING_API_KEY" | "INVALID_API_KEY" | "ACCESS_DENIED" | "RESOURCE_NOT_FOUND" | "TEAM_NOT_FOUND" | "DEFAULT_TEAM_NOT_API_ENABLED" | "INVALID_INPUT" | "FORBIDDEN" | "VALIDATION_ERROR" | "WEBHOOK_NOT_ACTIVE" | "TOO_MANY_WEBHOOK_TEST_EVENTS" | "CONTAINER_IS_NOT_SUPPORTED_FOR_SELECTED_CODEC" | "INSUFFICIENT_PROJECTED_BALANCE_ERROR" | "PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED" | "ACTIVE_API_KEY_CANNOT_BE_DELETED" | "VIDEO_IN_OPERATION_NOT_FAILED" | "VIDEO_OUT_OPERATION_NOT_FAILED" | "VIDEO_ALREADY_BEING_COPIED_TO_OUTPUT_LOCATION" | "ONGOING_COPY_TO_OUTPUT_NEEDS_TO_BE_RESTARTED_OR_ABANDONED" | "BUCKET_NOT_FOUND" | "KEY_NOT_FOUND" | "HEAD_BUCKET_ERROR" | "HEAD_OBJECT_ERROR" | "RESOLVE_OBJECT_METADATA_ERROR" | "CONTENT_RANGE_HEADER_INVALID" | "CONTENT_NOT_PARTIAL_ERROR" | "PARSE_CONTENT_TYPE_ERROR" | "NO_CONTENT" | "OBJECT_ALREADY_EXISTS" | "CONFLICTING_DERIVED_VIDEO_IDS" | "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED" | "MAXIMUM_AMOUNT_OF_ACTIVE_WEBHOOKS_REACHED" | "INVALID_REQUEST_BODY" | "MISSING_REQUEST_BODY" | "TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE" | "TARGET_RESOLUTION_CANNOT_BE_LOWER_THAN_CALCULATED_ASPECT_RATIO_RESOLUTION" | "INVALID_START_POSITION" | "INVALID_END_POSITION" | "INVALID_DATE_TIME_RANGE" | "MISSING_CUSTOM_RESOLUTION" | "INVALID_INPUT_COLOR_CONVERSION" | "INVALID_OUTPUT_COLOR_CONVERSION" | "UNSUPPORTED_CONTENT_TYPE" | "CHECKSUM_MISMATCH" | "VIDEO_IN_RESTART_CHECKSUM_MISMATCH" | "INVALID_HTTPS_URL" | "UNEXPECTED_CONTENT_RANGE" | "VIDEO_PROCESSING_NOT_DONE" | "WEBHOOK_RATE_LIMIT_EXCEEDED" | "VIDEO_NOT_FULLY_INGESTED" | "VIDEO_COMPARISON_CONFLICT" | "APPRAISAL_BILLING_OUT_DATED" | "CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE" | "TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE" | "TEAM_NOT_BILLED_THROUGH_WALLET" | "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "CONFLICT" | "INTERNAL_SERVER_ERROR" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "NOT_IMPLEMENTED" | "VIDEO_TOO_LARGE" | "UNSUPPORTED_PROCESSING_OPTION" | "APPRAISAL_EXPIRED" | "APPRAISAL_ALREADY_ACCEPTED" | "BUILT_IN_CONFIGURATION_CANNOT_BE_DELETED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED";
+        ErrorCodeEnum: "UNKNOWN" | "TOO_MANY_REQUESTS" | "INVALID_CREDENTIALS" | "ACCOUNT_LOCKED" | "ACCOUNT_DISABLED" | "ACCOUNT_EXPIRED" | "MISSING_API_KEY" | "INVALID_API_KEY" | "ACCESS_DENIED" | "RESOURCE_NOT_FOUND" | "TEAM_NOT_FOUND" | "DEFAULT_TEAM_NOT_API_ENABLED" | "INVALID_INPUT" | "FORBIDDEN" | "VALIDATION_ERROR" | "WEBHOOK_NOT_ACTIVE" | "TOO_MANY_WEBHOOK_TEST_EVENTS" | "CONTAINER_IS_NOT_SUPPORTED_FOR_SELECTED_CODEC" | "INSUFFICIENT_PROJECTED_BALANCE_ERROR" | "PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED" | "ACTIVE_API_KEY_CANNOT_BE_DELETED" | "VIDEO_IN_OPERATION_NOT_FAILED" | "VIDEO_OUT_OPERATION_NOT_FAILED" | "VIDEO_ALREADY_BEING_COPIED_TO_OUTPUT_LOCATION" | "ONGOING_COPY_TO_OUTPUT_NEEDS_TO_BE_RESTARTED_OR_ABANDONED" | "BUCKET_NOT_FOUND" | "KEY_NOT_FOUND" | "HEAD_BUCKET_ERROR" | "HEAD_OBJECT_ERROR" | "RESOLVE_OBJECT_METADATA_ERROR" | "CONTENT_RANGE_HEADER_INVALID" | "CONTENT_NOT_PARTIAL_ERROR" | "PARSE_CONTENT_TYPE_ERROR" | "NO_CONTENT" | "OBJECT_ALREADY_EXISTS" | "CONFLICTING_DERIVED_VIDEO_IDS" | "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED" | "MAXIMUM_AMOUNT_OF_ACTIVE_WEBHOOKS_REACHED" | "INVALID_REQUEST_BODY" | "MISSING_REQUEST_BODY" | "TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE" | "TARGET_RESOLUTION_CANNOT_BE_LOWER_THAN_CALCULATED_ASPECT_RATIO_RESOLUTION" | "INVALID_START_POSITION" | "INVALID_END_POSITION" | "INVALID_DATE_TIME_RANGE" | "MISSING_CUSTOM_RESOLUTION" | "INVALID_INPUT_COLOR_CONVERSION" | "INVALID_OUTPUT_COLOR_CONVERSION" | "UNSUPPORTED_CONTENT_TYPE" | "CHECKSUM_MISMATCH" | "VIDEO_IN_RESTART_CHECKSUM_MISMATCH" | "INVALID_HTTPS_URL" | "INVALID_BUCKET_ENDPOINT" | "UNEXPECTED_CONTENT_RANGE" | "VIDEO_PROCESSING_NOT_DONE" | "WEBHOOK_RATE_LIMIT_EXCEEDED" | "VIDEO_NOT_FULLY_INGESTED" | "VIDEO_COMPARISON_CONFLICT" | "APPRAISAL_BILLING_OUT_DATED" | "CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE" | "TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE" | "TEAM_NOT_BILLED_THROUGH_WALLET" | "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "CONFLICT" | "INTERNAL_SERVER_ERROR" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "NOT_IMPLEMENTED" | "VIDEO_TOO_LARGE" | "UNSUPPORTED_PROCESSING_OPTION" | "APPRAISAL_EXPIRED" | "APPRAISAL_ALREADY_ACCEPTED" | "BUILT_IN_CONFIGURATION_CANNOT_BE_DELETED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED";
         /** @description The account of the calling API key. */
         Account: {
             user: components["schemas"]["User"];
@@ -2218,7 +2233,7 @@ export interface components {
             secretAccessKey: string;
             /**
              * Format: uri
-             * @description Endpoint of an S3-compatible store; absent means AWS S3.
+             * @description Endpoint of an S3-compatible store (https, any port, a public host); absent means AWS S3.
              */
             endpoint?: string;
             /** @description Region of the bucket; default us-east-1. */
@@ -2249,7 +2264,7 @@ export interface components {
             readonly secretAccessKeyHidden: string;
             /**
              * Format: uri
-             * @description Endpoint of an S3-compatible store; absent means AWS S3.
+             * @description Endpoint of an S3-compatible store (https, any port, a public host); absent means AWS S3.
              */
             endpoint?: string;
             /** @description Region of the bucket; default us-east-1. */
@@ -2266,7 +2281,7 @@ export interface components {
             secretAccessKey: string;
             /**
              * Format: uri
-             * @description Endpoint of an S3-compatible store; absent means AWS S3.
+             * @description Endpoint of an S3-compatible store (https, any port, a public host); absent means AWS S3.
              */
             endpoint?: string;
             /** @description Region of the bucket; default us-east-1. */
@@ -2285,7 +2300,7 @@ export interface components {
             secretAccessKey?: string;
             /**
              * Format: uri
-             * @description Endpoint of an S3-compatible store; absent means AWS S3.
+             * @description Endpoint of an S3-compatible store (https, any port, a public host); absent means AWS S3.
              */
             endpoint?: string;
             /** @description Region of the bucket; default us-east-1. */
@@ -3309,8 +3324,9 @@ export interface components {
              * @description Machine-readable error code: `CHECKSUM_MISMATCH` (the copied data does not match
              *     `crc32c`), `VIDEO_IN_RESTART_CHECKSUM_MISMATCH` (the same after a restart),
              *     `SOURCE_CHANGED` (the source file changed during the copy), `SOURCE_NOT_ACCESSIBLE`
-             *     (the source started refusing access), `COPY_FAILED` (the source or storage kept
-             *     failing after retries).
+             *     (the source started refusing access), `INVALID_BUCKET_ENDPOINT` (the bucket's host
+             *     resolved to a non-public address when the copy connected), `COPY_FAILED` (the source
+             *     or storage kept failing after retries).
              */
             readonly code: string;
             /** @description Human-readable description. */
@@ -3614,7 +3630,12 @@ export interface components {
              * @description Progress in percent.
              */
             progressPercentage?: number;
-            /** @description Why the copy failed; present when `status` is `FAILED`. */
+            /**
+             * @description Why the copy failed, as `<code>: <message>`; present when `status` is `FAILED`.
+             *     Codes: `OUTPUT_ACCESS_DENIED`, `BUCKET_NOT_FOUND`, `INVALID_BUCKET_ENDPOINT` (the
+             *     bucket's host resolved to a non-public address when the copy connected),
+             *     `CHECKSUM_MISMATCH`, `SOURCE_NOT_AVAILABLE`, `COPY_FAILED`.
+             */
             readonly errorMessage?: string;
         };
         /** @description A link to a side-by-side comparison of two videos. */

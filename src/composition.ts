@@ -102,16 +102,17 @@ export function createServices(deps: {
   const accounts = new AccountsService(db, clock, { login: deps.config.login });
   const secretBox = new SecretBox(deps.masterKey);
   const ledger = new LedgerService(db, clock, deps.config.priceList);
-  const locations = new LocationsService(db, clock, accounts, secretBox);
+  const outbound = { allowPrivateUrls: deps.config.allowPrivateUrls };
+  const locations = new LocationsService(db, clock, accounts, secretBox, outbound);
   const videos = new VideosService(db, clock, accounts, jobs);
-  const sources = new VideoInSources({ allowPrivateUrls: deps.config.allowPrivateUrls, extraCa: deps.config.extraCa });
+  const sources = new VideoInSources({ ...outbound, extraCa: deps.config.extraCa });
   const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
   const ingestion = new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir);
   const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries());
   const configurations = new ConfigurationsService(db, clock, accounts, engine, BUILT_IN_CONFIGURATIONS as any);
   const processing = new ProcessingService(db, clock, configurations, ledger, jobs, deps.blobs, ingestion, engine, deps.config.workDir, deps.config.media.timeoutMs);
   ingestion.onFailure(processing.refundFailedIngestion);
-  const videoOut = new VideoOutService({ db, clock, locations, jobs, secretBox, blobs: deps.blobs, links: signedLinks, ledger });
+  const videoOut = new VideoOutService({ db, clock, locations, jobs, secretBox, blobs: deps.blobs, links: signedLinks, ledger, policy: outbound });
   videos.onRemove((trx, ids) => videoOut.onVideosRemoved(trx, ids));
   return {
     db,
@@ -131,7 +132,7 @@ export function createServices(deps: {
     locations,
     ledger,
     billing: new BillingService(db, clock, accounts, ledger),
-    webhooks: new WebhooksService(db, clock, accounts, { allowPrivateUrls: deps.config.allowPrivateUrls }),
+    webhooks: new WebhooksService(db, clock, accounts, outbound),
     signingKeys: new SigningKeys(db, clock, secretBox, deps.config.webhookSigningKeys),
     blobs: deps.blobs,
     jobs,

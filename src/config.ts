@@ -221,3 +221,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,
   };
 }
+
+/**
+ * Settings that weaken a safeguard, as warnings the process logs at every start while they are
+ * on (main.ts).
+ */
+export function startupWarnings(config: Pick<Config, 'allowPrivateUrls'>): string[] {
+  const warnings: string[] = [];
+  if (config.allowPrivateUrls) {
+    warnings.push(
+      'VIDMILL_ALLOW_PRIVATE_URLS is on: HTTPS sources, webhook URLs and bucket endpoints may use http and reach private, ' +
+        'loopback and link-local addresses (cloud metadata included). Keep it off on anything reachable from the internet.',
+    );
+  }
+  return warnings;
+}

@@ -6,7 +6,7 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { hostname } from 'node:os';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig, startupWarnings } from './config';
 import { createApp, createJobGiveUps, createJobHandlers, createServices } from './composition';
 import { migrateToLatest, openDatabase } from './db/database';
 import { sweepEndedRateWindows } from './http/rate-limit';
@@ -34,6 +34,7 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   startedLog = log;
+  for (const warning of startupWarnings(config)) log.warn(warning);
   const db = openDatabase(config.database);
   await migrateToLatest(db);
   const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, embedded: config.database.client === 'sqlite' });

@@ -1,9 +1,13 @@
 /**
- * The outbound URL guard (webhooks now, video-in later): https on port 443 to public addresses
- * only, checked after DNS resolution. `allowPrivateUrls` (VIDMILL_ALLOW_PRIVATE_URLS) also
- * allows http, any port and private addresses, for tests and air-gapped installs.
+ * The outbound URL guard, one policy for every host a customer names: HTTPS video-in sources
+ * and webhook URLs (https on port 443) and bucket endpoints (https on any port: S3-compatible
+ * stores such as MinIO listen on ports of their own). Only public addresses are allowed, checked
+ * after DNS resolution; `localhost` and `*.localhost` (RFC 6761) count as loopback whatever the
+ * resolver says. `allowPrivateUrls` (VIDMILL_ALLOW_PRIVATE_URLS) also allows http, any port and
+ * private addresses, for tests and air-gapped installs.
  * `guardedLookup` repeats the address check inside the socket's own DNS lookup, so a name that
- * resolves differently between the check and the connection (DNS rebinding) is still refused.
+ * resolves differently between the check and the connection (DNS rebinding) is still refused;
+ * `src/net/guarded-agents.ts` installs it on http(s) agents and also checks IP literals there.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { lookup as dnsLookupCallback, LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
@@ -89,23 +93,40 @@ export function isPublicAddress(address: string): boolean {
   return !blockedV6.check(address.split('%')[0], 'ipv6');
 }
 
-function invalid(message: string): BadRequestError {
-  return new BadRequestError('INVALID_HTTPS_URL', message);
+/** What a URL is checked as: the errorCode and wording of a refusal, and the ports https may use. */
+interface UrlKind {
+  errorCode: 'INVALID_HTTPS_URL' | 'INVALID_BUCKET_ENDPOINT';
+  subject: string;
+  /** false: https on 443 only (HTTPS sources, webhooks); true: https on any port (bucket endpoints). */
+  anyHttpsPort: boolean;
+}
+
+const HTTPS_URL: UrlKind = { errorCode: 'INVALID_HTTPS_URL', subject: 'The URL', anyHttpsPort: false };
+const BUCKET_ENDPOINT: UrlKind = { errorCode: 'INVALID_BUCKET_ENDPOINT', subject: 'The bucket endpoint', anyHttpsPort: true };
+
+/** `localhost` and every name under it are loopback (RFC 6761), whatever a resolver answers. */
+export function isLoopbackName(host: string): boolean {
+  return /^(?:.*\.)?localhost\.?$/i.test(host);
 }
 
 /** Parses and checks the form of a URL (scheme, port, no credentials); no DNS. */
 export function parseOutboundUrl(raw: string, policy: OutboundPolicy): URL {
+  return parseUrl(raw, policy, HTTPS_URL);
+}
+
+function parseUrl(raw: string, policy: OutboundPolicy, kind: UrlKind): URL {
+  const invalid = (message: string) => new BadRequestError(kind.errorCode, `${kind.subject} ${message}`);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw invalid('The URL is not a valid absolute URL');
+    throw invalid('is not a valid absolute URL');
   }
   const schemes = policy.allowPrivateUrls ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) throw invalid(policy.allowPrivateUrls ? 'The URL must use https or http' : 'The URL must use https');
-  if (!policy.allowPrivateUrls && url.port !== '' && url.port !== '443') throw invalid('The URL must use port 443');
-  if (url.username || url.password) throw invalid('The URL must not carry a user name or password');
-  if (!url.hostname) throw invalid('The URL has no host');
+  if (!schemes.includes(url.protocol)) throw invalid(policy.allowPrivateUrls ? 'must use https or http' : 'must use https');
+  if (!policy.allowPrivateUrls && !kind.anyHttpsPort && url.port !== '' && url.port !== '443') throw invalid('must use port 443');
+  if (url.username || url.password) throw invalid('must not carry a user name or password');
+  if (!url.hostname) throw invalid('has no host');
   return url;
 }
 
@@ -114,30 +135,40 @@ function hostOf(url: URL): string {
 }
 
 /**
- * Checks a URL completely: its form and, unless private addresses are allowed, every address
- * its host resolves to. Throws 400 INVALID_HTTPS_URL.
+ * Checks an HTTPS source or webhook URL completely: its form and, unless private addresses are
+ * allowed, every address its host resolves to. Throws 400 INVALID_HTTPS_URL.
  */
-export async function checkOutboundUrl(
-  raw: string,
+export function checkOutboundUrl(raw: string, policy: OutboundPolicy, resolve: (host: string) => Promise<string[]> = resolveAll): Promise<URL> {
+  return checkUrl(raw, policy, resolve, HTTPS_URL);
+}
+
+/**
+ * Checks the endpoint of a customer bucket (S3-compatible store) the same way, except that https
+ * may use any port. Absent means AWS S3, which needs no check here (the agents still guard it).
+ * Throws 400 INVALID_BUCKET_ENDPOINT.
+ */
+export async function checkBucketEndpoint(
+  raw: string | undefined,
   policy: OutboundPolicy,
   resolve: (host: string) => Promise<string[]> = resolveAll,
-): Promise<URL> {
-  const url = parseOutboundUrl(raw, policy);
+): Promise<void> {
+  if (raw !== undefined) await checkUrl(raw, policy, resolve, BUCKET_ENDPOINT);
+}
+
+async function checkUrl(raw: string, policy: OutboundPolicy, resolve: (host: string) => Promise<string[]>, kind: UrlKind): Promise<URL> {
+  const url = parseUrl(raw, policy, kind);
   if (policy.allowPrivateUrls) return url;
   const host = hostOf(url);
-  let addresses: string[];
+  // The resolved address is not echoed: an answer must not map internal names to addresses.
+  const nonPublic = (verb: string) => new BadRequestError(kind.errorCode, `${kind.subject}'s host ${host} ${verb} a non-public address`);
+  if (isLoopbackName(host)) throw nonPublic('names');
   if (isIP(host)) {
-    addresses = [host];
-  } else {
-    try {
-      addresses = await resolve(host);
-    } catch {
-      throw invalid(`The host ${host} does not resolve`);
-    }
-    if (!addresses.length) throw invalid(`The host ${host} does not resolve`);
+    if (!isPublicAddress(host)) throw nonPublic('is');
+    return url;
   }
-  const refused = addresses.find((a) => !isPublicAddress(a));
-  if (refused !== undefined) throw invalid(`The host ${host} resolves to a non-public address (${refused})`);
+  const addresses = await resolve(host).catch(() => [] as string[]);
+  if (!addresses.length) throw new BadRequestError(kind.errorCode, `${kind.subject}'s host ${host} does not resolve`);
+  if (addresses.some((a) => !isPublicAddress(a))) throw nonPublic('resolves to');
   return url;
 }
 
@@ -147,21 +178,29 @@ async function resolveAll(host: string): Promise<string[]> {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
+/** The `code` of the error a guarded connection fails with when its host is not public. */
+export const NON_PUBLIC_ADDRESS = 'ERR_NON_PUBLIC_ADDRESS';
+
+/** True for the error of a connection the guard refused (possibly wrapped as `cause`). */
+export function isNonPublicAddressRefusal(err: unknown): boolean {
+  const e = err as { code?: unknown; cause?: unknown } | undefined;
+  return e?.code === NON_PUBLIC_ADDRESS || (e?.cause !== undefined && e.cause !== err && isNonPublicAddressRefusal(e.cause));
+}
+
+/** The error a guarded connection fails with; it names the host, never the address. */
+export function nonPublicAddressError(host: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${host} is not a public address`), { code: NON_PUBLIC_ADDRESS });
+}
+
 /** A `lookup` for http(s) agents that refuses non-public addresses unless they are allowed. */
 export function guardedLookup(policy: OutboundPolicy) {
   return (hostname: string, options: LookupOneOptions | LookupAllOptions | number, callback: LookupCallback): void => {
     const opts = typeof options === 'number' ? { family: options } : options;
+    if (!policy.allowPrivateUrls && isLoopbackName(hostname)) return process.nextTick(callback, nonPublicAddressError(hostname), []);
     dnsLookupCallback(hostname, { ...opts, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
       const list = addresses as LookupAddress[];
-      if (!policy.allowPrivateUrls) {
-        const refused = list.find((a) => !isPublicAddress(a.address));
-        if (refused) {
-          const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to a non-public address (${refused.address})`);
-          e.code = 'ERR_NON_PUBLIC_ADDRESS';
-          return callback(e, []);
-        }
-      }
+      if (!policy.allowPrivateUrls && list.some((a) => !isPublicAddress(a.address))) return callback(nonPublicAddressError(hostname), []);
       if ((opts as LookupAllOptions).all) return callback(null, list);
       if (!list.length) return callback(Object.assign(new Error(`${hostname} does not resolve`), { code: 'ENOTFOUND' }), []);
       callback(null, list[0].address, list[0].family);

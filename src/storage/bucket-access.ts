@@ -3,8 +3,15 @@
  * HeadBucket check that proves the credentials can reach the bucket. Outcomes are plain data;
  * the caller decides which domain error they become. No message built here ever contains a
  * credential: only the bucket name, the endpoint's host and fixed wording.
+ *
+ * Every client connects through agents under the outbound policy (src/net/guarded-agents.ts):
+ * the endpoint's form and host are checked at the API (`checkBucketEndpoint`), and every socket
+ * the client opens afterwards is checked again where it connects. Failures without an HTTP
+ * answer all get one message (`bucketUnreachable`), whatever the network said.
  */
 import { HeadBucketCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { guardedAgents } from '../net/guarded-agents';
+import { isNonPublicAddressRefusal, OutboundPolicy } from '../net/outbound-url';
 
 export const DEFAULT_BUCKET_REGION = 'us-east-1';
 
@@ -36,8 +43,12 @@ export interface BucketClientOptions {
   checksums?: 'WHEN_REQUIRED';
 }
 
-/** The caller must `destroy()` the client when done with it. */
-export function createBucketClient(settings: BucketSettings, opts: BucketClientOptions = {}): S3Client {
+/**
+ * The caller must `destroy()` the client when done with it (that also destroys its agents).
+ * The agents are instances, not options: the SDK then uses them for every request, including
+ * the `Expect: 100-continue` uploads it would otherwise send through an agent of its own.
+ */
+export function createBucketClient(settings: BucketSettings, policy: OutboundPolicy, opts: BucketClientOptions = {}): S3Client {
   return new S3Client({
     region: settings.region ?? DEFAULT_BUCKET_REGION,
     endpoint: settings.endpoint,
@@ -51,26 +62,42 @@ export function createBucketClient(settings: BucketSettings, opts: BucketClientO
     requestHandler: {
       connectionTimeout: opts.connectionTimeoutMs ?? 10_000,
       requestTimeout: opts.requestTimeoutMs ?? 60_000,
+      // The SDK's requestTimeout only logs a warning now; the socket idle timeout is what fails a
+      // request after that long without a byte (a silent endpoint must not hang a check).
+      socketTimeout: opts.requestTimeoutMs ?? 60_000,
+      ...guardedAgents(policy),
     },
   });
+}
+
+/** The one message of every failure that got no answer from the bucket's endpoint. */
+export function bucketUnreachable(settings: Pick<BucketSettings, 'bucket' | 'endpoint'>): string {
+  return `Bucket "${settings.bucket}" ${where(settings)} could not be reached`;
+}
+
+/** The message of a connection the outbound guard refused (a host that is not public). */
+export function bucketEndpointNotPublic(settings: Pick<BucketSettings, 'bucket' | 'endpoint'>): string {
+  return `Bucket "${settings.bucket}" ${where(settings)} is at a non-public address`;
 }
 
 export type BucketAccess =
   | { outcome: 'accessible' }
   | { outcome: 'bucket-not-found'; message: string }
+  /** The outbound guard refused to connect: the endpoint's host (as resolved) is not public. */
+  | { outcome: 'endpoint-not-allowed'; message: string }
   /** Credentials refused, endpoint unreachable or any other failure of the check. */
   | { outcome: 'refused'; message: string };
 
 const CHECK_OPTIONS: BucketClientOptions = { connectionTimeoutMs: 5_000, requestTimeoutMs: 10_000, maxAttempts: 1 };
 
-/** Sends HeadBucket with the given settings and classifies the answer. */
-export async function checkBucketAccess(settings: BucketSettings, opts: BucketClientOptions = CHECK_OPTIONS): Promise<BucketAccess> {
-  if (settings.endpoint !== undefined && !isHttpUrl(settings.endpoint)) {
-    return { outcome: 'refused', message: 'The endpoint must be an http:// or https:// URL' };
-  }
+/**
+ * Sends HeadBucket with the given settings and classifies the answer. The endpoint's form and
+ * host are the caller's to check first (`checkBucketEndpoint`, 400 INVALID_BUCKET_ENDPOINT).
+ */
+export async function checkBucketAccess(settings: BucketSettings, policy: OutboundPolicy, opts: BucketClientOptions = CHECK_OPTIONS): Promise<BucketAccess> {
   let client: S3Client | undefined;
   try {
-    client = createBucketClient(settings, opts);
+    client = createBucketClient(settings, policy, opts);
     await client.send(new HeadBucketCommand({ Bucket: settings.bucket }));
     return { outcome: 'accessible' };
   } catch (err) {
@@ -83,34 +110,35 @@ export async function checkBucketAccess(settings: BucketSettings, opts: BucketCl
 export type ObjectPresence =
   | { outcome: 'absent' }
   | { outcome: 'exists'; size: number }
+  | { outcome: 'endpoint-not-allowed'; message: string }
   /** Credentials refused, endpoint unreachable or any other failure of the check. */
   | { outcome: 'refused'; message: string };
 
 /** Sends HeadObject on `key` with the given settings (video out checks its target key). */
-export async function checkObjectPresence(settings: BucketSettings, key: string, opts: BucketClientOptions = CHECK_OPTIONS): Promise<ObjectPresence> {
+export async function checkObjectPresence(settings: BucketSettings, key: string, policy: OutboundPolicy, opts: BucketClientOptions = CHECK_OPTIONS): Promise<ObjectPresence> {
   let client: S3Client | undefined;
   try {
-    client = createBucketClient(settings, opts);
+    client = createBucketClient(settings, policy, opts);
     const out = await client.send(new HeadObjectCommand({ Bucket: settings.bucket, Key: key }));
     return { outcome: 'exists', size: Number(out.ContentLength ?? 0) };
   } catch (err) {
     const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
     const status = e.$metadata?.httpStatusCode;
     if (status === 404 || e.name === 'NotFound' || e.name === 'NoSuchKey') return { outcome: 'absent' };
+    if (isNonPublicAddressRefusal(err)) return { outcome: 'endpoint-not-allowed', message: bucketEndpointNotPublic(settings) };
     const bucket = `"${settings.bucket}" ${where(settings)}`;
     if (status === 401 || status === 403) {
       return { outcome: 'refused', message: `HeadObject on "${key}" in bucket ${bucket} was refused (HTTP ${status}): check the permissions of the credentials` };
     }
-    return { outcome: 'refused', message: `HeadObject on "${key}" in bucket ${bucket} failed${status ? ` with HTTP ${status}` : ' before an answer was received'}` };
+    return { outcome: 'refused', message: status ? `HeadObject on "${key}" in bucket ${bucket} failed with HTTP ${status}` : bucketUnreachable(settings) };
   } finally {
     client?.destroy();
   }
 }
 
 const REFUSED_CREDENTIAL_CODES = new Set(['Forbidden', 'AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'ExpiredToken']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 
-function where(settings: BucketSettings): string {
+function where(settings: Pick<BucketSettings, 'endpoint'>): string {
   return settings.endpoint ? `at ${safeHost(settings.endpoint)}` : 'on AWS S3';
 }
 
@@ -120,14 +148,6 @@ function safeHost(endpoint: string): string {
     return new URL(endpoint).host || 'the configured endpoint';
   } catch {
     return 'the configured endpoint';
-  }
-}
-
-function isHttpUrl(endpoint: string): boolean {
-  try {
-    return ['http:', 'https:'].includes(new URL(endpoint).protocol);
-  } catch {
-    return false;
   }
 }
 
@@ -152,9 +172,8 @@ function classifyFailure(settings: BucketSettings, err: unknown): BucketAccess {
   if (status !== undefined) {
     return { outcome: 'refused', message: `HeadBucket on ${bucket} failed with HTTP ${status}` };
   }
-  const code = [e.code, e.name].find((c) => c !== undefined && NETWORK_CODES.has(c));
-  if (code || e.name === 'TimeoutError' || e.name === 'RequestTimeout') {
-    return { outcome: 'refused', message: `The endpoint of bucket ${bucket} could not be reached (${code ?? 'timed out'})` };
-  }
-  return { outcome: 'refused', message: `HeadBucket on ${bucket} failed before an answer was received` };
+  if (isNonPublicAddressRefusal(err)) return { outcome: 'endpoint-not-allowed', message: bucketEndpointNotPublic(settings) };
+  // Refused, reset, timed out, not resolved, or anything else without an answer: one message,
+  // so that no answer tells a closed port from a filtered one.
+  return { outcome: 'refused', message: bucketUnreachable(settings) };
 }

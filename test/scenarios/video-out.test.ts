@@ -5,8 +5,8 @@
  * a copy whose worker died after completing it, the give-up of a lost worker, download URLs
  * (ranges, expiry, tampering) and the billing rows of both kinds of download.
  *
- * Stored videos are written directly (row through the store, file through `services.blobs`),
- * as video in and processing leave them.
+ * Stored videos are written directly (test/helpers/stored-video.ts), as video in and processing
+ * leave them.
  */
 import { strict as assert } from 'node:assert';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -20,6 +20,7 @@ import { OperationStatus, videosStore } from '../../src/features/videos/videos.s
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { LocalS3, randomKeyPair, S3KeyPair, startLocalS3 } from '../helpers/s3-server';
+import { storedVideo as storeVideo, StoredVideoOptions } from '../helpers/stored-video';
 
 const BUCKET = 'deliveries';
 /** Three parts of 8 MiB (the last one short). */
@@ -92,39 +93,8 @@ describe(`Video out (${TEST_DIALECT})`, function () {
   const jobsDone = (kind: string, n = 1) =>
     h.waitFor(async () => (await db()('jobs').where({ kind, status: 'done' })).length >= n, { what: `${n} ${kind} job(s) done` });
 
-  /** A stored video of the user: a master copied in (upload DONE), or a clip whose processing is `stage`. */
-  async function storedVideo(opts: { user?: TestUser; data?: Buffer; fileName?: string; kind?: 'MASTER' | 'CLIP'; stage?: OperationStatus; crc?: number } = {}): Promise<string> {
-    const owner = opts.user ?? u;
-    const data = opts.data ?? DATA;
-    const kind = opts.kind ?? 'MASTER';
-    const id = randomUUID();
-    const now = h.clock.now();
-    const projectId = (await get('/v1/projects/default', owner)).body.id;
-    const masterVideoId = kind === 'CLIP' ? await storedVideo({ user: owner }) : undefined;
-    await videosStore.insert(db(), {
-      id,
-      kind,
-      teamId: owner.teamId,
-      projectId,
-      userId: owner.userId,
-      name: `${kind.toLowerCase()} ${id.slice(0, 8)}`,
-      masterVideoId,
-      sourceVideoId: masterVideoId,
-      clipId: kind === 'CLIP' ? id : undefined,
-      file: { name: opts.fileName ?? 'beach.mp4', size: data.length, type: 'video/mp4', containerName: 'MPEG-4', lastModified: now },
-      uploadStatus: kind === 'MASTER' ? 'INITIAL' : undefined,
-      processing: kind === 'CLIP' ? { startMs: 0, endMs: 10_000 } : undefined,
-      createdAt: now,
-    });
-    const stage = opts.stage ?? 'DONE';
-    if (stage === 'DONE') {
-      await h.services.blobs.put(`videos/${id}/file`, data);
-      await videosStore.setStored(db(), id, { blobKey: `videos/${id}/file`, crc32c: opts.crc ?? crc32c(data), size: data.length }, now);
-    }
-    if (kind === 'MASTER') await videosStore.updateUpload(db(), id, { status: stage, progress: stage === 'DONE' ? 100 : 40 }, now);
-    else await videosStore.updateProcessing(db(), id, { status: stage, progress: stage === 'DONE' ? 100 : 40 }, now);
-    return id;
-  }
+  /** A stored video of the user (default: `u`, DATA): a master copied in (upload DONE), or a clip whose processing is `stage`. */
+  const storedVideo = ({ user, ...opts }: StoredVideoOptions & { user?: TestUser } = {}) => storeVideo(h, user ?? u, { data: DATA, ...opts });
 
   before(async () => {
     keys = randomKeyPair();
@@ -139,7 +109,8 @@ describe(`Video out (${TEST_DIALECT})`, function () {
     new S3BlobStore({ bucket: 'platform', endpoint: s3.endpoint, region: s3.region, accessKey: keys.accessKey, secretKey: keys.secretAccessKey, forcePathStyle: true });
   beforeEach(async function () {
     s3.refuse = undefined;
-    h = await createHarness({}, { blobs: /\[S3 platform storage\]/.test(this.currentTest?.title ?? '') ? s3Platform() : undefined });
+    // The local S3 server is on 127.0.0.1: private addresses allowed (test/scenarios/outbound-guard.test.ts covers the default).
+    h = await createHarness({ allowPrivateUrls: true }, { blobs: /\[S3 platform storage\]/.test(this.currentTest?.title ?? '') ? s3Platform() : undefined });
     u = await h.user();
   });
   afterEach(async () => {

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError, loadConfig, startupWarnings } from '../../src/config';
 import { createBlobStore } from '../../src/storage/create-blob-store';
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
@@ -15,6 +15,14 @@ describe('Configuration', () => {
     assert.equal(c.rateLimitPerMinute, 600);
     assert.equal(c.role, 'all');
     assert.equal(c.allowPrivateUrls, false);
+  });
+
+  it('VIDMILL_ALLOW_PRIVATE_URLS=true is warned about at start (it covers bucket endpoints too); off by default, no warning', () => {
+    assert.deepEqual(startupWarnings(loadConfig({})), []);
+    const warnings = startupWarnings(loadConfig({ VIDMILL_ALLOW_PRIVATE_URLS: 'true' }));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /VIDMILL_ALLOW_PRIVATE_URLS/);
+    assert.match(warnings[0], /bucket endpoints/);
   });
 
   it('a postgres URL selects PostgreSQL', () => {

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkOutboundUrl, guardedLookup, isPublicAddress, parseOutboundUrl } from '../../src/net/outbound-url';
+import { checkBucketEndpoint, checkOutboundUrl, guardedLookup, isLoopbackName, isPublicAddress, parseOutboundUrl } from '../../src/net/outbound-url';
 import { DomainError } from '../../src/shared/errors';
 
 describe('Outbound URL guard', () => {
@@ -54,5 +54,71 @@ describe('Outbound URL guard', () => {
     } finally {
       server.close();
     }
+  });
+
+  /** Every spelling of a non-public host the SSRF matrix uses, and what WHATWG URL makes of it. */
+  const NON_PUBLIC_SPELLINGS: Array<[string, string]> = [
+    ['127.0.0.1:9000', '127.0.0.1'],
+    ['2130706433', '127.0.0.1'], // decimal
+    ['0177.0.0.1', '127.0.0.1'], // octal
+    ['0x7f.0.0.1', '127.0.0.1'], // hex, dotted
+    ['0x7f000001', '127.0.0.1'], // hex
+    ['127.1', '127.0.0.1'], // short
+    ['0', '0.0.0.0'],
+    ['0.0.0.0', '0.0.0.0'],
+    ['10.0.0.1', '10.0.0.1'],
+    ['169.254.169.254', '169.254.169.254'],
+    ['100.64.0.1', '100.64.0.1'],
+    ['224.0.0.1', '224.0.0.1'],
+    ['[::1]', '[::1]'],
+    ['[::]', '[::]'],
+    ['[fd00::1]', '[fd00::1]'],
+    ['[fe80::1]', '[fe80::1]'],
+    ['[::ffff:127.0.0.1]', '[::ffff:7f00:1]'], // IPv4-mapped, dotted
+    ['[::ffff:7f00:1]', '[::ffff:7f00:1]'], // IPv4-mapped, hex
+    ['[::ffff:a9fe:a9fe]', '[::ffff:a9fe:a9fe]'], // IPv4-mapped metadata address
+  ];
+
+  it('WHATWG URL parsing turns decimal, octal, hex and short IPv4 spellings into dotted form (what the guard then sees)', () => {
+    for (const [spelling, hostname] of NON_PUBLIC_SPELLINGS) assert.equal(new URL(`https://${spelling}/`).hostname, hostname, spelling);
+  });
+
+  it('bucket endpoints: every spelling of a non-public address is 400 INVALID_BUCKET_ENDPOINT, without DNS', async () => {
+    const noDns = async () => assert.fail('an IP literal needs no resolution');
+    for (const [spelling] of NON_PUBLIC_SPELLINGS) {
+      await assert.rejects(
+        checkBucketEndpoint(`https://${spelling}`, { allowPrivateUrls: false }, noDns),
+        (e: any) => e instanceof DomainError && e.status === 400 && e.errorCode === 'INVALID_BUCKET_ENDPOINT' && /non-public address/.test(e.message),
+        spelling,
+      );
+    }
+  });
+
+  it('bucket endpoints: https on any port to a public host; http, user info and other schemes refused; allowPrivateUrls allows http and private hosts', async () => {
+    const publicDns = async () => ['1.1.1.1'];
+    const refusal = (e: any) => e instanceof DomainError && e.errorCode === 'INVALID_BUCKET_ENDPOINT';
+    await checkBucketEndpoint('https://minio.example.com:9000', { allowPrivateUrls: false }, publicDns);
+    await checkBucketEndpoint('https://s3.example.com', { allowPrivateUrls: false }, publicDns);
+    await checkBucketEndpoint(undefined, { allowPrivateUrls: false }); // AWS S3
+    for (const endpoint of ['http://minio.example.com:9000', 'https://key:secret@minio.example.com', 'ftp://minio.example.com', 'not a url']) {
+      await assert.rejects(checkBucketEndpoint(endpoint, { allowPrivateUrls: false }, publicDns), refusal, endpoint);
+    }
+    await assert.rejects(checkBucketEndpoint('https://gone.example.com', { allowPrivateUrls: false }, async () => []), /does not resolve/);
+    await assert.rejects(checkBucketEndpoint('https://internal.example.com', { allowPrivateUrls: false }, async () => ['1.1.1.1', '10.1.2.3']), (e: any) => refusal(e) && !/10\.1\.2\.3/.test(e.message));
+    await checkBucketEndpoint('http://127.0.0.1:9000', { allowPrivateUrls: true });
+    await assert.rejects(checkBucketEndpoint('ftp://127.0.0.1', { allowPrivateUrls: true }), refusal);
+  });
+
+  it('localhost and *.localhost are loopback whatever the resolver answers (RFC 6761)', async () => {
+    for (const name of ['localhost', 'LOCALHOST', 'localhost.', 'vidmill.localhost', 'a.b.localhost.']) assert.equal(isLoopbackName(name), true, name);
+    for (const name of ['localhost.example.com', 'notlocalhost', 'example.com']) assert.equal(isLoopbackName(name), false, name);
+    const liar = async () => ['1.1.1.1'];
+    await assert.rejects(checkBucketEndpoint('https://vidmill.localhost:9000', { allowPrivateUrls: false }, liar), /non-public address/);
+    await assert.rejects(checkOutboundUrl('https://localhost/', { allowPrivateUrls: false }, liar), /non-public address/);
+  });
+
+  it('HTTPS sources and webhooks keep their own rule: https on port 443 only, INVALID_HTTPS_URL', async () => {
+    await assert.rejects(checkOutboundUrl('https://hooks.example.com:8443/', { allowPrivateUrls: false }, async () => ['1.1.1.1']), (e: any) => e.errorCode === 'INVALID_HTTPS_URL');
+    await assert.rejects(checkOutboundUrl('https://0x7f000001/', { allowPrivateUrls: false }), (e: any) => e.errorCode === 'INVALID_HTTPS_URL');
   });
 });

@@ -215,7 +215,7 @@ describe('Ranged parallel copy engine (HTTPS source with a self-signed certifica
         region: s3.region,
         forcePathStyle: true,
         credentials: { accessKey: s3.credentials.accessKey, secretAccessKey: s3.credentials.secretAccessKey },
-      });
+      }, { allowPrivateUrls: true }); // the local S3 server is on 127.0.0.1
       clients.push(client);
       return new BucketRangeSource(client, 'customer', key);
     };

@@ -1,9 +1,11 @@
 /**
- * Bucket input and output locations: team rules, the HeadBucket check before any access setting
- * is stored, and credentials sealed at rest with a context that binds them to their row.
+ * Bucket input and output locations: team rules, the outbound guard on the endpoint and the
+ * HeadBucket check before any access setting is stored, and credentials sealed at rest with a
+ * context that binds them to their row.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database';
+import { checkBucketEndpoint, OutboundPolicy } from '../../net/outbound-url';
 import { maskSecret } from '../../security/api-key-token';
 import type { SecretBox } from '../../security/secret-box';
 import type { Clock } from '../../shared/clock';
@@ -54,7 +56,8 @@ export class LocationsService {
     private readonly clock: Clock,
     private readonly accounts: AccountsService,
     private readonly secretBox: SecretBox,
-    private readonly checkAccess: (settings: BucketSettings) => Promise<BucketAccess> = checkBucketAccess,
+    private readonly policy: OutboundPolicy,
+    private readonly checkAccess: (settings: BucketSettings) => Promise<BucketAccess> = (settings) => checkBucketAccess(settings, policy),
   ) {}
 
   async create(userId: string, direction: Direction, selectTeamId: string | undefined, input: NewLocation): Promise<BucketLocation> {
@@ -129,9 +132,12 @@ export class LocationsService {
     return location;
   }
 
+  /** 400 INVALID_BUCKET_ENDPOINT before any connection, then HeadBucket (404 BUCKET_NOT_FOUND, 400 HEAD_BUCKET_ERROR). */
   private async requireAccess(settings: BucketSettings): Promise<void> {
+    await checkBucketEndpoint(settings.endpoint, this.policy);
     const access = await this.checkAccess(settings);
     if (access.outcome === 'bucket-not-found') throw new NotFoundError(access.message, 'BUCKET_NOT_FOUND');
+    if (access.outcome === 'endpoint-not-allowed') throw new BadRequestError('INVALID_BUCKET_ENDPOINT', access.message);
     if (access.outcome === 'refused') throw new BadRequestError('HEAD_BUCKET_ERROR', access.message);
   }
 

@@ -15,6 +15,8 @@ import type { Db } from '../../db/database';
 import type { JobHandler } from '../../jobs/worker';
 import { crc32cUpdate } from '../../net/crc32c';
 import { SourceChangedError, SourceHttpError } from '../../net/https-range-source';
+import { isNetworkFailure } from '../../net/network-failure';
+import { isNonPublicAddressRefusal } from '../../net/outbound-url';
 import { BlobStore, isUploadGone, Upload } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { recordEvent } from '../../webhooks/events';
@@ -156,7 +158,7 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
 }
 
 /** What a failed copy is recorded as, and whether another attempt could succeed. */
-export function classify(err: unknown, op: Pick<VideoInOperation, 'attempt'>): Failure {
+export function classify(err: unknown, op: Pick<VideoInOperation, 'attempt' | 'sourceKind'>): Failure {
   if (err instanceof ChecksumMismatchError) {
     const code = op.attempt > 1 ? 'VIDEO_IN_RESTART_CHECKSUM_MISMATCH' : 'CHECKSUM_MISMATCH';
     return {
@@ -170,6 +172,13 @@ export function classify(err: unknown, op: Pick<VideoInOperation, 'attempt'>): F
   const cause = err instanceof CopyFailedError ? err.cause : err;
   if (cause instanceof SourceHttpError && [401, 403, 404, 410].includes(cause.status)) {
     return { transient: false, error: { code: 'SOURCE_NOT_ACCESSIBLE', message: `The source is no longer accessible: ${cause.message}` } };
+  }
+  if (op.sourceKind !== 'HTTPS') {
+    if (isNonPublicAddressRefusal(cause)) {
+      return { transient: false, error: { code: 'INVALID_BUCKET_ENDPOINT', message: 'The bucket endpoint is at a non-public address; nothing was read from it' } };
+    }
+    // No network detail (errno, address) reaches the customer: it would tell closed ports from open ones.
+    if (isNetworkFailure(cause)) return { transient: true, error: { code: 'COPY_FAILED', message: 'The copy failed after retries: the bucket could not be reached' } };
   }
   const message = (err as Error)?.message ?? String(err);
   return { transient: true, error: { code: 'COPY_FAILED', message: `The copy failed after retries: ${message}`.slice(0, 2000) } };

@@ -16,8 +16,8 @@ import {
   SourceHttpError,
   SourceInfo,
 } from '../../net/https-range-source';
-import { checkOutboundUrl, guardedLookup, OutboundPolicy } from '../../net/outbound-url';
-import { BucketSettings, checkBucketAccess, createBucketClient } from '../../storage/bucket-access';
+import { checkBucketEndpoint, checkOutboundUrl, guardedLookup, isNonPublicAddressRefusal, OutboundPolicy } from '../../net/outbound-url';
+import { BucketSettings, bucketEndpointNotPublic, bucketUnreachable, checkBucketAccess, createBucketClient } from '../../storage/bucket-access';
 import { BucketRangeSource } from '../../storage/bucket-range-source';
 import { BadRequestError, NotFoundError } from '../../shared/errors';
 
@@ -71,15 +71,15 @@ export class VideoInSources {
       });
       return { source, close: () => undefined };
     }
-    const client = createBucketClient(spec.bucket, { maxAttempts: 2, requestTimeoutMs: 60_000 });
+    const client = createBucketClient(spec.bucket, this.opts, { maxAttempts: 2, requestTimeoutMs: 60_000 });
     return { source: new BucketRangeSource(client, spec.bucket.bucket, spec.key), close: () => client.destroy() };
   }
 
   /**
    * Checks the source completely and pins its size and validator. Throws the documented 4xx:
    * INVALID_HTTPS_URL, CONTENT_NOT_PARTIAL_ERROR, NO_CONTENT, VIDEO_TOO_LARGE,
-   * UNSUPPORTED_CONTENT_TYPE (an HTML page), BUCKET_NOT_FOUND, KEY_NOT_FOUND, HEAD_BUCKET_ERROR,
-   * HEAD_OBJECT_ERROR.
+   * UNSUPPORTED_CONTENT_TYPE (an HTML page), INVALID_BUCKET_ENDPOINT, BUCKET_NOT_FOUND,
+   * KEY_NOT_FOUND, HEAD_BUCKET_ERROR, HEAD_OBJECT_ERROR.
    */
   async probe(spec: SourceSpec): Promise<SourceInfo> {
     const info = spec.kind === 'HTTPS' ? await this.probeHttps(spec.url) : await this.probeBucket(spec.bucket, spec.key);
@@ -110,10 +110,13 @@ export class VideoInSources {
   }
 
   private async probeBucket(bucket: BucketSettings, key: string): Promise<SourceInfo> {
-    const access = await checkBucketAccess(bucket);
+    // A stored input location is checked again: it may predate the rule or the policy.
+    await checkBucketEndpoint(bucket.endpoint, this.opts);
+    const access = await checkBucketAccess(bucket, this.opts);
     if (access.outcome === 'bucket-not-found') throw new NotFoundError(access.message, 'BUCKET_NOT_FOUND');
+    if (access.outcome === 'endpoint-not-allowed') throw new BadRequestError('INVALID_BUCKET_ENDPOINT', access.message);
     if (access.outcome === 'refused') throw new BadRequestError('HEAD_BUCKET_ERROR', access.message);
-    const client: S3Client = createBucketClient(bucket, { maxAttempts: 1, connectionTimeoutMs: 5_000, requestTimeoutMs: 15_000 });
+    const client: S3Client = createBucketClient(bucket, this.opts, { maxAttempts: 1, connectionTimeoutMs: 5_000, requestTimeoutMs: 15_000 });
     try {
       return await new BucketRangeSource(client, bucket.bucket, key).probe();
     } catch (err) {
@@ -125,7 +128,9 @@ export class VideoInSources {
       if (status === 401 || status === 403) {
         throw new BadRequestError('HEAD_OBJECT_ERROR', `HeadObject on "${key}" in bucket "${bucket.bucket}" was refused (HTTP ${status}): check the permissions of the credentials`);
       }
-      throw new BadRequestError('HEAD_OBJECT_ERROR', `HeadObject on "${key}" in bucket "${bucket.bucket}" failed${status ? ` with HTTP ${status}` : ''}`);
+      if (isNonPublicAddressRefusal(err)) throw new BadRequestError('INVALID_BUCKET_ENDPOINT', bucketEndpointNotPublic(bucket));
+      if (!status) throw new BadRequestError('HEAD_OBJECT_ERROR', bucketUnreachable(bucket));
+      throw new BadRequestError('HEAD_OBJECT_ERROR', `HeadObject on "${key}" in bucket "${bucket.bucket}" failed with HTTP ${status}`);
     } finally {
       client.destroy();
     }
@@ -144,7 +149,7 @@ export function classifyHttpsProbeFailure(err: unknown, signal: AbortSignal): Er
     return new BadRequestError('INVALID_HTTPS_URL', `The source is not accessible: it answered HTTP ${err.status}`);
   }
   const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'ERR_NON_PUBLIC_ADDRESS') return new BadRequestError('INVALID_HTTPS_URL', `The URL's host resolves to a non-public address`);
+  if (isNonPublicAddressRefusal(e)) return new BadRequestError('INVALID_HTTPS_URL', `The URL's host resolves to a non-public address`);
   if (signal.aborted) return new BadRequestError('INVALID_HTTPS_URL', 'The source did not answer in time');
   const tls = typeof e?.code === 'string' && /CERT|SSL|TLS|SELF_SIGNED/.test(e.code);
   return new BadRequestError(

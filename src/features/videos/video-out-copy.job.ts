@@ -11,8 +11,8 @@
  *
  * `output` moves INITIAL -> IN_PROGRESS -> DONE | FAILED here, each change with its `video_out.*`
  * event in the same transaction; DONE also enqueues `video-out.bill` (the bytes sent accrue as
- * DOWNLOAD_S3). Transient failures are retried by the queue; a refused bucket, a missing bucket
- * or a checksum mismatch is FAILED at once.
+ * DOWNLOAD_S3). Transient failures are retried by the queue; a refused bucket, a missing bucket,
+ * an endpoint the outbound guard refuses at connect time or a checksum mismatch is FAILED at once.
  *
  * Also here: `video-out.abort-upload` (abandon and delete release the multipart upload),
  * `video-out.bill`, and the give-up handler for a copy whose worker was lost.
@@ -22,6 +22,8 @@ import type { Db } from '../../db/database';
 import type { JobQueue } from '../../jobs/job-queue';
 import type { GiveUpHandler, JobHandler } from '../../jobs/worker';
 import { crc32cCombine } from '../../net/crc32c';
+import { isNetworkFailure } from '../../net/network-failure';
+import { isNonPublicAddressRefusal } from '../../net/outbound-url';
 import { SourceChangedError } from '../../net/https-range-source';
 import { BlobNotFoundError, BlobStore, choosePartSize, isUploadGone, MIB, partCountOf, partRangeOf, Upload, UploadDescriptor } from '../../storage/blob-store';
 import { BlobRangeSource } from '../../storage/blob-range-source';
@@ -69,7 +71,7 @@ interface Failure {
 /** The bucket client of a copy; uploads send only the checksums S3 requires (S3-compatible stores). */
 function bucketClient(videoOut: VideoOutService, op: Pick<VideoOutOperation, 'videoId' | 'id' | 'sealedBucket'>): { client: S3Client; target: MultipartTarget } {
   const settings = videoOut.bucketOf(op);
-  const client = createBucketClient(settings, { checksums: 'WHEN_REQUIRED', maxAttempts: 3, requestTimeoutMs: 120_000 });
+  const client = createBucketClient(settings, videoOut.policy, { checksums: 'WHEN_REQUIRED', maxAttempts: 3, requestTimeoutMs: 120_000 });
   return { client, target: { client, bucket: settings.bucket } };
 }
 
@@ -251,6 +253,11 @@ export function classify(err: unknown): Failure {
   if (cause?.name === 'NoSuchBucket') {
     return { transient: false, error: { code: 'BUCKET_NOT_FOUND', message: 'The bucket no longer exists; create it again and restart, or abandon the copy' } };
   }
+  if (isNonPublicAddressRefusal(cause)) {
+    return { transient: false, error: { code: 'INVALID_BUCKET_ENDPOINT', message: 'The bucket endpoint is at a non-public address; nothing was sent to it' } };
+  }
+  // No network detail (errno, address) reaches the customer: it would tell closed ports from open ones.
+  if (isNetworkFailure(cause)) return { transient: true, error: { code: 'COPY_FAILED', message: 'The copy failed after retries: the bucket could not be reached' } };
   const message = (err as Error)?.message ?? String(err);
   return { transient: true, error: { code: 'COPY_FAILED', message: `The copy failed after retries: ${message}`.slice(0, 2000) } };
 }

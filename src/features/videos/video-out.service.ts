@@ -4,9 +4,9 @@
  * URLs served by Vidmill itself.
  *
  * A copy is checked completely before the answer (the video's file is stored, no other copy of
- * it is running or failed, the bucket answers HeadBucket, the target key is free), then the
- * operation row, the video's `output` state and the `video-out.copy` job are written in one
- * transaction. The copy itself is video-out-copy.job.ts.
+ * it is running or failed, the endpoint passes the outbound guard, the bucket answers HeadBucket,
+ * the target key is free), then the operation row, the video's `output` state and the
+ * `video-out.copy` job are written in one transaction. The copy itself is video-out-copy.job.ts.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { sendBlob } from '../../http/blob-responses';
 import { sendError } from '../../http/error-mapper';
 import type { SignedLinks } from '../../http/signed-links';
 import type { JobQueue } from '../../jobs/job-queue';
+import { checkBucketEndpoint, OutboundPolicy } from '../../net/outbound-url';
 import type { SecretBox } from '../../security/secret-box';
 import type { UploadDescriptor } from '../../storage/blob-store';
 import {
@@ -115,6 +116,8 @@ export interface VideoOutDeps {
   blobs: BlobStore;
   links: SignedLinks;
   ledger: LedgerService;
+  /** Which bucket endpoints may be reached (VIDMILL_ALLOW_PRIVATE_URLS). */
+  policy: OutboundPolicy;
   /** HeadBucket and HeadObject on the target (tests may replace them). */
   checkAccess?: (settings: BucketSettings) => Promise<BucketAccess>;
   checkObject?: (settings: BucketSettings, key: string) => Promise<ObjectPresence>;
@@ -127,12 +130,15 @@ export class VideoOutService {
   private readonly clock: Clock;
   private readonly checkAccess: NonNullable<VideoOutDeps['checkAccess']>;
   private readonly checkObject: NonNullable<VideoOutDeps['checkObject']>;
+  /** The outbound policy the copy jobs' bucket clients connect under. */
+  readonly policy: OutboundPolicy;
 
   constructor(private readonly deps: VideoOutDeps) {
     this.db = deps.db;
     this.clock = deps.clock;
-    this.checkAccess = deps.checkAccess ?? ((s) => checkBucketAccess(s));
-    this.checkObject = deps.checkObject ?? ((s, k) => checkObjectPresence(s, k));
+    this.policy = deps.policy;
+    this.checkAccess = deps.checkAccess ?? ((s) => checkBucketAccess(s, deps.policy));
+    this.checkObject = deps.checkObject ?? ((s, k) => checkObjectPresence(s, k, deps.policy));
   }
 
   /** Starts a copy to a bucket given with its credentials. */
@@ -160,16 +166,19 @@ export class VideoOutService {
    * the location's credentials and restarting is how a refused copy is repaired.
    */
   async restart(userId: string, videoId: string): Promise<Video> {
-    await this.visible(userId, videoId);
+    const visible = await this.visible(userId, videoId);
     const op = await videoOutStore.byVideoId(this.db, videoId);
     let resealed: string | undefined;
+    let settings: BucketSettings | undefined;
     if (op?.targetKind === 'OUTPUT_LOCATION' && op.outputLocationId) {
-      const settings = await this.deps.locations.bucketSettings(userId, 'output', op.outputLocationId).catch((err) => {
+      settings = await this.deps.locations.bucketSettings(userId, 'output', op.outputLocationId).catch((err) => {
         if (err instanceof NotFoundError) return undefined; // the location is gone: keep the settings the copy had
         throw err;
       });
       if (settings) resealed = this.deps.secretBox.seal(JSON.stringify(settings), outputSealContext(videoId, op.id));
     }
+    // The bucket the restarted copy will use passes the outbound guard (it may predate the rule).
+    if (op && visible.output?.status === 'FAILED') await checkBucketEndpoint((settings ?? this.bucketOf(op)).endpoint, this.policy);
     await this.db.transaction(async (trx) => {
       const video = await videosStore.byIdForUpdate(trx, videoId);
       if (!video) throw new NotFoundError('Video not found');
@@ -331,13 +340,17 @@ export class VideoOutService {
         validationErrors: [{ field: 'body.objectKeyPrefix', message: `prefix, "/" and the file name must fit in ${MAX_OBJECT_KEY_BYTES} bytes` }],
       });
     }
+    // A stored output location is checked again: it may predate the rule or the policy.
+    await checkBucketEndpoint(bucket.endpoint, this.policy);
     const access = await this.checkAccess(bucket);
     if (access.outcome === 'bucket-not-found') throw new NotFoundError(access.message, 'BUCKET_NOT_FOUND');
+    if (access.outcome === 'endpoint-not-allowed') throw new BadRequestError('INVALID_BUCKET_ENDPOINT', access.message);
     if (access.outcome === 'refused') throw new BadRequestError('HEAD_BUCKET_ERROR', access.message);
     const presence = await this.checkObject(bucket, objectKey);
     if (presence.outcome === 'exists') {
       throw new ConflictError('OBJECT_ALREADY_EXISTS', `Object "${objectKey}" already exists in bucket "${bucket.bucket}"; choose another objectKeyPrefix or delete the object`);
     }
+    if (presence.outcome === 'endpoint-not-allowed') throw new BadRequestError('INVALID_BUCKET_ENDPOINT', presence.message);
     if (presence.outcome === 'refused') throw new BadRequestError('HEAD_OBJECT_ERROR', presence.message);
 
     const operationId = randomUUID();
