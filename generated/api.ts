@@ -4210,7 +4210,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The caller is not a member of the selected team, or the team is not API-enabled. */
+        /** @description The selected team (`selectTeamId` or `teamId`) is not one of the caller's teams (`FORBIDDEN`; a team that does not exist is answered the same way), or it is not API-enabled (`ACCESS_DENIED`), or the caller has no API-enabled default team (`DEFAULT_TEAM_NOT_API_ENABLED`). */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4224,7 +4224,7 @@ export interface components {
                  *       "requestPath": "/api/v1/projects",
                  *       "errorCode": "FORBIDDEN",
                  *       "errorCodeEnum": "FORBIDDEN",
-                 *       "message": "You are not a member of this team",
+                 *       "message": "You are not a member of team 9b2f6a1e-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
                  *       "statusCode": 403
                  *     }
                  */
@@ -4334,9 +4334,9 @@ export interface components {
         SortDirectionParam: components["schemas"]["SortDirectionEnum"];
         /** @description Field to sort by. */
         SortByBaseParam: components["schemas"]["SortByBaseEnum"];
-        /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+        /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
         SelectTeamId: string;
-        /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+        /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
         FilterByTeamId: string;
         /**
          * @description Identifier of one agreement version, as assigned by the cloud marketplace.
@@ -4973,7 +4973,7 @@ export interface operations {
     getCloudMarketplaceSubscriptions: {
         parameters: {
             query?: {
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
                 /** @description Zero-based page number. */
                 pageNumber?: components["parameters"]["PageNumberParam"];
@@ -5077,7 +5077,7 @@ export interface operations {
     getCurrentCloudMarketplaceSubscription: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -5202,7 +5202,7 @@ export interface operations {
     getCloudMarketplaceCreditsUsage: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
                 /** @description Zero-based page number. */
                 pageNumber?: components["parameters"]["PageNumberParam"];
@@ -5343,7 +5343,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
             };
             header?: never;
@@ -5397,7 +5397,7 @@ export interface operations {
     createBucketInputLocation: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -5604,7 +5604,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
             };
             header?: never;
@@ -5658,7 +5658,7 @@ export interface operations {
     createBucketOutputLocation: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -5865,7 +5865,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
                 /** @description Whether built-in configurations are included (`INCLUDE`), left out (`EXCLUDE`) or returned alone (`ONLY`). */
                 builtInMode?: components["parameters"]["BuiltInModeParam"];
@@ -5955,7 +5955,7 @@ export interface operations {
     createVideoProcessingConfiguration: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -6777,7 +6777,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
             };
             header?: never;
@@ -6827,7 +6827,7 @@ export interface operations {
     createProject: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -6877,7 +6877,7 @@ export interface operations {
     getDefaultProject: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -7058,7 +7058,7 @@ export interface operations {
                  *     only the metadata is read.
                  */
                 fullIngestion?: components["parameters"]["FullIngestion"];
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
                 /**
                  * @description CRC-32C (Castagnoli) checksum of the whole file as an unsigned integer. When given, the
@@ -7136,7 +7136,7 @@ export interface operations {
                  *     only the metadata is read.
                  */
                 fullIngestion?: components["parameters"]["FullIngestion"];
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -7210,7 +7210,7 @@ export interface operations {
                  *     only the metadata is read.
                  */
                 fullIngestion?: components["parameters"]["FullIngestion"];
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -7760,7 +7760,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
                 /** @description Only videos of this project. */
                 projectId?: components["parameters"]["FilterByProjectId"];
@@ -8587,7 +8587,7 @@ export interface operations {
     getWalletFinancialDetails: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -8637,7 +8637,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
                 /**
                  * @description Only billing periods created on or after this date. Defaults to the creation date of the team.
@@ -8711,7 +8711,7 @@ export interface operations {
     getWalletTransactionsForLatestBillingPeriod: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
                 /** @description Zero-based page number. */
                 pageNumber?: components["parameters"]["PageNumberParam"];
@@ -9114,7 +9114,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
                 /** @description `INCLUDE` successfully delivered events together with the others, `EXCLUDE` them, or return `ONLY` them. */
                 successfulMode?: components["parameters"]["FilterSuccessfulModeParam"];
@@ -9561,7 +9561,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
             };
             header?: never;
@@ -9620,7 +9620,7 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
