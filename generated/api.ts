@@ -4210,6 +4210,28 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Missing, malformed or wrong e-mail and password (`UNAUTHORIZED`, `INVALID_CREDENTIALS`), or the account is locked after repeated failures (`ACCOUNT_LOCKED`). Carries the Basic challenge. */
+        BasicUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/api-keys",
+                 *       "errorCode": "INVALID_CREDENTIALS",
+                 *       "errorCodeEnum": "INVALID_CREDENTIALS",
+                 *       "message": "Invalid e-mail or password",
+                 *       "statusCode": 401
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The selected team (`selectTeamId` or `teamId`) is not one of the caller's teams (`FORBIDDEN`; a team that does not exist is answered the same way), or it is not API-enabled (`ACCESS_DENIED`), or the caller has no API-enabled default team (`DEFAULT_TEAM_NOT_API_ENABLED`). */
         Forbidden: {
             headers: {
@@ -4273,11 +4295,54 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The request body is larger than the installation's limit (`VIDMILL_BODY_LIMIT_BYTES`, 1 MiB by default). */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "PAYLOAD_TOO_LARGE",
+                 *       "errorCodeEnum": "PAYLOAD_TOO_LARGE",
+                 *       "message": "The request body exceeds 1048576 bytes",
+                 *       "statusCode": 413
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request carries a body the server cannot read: not `application/json` (on an operation that takes a body), or JSON in an unsupported charset or `Content-Encoding` (on any operation). */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "UNSUPPORTED_CONTENT_TYPE",
+                 *       "errorCodeEnum": "UNSUPPORTED_CONTENT_TYPE",
+                 *       "message": "unsupported media type text/plain",
+                 *       "statusCode": 415
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Rate limit exceeded. */
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "Retry-After": components["headers"]["Retry-After"];
+                /** @description Seconds to wait before retrying (at least 1). */
+                "Retry-After": number;
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4314,6 +4379,184 @@ export interface components {
                  *       "errorCodeEnum": "INTERNAL_SERVER_ERROR",
                  *       "message": "An unexpected error occurred",
                  *       "statusCode": 500
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Bad request; see `errorCode` and `validationErrors`. */
+        RateLimitedBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "VALIDATION_ERROR",
+                 *       "errorCodeEnum": "VALIDATION_ERROR",
+                 *       "message": "Request validation failed",
+                 *       "statusCode": 400,
+                 *       "validationErrors": [
+                 *         {
+                 *           "field": "body.name",
+                 *           "value": "",
+                 *           "message": "must NOT have fewer than 1 characters"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The selected team (`selectTeamId` or `teamId`) is not one of the caller's teams (`FORBIDDEN`; a team that does not exist is answered the same way), or it is not API-enabled (`ACCESS_DENIED`), or the caller has no API-enabled default team (`DEFAULT_TEAM_NOT_API_ENABLED`). */
+        RateLimitedForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "FORBIDDEN",
+                 *       "errorCodeEnum": "FORBIDDEN",
+                 *       "message": "You are not a member of team 9b2f6a1e-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                 *       "statusCode": 403
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is larger than the installation's limit (`VIDMILL_BODY_LIMIT_BYTES`, 1 MiB by default). */
+        RateLimitedPayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "PAYLOAD_TOO_LARGE",
+                 *       "errorCodeEnum": "PAYLOAD_TOO_LARGE",
+                 *       "message": "The request body exceeds 1048576 bytes",
+                 *       "statusCode": 413
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request carries a body the server cannot read: not `application/json` (on an operation that takes a body), or JSON in an unsupported charset or `Content-Encoding` (on any operation). */
+        RateLimitedUnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "UNSUPPORTED_CONTENT_TYPE",
+                 *       "errorCodeEnum": "UNSUPPORTED_CONTENT_TYPE",
+                 *       "message": "unsupported media type text/plain",
+                 *       "statusCode": 415
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Unexpected server error. */
+        RateLimitedInternalServerError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description Maximum number of requests allowed per minute. Absent when the request failed before it was counted. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests remaining in the current window. Absent when the request failed before it was counted. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current window resets. Absent when the request failed before it was counted. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "INTERNAL_SERVER_ERROR",
+                 *       "errorCodeEnum": "INTERNAL_SERVER_ERROR",
+                 *       "message": "An unexpected error occurred",
+                 *       "statusCode": 500
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The resource does not exist or belongs to another team. */
+        RateLimitedNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects/3fa85f64-5717-4562-b3fc-2c963f66afa6",
+                 *       "errorCode": "RESOURCE_NOT_FOUND",
+                 *       "errorCodeEnum": "RESOURCE_NOT_FOUND",
+                 *       "message": "Project not found",
+                 *       "statusCode": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request conflicts with the current state of the resource; see `errorCode`. */
+        RateLimitedConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/api-keys",
+                 *       "errorCode": "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED",
+                 *       "errorCodeEnum": "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED",
+                 *       "message": "A user may hold at most 2 active API keys",
+                 *       "statusCode": 409
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -4495,6 +4738,8 @@ export interface components {
         "Retry-After": number;
         /** @description Identifier of this request; equals `requestId` in error bodies. */
         "X-Request-Id": string;
+        /** @description The HTTP Basic challenge of API key management. */
+        "WWW-Authenticate": string;
     };
     pathItems: never;
 }
@@ -4512,6 +4757,7 @@ export interface operations {
             /** @description The account. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4541,11 +4787,13 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getTeams: {
@@ -4569,6 +4817,7 @@ export interface operations {
             /** @description A page of teams. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4597,11 +4846,13 @@ export interface operations {
                     "application/json": components["schemas"]["TeamsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getTeamById: {
@@ -4622,6 +4873,7 @@ export interface operations {
             /** @description The team. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4641,12 +4893,14 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getApiKeys: {
@@ -4670,6 +4924,7 @@ export interface operations {
             /** @description A page of API keys. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4699,8 +4954,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4727,6 +4984,7 @@ export interface operations {
             /** @description The created key, including the full `apiKey` (shown only here). */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4748,9 +5006,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4772,6 +5032,7 @@ export interface operations {
             /** @description The API key. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4792,9 +5053,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4816,15 +5079,18 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4855,6 +5121,7 @@ export interface operations {
             /** @description The updated API key. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4875,9 +5142,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4899,6 +5168,7 @@ export interface operations {
             /** @description The API key, now inactive. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4919,9 +5189,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4943,6 +5215,7 @@ export interface operations {
             /** @description The API key, now active. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4963,10 +5236,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -4993,6 +5268,7 @@ export interface operations {
             /** @description A page of cloud-marketplace subscriptions. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5065,13 +5341,15 @@ export interface operations {
                     "application/json": components["schemas"]["CloudMarketplaceSubscriptionsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getCurrentCloudMarketplaceSubscription: {
@@ -5089,6 +5367,7 @@ export interface operations {
             /** @description The team's current subscription. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5126,13 +5405,15 @@ export interface operations {
                     "application/json": components["schemas"]["CloudMarketplaceSubscription"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getCloudMarketplaceSubscriptionByAgreementId: {
@@ -5153,6 +5434,7 @@ export interface operations {
             /** @description The subscription row of that agreement version. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5190,13 +5472,15 @@ export interface operations {
                     "application/json": components["schemas"]["CloudMarketplaceSubscription"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getCloudMarketplaceCreditsUsage: {
@@ -5239,6 +5523,7 @@ export interface operations {
             /** @description A page of credits-usage records. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5323,13 +5608,15 @@ export interface operations {
                     "application/json": components["schemas"]["CreditsUsagePage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getBucketInputLocations: {
@@ -5355,6 +5642,7 @@ export interface operations {
             /** @description A page of input locations. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5387,11 +5675,13 @@ export interface operations {
                     "application/json": components["schemas"]["BucketInputLocationsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createBucketInputLocation: {
@@ -5422,6 +5712,7 @@ export interface operations {
             /** @description The created location. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5445,12 +5736,14 @@ export interface operations {
                     "application/json": components["schemas"]["BucketInputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getBucketInputLocationById: {
@@ -5471,6 +5764,7 @@ export interface operations {
             /** @description The location. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5494,12 +5788,14 @@ export interface operations {
                     "application/json": components["schemas"]["BucketInputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteBucketInputLocationById: {
@@ -5520,6 +5816,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5527,12 +5824,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     patchBucketInputLocation: {
@@ -5562,6 +5861,7 @@ export interface operations {
             /** @description The updated location. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5585,12 +5885,14 @@ export interface operations {
                     "application/json": components["schemas"]["BucketInputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getBucketOutputLocations: {
@@ -5616,6 +5918,7 @@ export interface operations {
             /** @description A page of output locations. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5648,11 +5951,13 @@ export interface operations {
                     "application/json": components["schemas"]["BucketOutputLocationsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createBucketOutputLocation: {
@@ -5683,6 +5988,7 @@ export interface operations {
             /** @description The created location. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5706,12 +6012,14 @@ export interface operations {
                     "application/json": components["schemas"]["BucketOutputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getBucketOutputLocationById: {
@@ -5732,6 +6040,7 @@ export interface operations {
             /** @description The location. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5755,12 +6064,14 @@ export interface operations {
                     "application/json": components["schemas"]["BucketOutputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteBucketOutputLocationById: {
@@ -5781,6 +6092,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5788,12 +6100,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     patchBucketOutputLocation: {
@@ -5823,6 +6137,7 @@ export interface operations {
             /** @description The updated location. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5846,12 +6161,14 @@ export interface operations {
                     "application/json": components["schemas"]["BucketOutputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoProcessingConfigurations: {
@@ -5879,6 +6196,7 @@ export interface operations {
             /** @description A page of processing configurations. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5945,11 +6263,13 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingConfigurationsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createVideoProcessingConfiguration: {
@@ -6001,6 +6321,7 @@ export interface operations {
             /** @description The created processing configuration. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6045,11 +6366,13 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingConfiguration"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoProcessingConfigurationById: {
@@ -6070,6 +6393,7 @@ export interface operations {
             /** @description The processing configuration. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6114,12 +6438,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingConfiguration"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteVideoProcessingConfigurationById: {
@@ -6140,6 +6466,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6147,13 +6474,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createVideoProcessingAppraisal: {
@@ -6214,6 +6543,7 @@ export interface operations {
             /** @description The created appraisal. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6325,13 +6655,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingAppraisal"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createVideoProcessingAppraisalByConfId: {
@@ -6372,6 +6704,7 @@ export interface operations {
             /** @description The created appraisal. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6474,13 +6807,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingAppraisal"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     acceptVideoProcessingAppraisal: {
@@ -6517,6 +6852,7 @@ export interface operations {
             /** @description Processing has been accepted; the new video's processing state. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6537,13 +6873,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     startProcessingByVideoId: {
@@ -6614,6 +6952,7 @@ export interface operations {
             /** @description Processing has started; the new video's processing state. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6634,13 +6973,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     startProcessingByVideoIdAndConfId: {
@@ -6691,6 +7032,7 @@ export interface operations {
             /** @description Processing has started; the new video's processing state. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6711,13 +7053,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoProcessingStatus: {
@@ -6738,6 +7082,7 @@ export interface operations {
             /** @description The processing state. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6758,12 +7103,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getProjects: {
@@ -6789,6 +7136,7 @@ export interface operations {
             /** @description A page of projects. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6817,11 +7165,13 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createProject: {
@@ -6848,6 +7198,7 @@ export interface operations {
             /** @description The created project. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6867,11 +7218,13 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getDefaultProject: {
@@ -6889,6 +7242,7 @@ export interface operations {
             /** @description The default project. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6908,12 +7262,14 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getProjectById: {
@@ -6934,6 +7290,7 @@ export interface operations {
             /** @description The project. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6953,12 +7310,14 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteProjectById: {
@@ -6979,6 +7338,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6986,13 +7346,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     patchProject: {
@@ -7022,6 +7384,7 @@ export interface operations {
             /** @description The updated project. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7041,12 +7404,14 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createMasterVideoFromHttps: {
@@ -7091,6 +7456,7 @@ export interface operations {
             /** @description The master video was created and the copy has started. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7119,12 +7485,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoInStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createMasterVideoFromBucket: {
@@ -7165,6 +7533,7 @@ export interface operations {
             /** @description The master video was created and the copy has started. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7193,12 +7562,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoInStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createMasterVideoFromBucketInputLocationId: {
@@ -7239,6 +7610,7 @@ export interface operations {
             /** @description The master video was created and the copy has started. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7267,12 +7639,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoInStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoInStatus: {
@@ -7293,6 +7667,7 @@ export interface operations {
             /** @description The video-in state. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7345,12 +7720,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoInStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     restartFailedVideoInOperation: {
@@ -7374,6 +7751,7 @@ export interface operations {
             /** @description The copy has been restarted. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7402,13 +7780,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoInStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     abandonFailedVideoInOperation: {
@@ -7429,6 +7809,7 @@ export interface operations {
             /** @description Abandoned; the video no longer exists. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7436,13 +7817,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     copyVideoDataToBucket: {
@@ -7477,6 +7860,7 @@ export interface operations {
             /** @description The copy has started. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7498,13 +7882,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoOutStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     copyVideoDataToBucketOutputLocationId: {
@@ -7539,6 +7925,7 @@ export interface operations {
             /** @description The copy has started. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7560,13 +7947,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoOutStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     generateVideoDownloadUrl: {
@@ -7590,6 +7979,7 @@ export interface operations {
             /** @description The download URL. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7611,13 +8001,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoDownloadUrl"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoOutStatus: {
@@ -7638,6 +8030,7 @@ export interface operations {
             /** @description The video-out state. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7659,12 +8052,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoOutStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     restartFailedVideoOutOperation: {
@@ -7685,6 +8080,7 @@ export interface operations {
             /** @description The copy has been restarted. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7706,13 +8102,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoOutStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     abandonFailedVideoOutOperation: {
@@ -7733,6 +8131,7 @@ export interface operations {
             /** @description Abandoned. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7740,13 +8139,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideos: {
@@ -7780,6 +8181,7 @@ export interface operations {
             /** @description A page of videos. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7990,11 +8392,13 @@ export interface operations {
                     "application/json": components["schemas"]["VideosPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoById: {
@@ -8015,6 +8419,7 @@ export interface operations {
             /** @description The video. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8118,12 +8523,14 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteVideoById: {
@@ -8155,6 +8562,7 @@ export interface operations {
             /** @description Ids of every video removed, the requested video included. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8171,13 +8579,15 @@ export interface operations {
                     "application/json": string[];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     patchVideo: {
@@ -8208,6 +8618,7 @@ export interface operations {
             /** @description The updated video. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8311,12 +8722,14 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getDerivedVideos: {
@@ -8346,6 +8759,7 @@ export interface operations {
             /** @description A page of derived videos. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8464,12 +8878,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideosPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoAssets: {
@@ -8493,6 +8909,7 @@ export interface operations {
             /** @description Links to the video's ingestion assets. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8528,12 +8945,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoAssets"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoComparisonLink: {
@@ -8559,6 +8978,7 @@ export interface operations {
             /** @description The comparison link. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8575,13 +8995,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoComparisonLink"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWalletFinancialDetails: {
@@ -8599,6 +9021,7 @@ export interface operations {
             /** @description The team's financial details. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8617,13 +9040,15 @@ export interface operations {
                     "application/json": components["schemas"]["FinancialDetails"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWalletBillingPeriods: {
@@ -8661,6 +9086,7 @@ export interface operations {
             /** @description A page of billing periods. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8699,13 +9125,15 @@ export interface operations {
                     "application/json": components["schemas"]["BillingPeriodsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWalletTransactionsForLatestBillingPeriod: {
@@ -8748,6 +9176,7 @@ export interface operations {
             /** @description A page of transactions of the latest billing period. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8871,13 +9300,15 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWalletBillingPeriodById: {
@@ -8898,6 +9329,7 @@ export interface operations {
             /** @description The billing period. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8918,13 +9350,15 @@ export interface operations {
                     "application/json": components["schemas"]["BillingPeriod"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWalletTransactionsByBillingPeriodId: {
@@ -8971,6 +9405,7 @@ export interface operations {
             /** @description A page of transactions of the billing period. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9094,13 +9529,15 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookEvents: {
@@ -9140,6 +9577,7 @@ export interface operations {
             /** @description A page of webhook events. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9199,12 +9637,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEventsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookEventById: {
@@ -9225,6 +9665,7 @@ export interface operations {
             /** @description The webhook event. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9275,12 +9716,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEvent"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     replayWebhookEventById: {
@@ -9301,6 +9744,7 @@ export interface operations {
             /** @description The event record, queued for delivery. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9351,13 +9795,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEvent"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     replayFailedWebhookEvents: {
@@ -9383,6 +9829,7 @@ export interface operations {
             /** @description How many event records were queued. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9397,12 +9844,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEventsReplayResult"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookPublicKeys: {
@@ -9417,6 +9866,7 @@ export interface operations {
             /** @description The valid public keys. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9446,11 +9896,13 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookPublicKey"][];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookPublicKeysJwks: {
@@ -9465,6 +9917,7 @@ export interface operations {
             /** @description The valid public keys as a JSON Web Key Set. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9498,11 +9951,13 @@ export interface operations {
                     "application/json": components["schemas"]["JsonWebKeySet"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookPublicKeyById: {
@@ -9523,6 +9978,7 @@ export interface operations {
             /** @description The public key. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9542,12 +9998,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookPublicKey"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhooks: {
@@ -9573,6 +10031,7 @@ export interface operations {
             /** @description A page of webhooks. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9609,12 +10068,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhooksPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createWebhook: {
@@ -9650,6 +10111,7 @@ export interface operations {
             /** @description The created webhook. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9677,13 +10139,15 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookById: {
@@ -9704,6 +10168,7 @@ export interface operations {
             /** @description The webhook. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9731,12 +10196,14 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteWebhookById: {
@@ -9757,6 +10224,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9764,12 +10232,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     patchWebhook: {
@@ -9804,6 +10274,7 @@ export interface operations {
             /** @description The updated webhook. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9832,12 +10303,14 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     activateWebhookById: {
@@ -9858,6 +10331,7 @@ export interface operations {
             /** @description The webhook, now active. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9885,13 +10359,15 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deactivateWebhookById: {
@@ -9912,6 +10388,7 @@ export interface operations {
             /** @description The webhook, now inactive. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9939,12 +10416,14 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     testVideoWebhookById: {
@@ -9976,6 +10455,7 @@ export interface operations {
             /** @description The test event record. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -10008,13 +10488,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEvent"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     receiveVideoEvent: {

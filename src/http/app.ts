@@ -1,7 +1,10 @@
 /**
- * The HTTP application. Request path (DESIGN.md): request id -> access log -> JSON parser (raw
- * body kept, size limit) -> auth -> rate limit -> express-openapi-validator -> dispatch by
- * operationId -> handler. One error mapper answers every failure with the `Error` body.
+ * The HTTP application. Request path: request id -> access log -> auth -> rate limit -> JSON
+ * parser (raw body kept, size limit) -> express-openapi-validator -> dispatch by operationId ->
+ * handler. One error mapper answers every failure with the `Error` body. The parser comes after
+ * the limiter (DESIGN.md puts it before auth) so every answer to a counted request, a bad body
+ * included, carries the rate-limit headers, and a caller without credentials gets 401 whatever
+ * its body (docs/architecture.md).
  */
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -169,14 +172,14 @@ export function buildApp(deps: AppDeps): express.Express {
       (req as any).rawBody = buf;
     },
   });
+  api.use(authenticate(deps.accounts, deps.apiKeys));
+  api.use(rateLimit(deps.rateLimiter));
   // The parser only when there is a body (its own test, type-is hasBody), without its layer
   // of checks on every GET.
   api.use((req, res, next) => {
     if (req.headers['transfer-encoding'] === undefined && isNaN(req.headers['content-length'] as any)) return next();
     json(req, res, next);
   });
-  api.use(authenticate(deps.accounts, deps.apiKeys));
-  api.use(rateLimit(deps.rateLimiter));
   api.use(contractValidation(deps));
   api.use(dispatch(deps.handlers));
   app.use('/api', api);
