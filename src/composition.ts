@@ -180,7 +180,10 @@ export function createHandlers(s: Services): AllHandlers {
 
 export function createApp(
   s: Services,
-  opts: { logger: Logger; config: Pick<Config, 'rateLimitPerMinute' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample'> },
+  opts: {
+    logger: Logger;
+    config: Pick<Config, 'rateLimitPerMinute' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample' | 'publicUrl' | 'publicUrlConfigured'>;
+  },
 ) {
   return buildApp({
     contract: loadContract(),
@@ -193,6 +196,7 @@ export function createApp(
     strictResponses: opts.config.strictResponses,
     responseValidationSample: opts.config.responseValidationSample,
     publicRoutes: [s.assets.routes(), s.comparison.routes(), s.videoOut.routes(opts.logger)],
+    publicUrl: opts.config.publicUrlConfigured ? opts.config.publicUrl : undefined,
     readiness: async () => {
       await s.db.raw('select 1');
       // ffmpeg is reported, not required: an API-only process does no media work.

@@ -102,6 +102,11 @@ export interface Config {
   extraCa?: string[];
   /** Base URL clients reach this installation at (signed media links); default http://host:port. */
   publicUrl: string;
+  /**
+   * Whether VIDMILL_PUBLIC_URL set `publicUrl`. Only then does the served contract name it as
+   * the server; else it names each request's own origin.
+   */
+  publicUrlConfigured: boolean;
   /** Scratch space for media work (downloads, thumbnails, web videos): `<data dir>/work`. */
   workDir: string;
 }
@@ -179,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     responseValidationSample: raw.VIDMILL_RESPONSE_VALIDATION_SAMPLE,
     extraCa,
     workDir: path.join(dataDir, 'work'),
+    publicUrlConfigured: raw.VIDMILL_PUBLIC_URL !== undefined,
     publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,
   };
 }

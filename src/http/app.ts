@@ -19,6 +19,7 @@ import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
 import { cacheRouteRegexps } from './route-regexp-cache';
+import { servedContract } from './served-contract';
 
 export interface AppDeps {
   contract: any;
@@ -35,11 +36,8 @@ export interface AppDeps {
   readiness: () => Promise<Record<string, unknown>>;
   /** Routes outside /api that authenticate by themselves (signed media links). */
   publicRoutes?: express.Router[];
-}
-
-/** The document as served to browsers: this server first, so "Try it out" calls it. */
-function servedContract(contract: any): any {
-  return { ...contract, servers: [{ url: '/api', description: 'This server' }, ...contract.servers] };
+  /** VIDMILL_PUBLIC_URL when set: the served document's server (else each request's origin). */
+  publicUrl?: string;
 }
 
 function dispatch(handlers: AllHandlers): RequestHandler {
@@ -154,11 +152,11 @@ export function buildApp(deps: AppDeps): express.Express {
     }
   });
 
-  const served = servedContract(deps.contract);
-  app.get('/openapi.json', (_req, res) => {
-    res.json(served);
+  app.get('/openapi.json', (req, res) => {
+    res.json(servedContract(deps.contract, req, deps.publicUrl));
   });
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(served, { customSiteTitle: 'Vidmill API', swaggerOptions: { persistAuthorization: true } }));
+  // Swagger UI reads the served document next to it (relative, so a path prefix in front works).
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { customSiteTitle: 'Vidmill API', swaggerUrl: '../openapi.json', swaggerOptions: { persistAuthorization: true } }));
 
   for (const routes of deps.publicRoutes ?? []) app.use(routes);
 
