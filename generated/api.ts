@@ -4231,7 +4231,29 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The caller is not a member of the selected team, or the team is not API-enabled. */
+        /** @description Missing, malformed or wrong e-mail and password (`UNAUTHORIZED`, `INVALID_CREDENTIALS`), or the account is locked after repeated failures (`ACCOUNT_LOCKED`). Carries the Basic challenge. */
+        BasicUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/api-keys",
+                 *       "errorCode": "INVALID_CREDENTIALS",
+                 *       "errorCodeEnum": "INVALID_CREDENTIALS",
+                 *       "message": "Invalid e-mail or password",
+                 *       "statusCode": 401
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The selected team (`selectTeamId` or `teamId`) is not one of the caller's teams (`FORBIDDEN`; a team that does not exist is answered the same way), or it is not API-enabled (`ACCESS_DENIED`), or the caller has no API-enabled default team (`DEFAULT_TEAM_NOT_API_ENABLED`). */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4245,7 +4267,7 @@ export interface components {
                  *       "requestPath": "/api/v1/projects",
                  *       "errorCode": "FORBIDDEN",
                  *       "errorCodeEnum": "FORBIDDEN",
-                 *       "message": "You are not a member of this team",
+                 *       "message": "You are not a member of team 9b2f6a1e-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
                  *       "statusCode": 403
                  *     }
                  */
@@ -4336,11 +4358,54 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The request body is larger than the installation's limit (`VIDMILL_BODY_LIMIT_BYTES`, 1 MiB by default). */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "PAYLOAD_TOO_LARGE",
+                 *       "errorCodeEnum": "PAYLOAD_TOO_LARGE",
+                 *       "message": "The request body exceeds 1048576 bytes",
+                 *       "statusCode": 413
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request carries a body the server cannot read: not `application/json` (on an operation that takes a body), or JSON in an unsupported charset or `Content-Encoding` (on any operation). */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "UNSUPPORTED_CONTENT_TYPE",
+                 *       "errorCodeEnum": "UNSUPPORTED_CONTENT_TYPE",
+                 *       "message": "unsupported media type text/plain",
+                 *       "statusCode": 415
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Rate limit exceeded. */
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "Retry-After": components["headers"]["Retry-After"];
+                /** @description Seconds to wait before retrying (at least 1). */
+                "Retry-After": number;
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4408,6 +4473,232 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Bad request; see `errorCode` and `validationErrors`. */
+        RateLimitedBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "VALIDATION_ERROR",
+                 *       "errorCodeEnum": "VALIDATION_ERROR",
+                 *       "message": "Request validation failed",
+                 *       "statusCode": 400,
+                 *       "validationErrors": [
+                 *         {
+                 *           "field": "body.name",
+                 *           "value": "",
+                 *           "message": "must NOT have fewer than 1 characters"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The selected team (`selectTeamId` or `teamId`) is not one of the caller's teams (`FORBIDDEN`; a team that does not exist is answered the same way), or it is not API-enabled (`ACCESS_DENIED`), or the caller has no API-enabled default team (`DEFAULT_TEAM_NOT_API_ENABLED`). */
+        RateLimitedForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "FORBIDDEN",
+                 *       "errorCodeEnum": "FORBIDDEN",
+                 *       "message": "You are not a member of team 9b2f6a1e-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                 *       "statusCode": 403
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is larger than the installation's limit (`VIDMILL_BODY_LIMIT_BYTES`, 1 MiB by default). */
+        RateLimitedPayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "PAYLOAD_TOO_LARGE",
+                 *       "errorCodeEnum": "PAYLOAD_TOO_LARGE",
+                 *       "message": "The request body exceeds 1048576 bytes",
+                 *       "statusCode": 413
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request carries a body the server cannot read: not `application/json` (on an operation that takes a body), or JSON in an unsupported charset or `Content-Encoding` (on any operation). */
+        RateLimitedUnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "UNSUPPORTED_CONTENT_TYPE",
+                 *       "errorCodeEnum": "UNSUPPORTED_CONTENT_TYPE",
+                 *       "message": "unsupported media type text/plain",
+                 *       "statusCode": 415
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Unexpected server error. */
+        RateLimitedInternalServerError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description Maximum number of requests allowed per minute. Absent when the request failed before it was counted. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests remaining in the current window. Absent when the request failed before it was counted. */
+                "X-RateLimit-Remaining"?: number;
+                /** @description Seconds until the current window resets. Absent when the request failed before it was counted. */
+                "X-RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects",
+                 *       "errorCode": "INTERNAL_SERVER_ERROR",
+                 *       "errorCodeEnum": "INTERNAL_SERVER_ERROR",
+                 *       "message": "An unexpected error occurred",
+                 *       "statusCode": 500
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The resource does not exist or belongs to another team. */
+        RateLimitedNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/projects/3fa85f64-5717-4562-b3fc-2c963f66afa6",
+                 *       "errorCode": "RESOURCE_NOT_FOUND",
+                 *       "errorCodeEnum": "RESOURCE_NOT_FOUND",
+                 *       "message": "Project not found",
+                 *       "statusCode": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request conflicts with the current state of the resource; see `errorCode`. */
+        RateLimitedConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/api-keys",
+                 *       "errorCode": "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED",
+                 *       "errorCodeEnum": "MAXIMUM_AMOUNT_OF_ACTIVE_API_KEYS_REACHED",
+                 *       "message": "A user may hold at most 2 active API keys",
+                 *       "statusCode": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A request with the same `Idempotency-Key` is still being processed (`IDEMPOTENCY_KEY_IN_USE`); retry once it has finished. */
+        RateLimitedIdempotencyKeyInUse: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/videos/3fa85f64-5717-4562-b3fc-2c963f66afa6/processing/start",
+                 *       "errorCode": "IDEMPOTENCY_KEY_IN_USE",
+                 *       "errorCodeEnum": "IDEMPOTENCY_KEY_IN_USE",
+                 *       "message": "A request with this Idempotency-Key is still being processed; retry once it has finished",
+                 *       "statusCode": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used for a different request (method, path, query or body) (`IDEMPOTENCY_KEY_REUSED`). */
+        RateLimitedIdempotencyKeyReused: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "requestId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                 *       "requestPath": "/api/v1/videos/3fa85f64-5717-4562-b3fc-2c963f66afa6/processing/start",
+                 *       "errorCode": "IDEMPOTENCY_KEY_REUSED",
+                 *       "errorCodeEnum": "IDEMPOTENCY_KEY_REUSED",
+                 *       "message": "This Idempotency-Key was used for a different request (method, path, query or body); use a new key for a new request",
+                 *       "statusCode": 422
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
@@ -4433,9 +4724,9 @@ export interface components {
         SortDirectionParam: components["schemas"]["SortDirectionEnum"];
         /** @description Field to sort by. */
         SortByBaseParam: components["schemas"]["SortByBaseEnum"];
-        /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+        /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
         SelectTeamId: string;
-        /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+        /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
         FilterByTeamId: string;
         /**
          * @description Identifier of one agreement version, as assigned by the cloud marketplace.
@@ -4596,6 +4887,8 @@ export interface components {
         "X-Request-Id": string;
         /** @description Present (`true`) when this response is the stored response of an earlier request with the same `Idempotency-Key`, returned without running the operation again. */
         "Idempotent-Replayed": "true";
+        /** @description The HTTP Basic challenge of API key management. */
+        "WWW-Authenticate": string;
     };
     pathItems: never;
 }
@@ -4613,6 +4906,7 @@ export interface operations {
             /** @description The account. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4642,11 +4936,13 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getTeams: {
@@ -4670,6 +4966,7 @@ export interface operations {
             /** @description A page of teams. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4698,11 +4995,13 @@ export interface operations {
                     "application/json": components["schemas"]["TeamsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getTeamById: {
@@ -4723,6 +5022,7 @@ export interface operations {
             /** @description The team. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4742,12 +5042,14 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getApiKeys: {
@@ -4771,6 +5073,7 @@ export interface operations {
             /** @description A page of API keys. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4800,8 +5103,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -4840,6 +5145,7 @@ export interface operations {
             /** @description The created key, including the full `apiKey` (shown only here). */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -4862,9 +5168,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4888,6 +5196,7 @@ export interface operations {
             /** @description The API key. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4908,9 +5217,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -4933,15 +5244,18 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -4973,6 +5287,7 @@ export interface operations {
             /** @description The updated API key. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4993,9 +5308,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -5029,6 +5346,7 @@ export interface operations {
             /** @description The API key, now inactive. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -5050,10 +5368,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -5088,6 +5408,7 @@ export interface operations {
             /** @description The API key, now active. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -5109,10 +5430,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["BasicUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["SignInTooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -5121,7 +5444,7 @@ export interface operations {
     getCloudMarketplaceSubscriptions: {
         parameters: {
             query?: {
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
                 /** @description Zero-based page number. */
                 pageNumber?: components["parameters"]["PageNumberParam"];
@@ -5141,6 +5464,7 @@ export interface operations {
             /** @description A page of cloud-marketplace subscriptions. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5213,19 +5537,21 @@ export interface operations {
                     "application/json": components["schemas"]["CloudMarketplaceSubscriptionsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getCurrentCloudMarketplaceSubscription: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -5237,6 +5563,7 @@ export interface operations {
             /** @description The team's current subscription. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5274,13 +5601,15 @@ export interface operations {
                     "application/json": components["schemas"]["CloudMarketplaceSubscription"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getCloudMarketplaceSubscriptionByAgreementId: {
@@ -5301,6 +5630,7 @@ export interface operations {
             /** @description The subscription row of that agreement version. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5338,19 +5668,21 @@ export interface operations {
                     "application/json": components["schemas"]["CloudMarketplaceSubscription"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getCloudMarketplaceCreditsUsage: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
                 /** @description Zero-based page number. */
                 pageNumber?: components["parameters"]["PageNumberParam"];
@@ -5387,6 +5719,7 @@ export interface operations {
             /** @description A page of credits-usage records. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5471,13 +5804,15 @@ export interface operations {
                     "application/json": components["schemas"]["CreditsUsagePage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getBucketInputLocations: {
@@ -5491,7 +5826,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
             };
             header?: never;
@@ -5503,6 +5838,7 @@ export interface operations {
             /** @description A page of input locations. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5535,17 +5871,19 @@ export interface operations {
                     "application/json": components["schemas"]["BucketInputLocationsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createBucketInputLocation: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: {
@@ -5581,10 +5919,11 @@ export interface operations {
             /** @description The created location. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5605,14 +5944,16 @@ export interface operations {
                     "application/json": components["schemas"]["BucketInputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedIdempotencyKeyInUse"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getBucketInputLocationById: {
@@ -5633,6 +5974,7 @@ export interface operations {
             /** @description The location. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5656,12 +5998,14 @@ export interface operations {
                     "application/json": components["schemas"]["BucketInputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteBucketInputLocationById: {
@@ -5682,6 +6026,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5689,12 +6034,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     patchBucketInputLocation: {
@@ -5724,6 +6071,7 @@ export interface operations {
             /** @description The updated location. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5747,12 +6095,14 @@ export interface operations {
                     "application/json": components["schemas"]["BucketInputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getBucketOutputLocations: {
@@ -5766,7 +6116,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
             };
             header?: never;
@@ -5778,6 +6128,7 @@ export interface operations {
             /** @description A page of output locations. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5810,17 +6161,19 @@ export interface operations {
                     "application/json": components["schemas"]["BucketOutputLocationsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createBucketOutputLocation: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: {
@@ -5856,10 +6209,11 @@ export interface operations {
             /** @description The created location. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5880,14 +6234,16 @@ export interface operations {
                     "application/json": components["schemas"]["BucketOutputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedIdempotencyKeyInUse"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getBucketOutputLocationById: {
@@ -5908,6 +6264,7 @@ export interface operations {
             /** @description The location. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5931,12 +6288,14 @@ export interface operations {
                     "application/json": components["schemas"]["BucketOutputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteBucketOutputLocationById: {
@@ -5957,6 +6316,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5964,12 +6324,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     patchBucketOutputLocation: {
@@ -5999,6 +6361,7 @@ export interface operations {
             /** @description The updated location. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6022,12 +6385,14 @@ export interface operations {
                     "application/json": components["schemas"]["BucketOutputLocation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoProcessingConfigurations: {
@@ -6041,7 +6406,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
                 /** @description Whether built-in configurations are included (`INCLUDE`), left out (`EXCLUDE`) or returned alone (`ONLY`). */
                 builtInMode?: components["parameters"]["BuiltInModeParam"];
@@ -6055,6 +6420,7 @@ export interface operations {
             /** @description A page of processing configurations. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6121,17 +6487,19 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingConfigurationsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createVideoProcessingConfiguration: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: {
@@ -6188,10 +6556,11 @@ export interface operations {
             /** @description The created processing configuration. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6233,13 +6602,15 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingConfiguration"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            409: components["responses"]["RateLimitedIdempotencyKeyInUse"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoProcessingConfigurationById: {
@@ -6260,6 +6631,7 @@ export interface operations {
             /** @description The processing configuration. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6304,12 +6676,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingConfiguration"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteVideoProcessingConfigurationById: {
@@ -6330,6 +6704,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6337,13 +6712,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createVideoProcessingAppraisal: {
@@ -6415,10 +6792,11 @@ export interface operations {
             /** @description The created appraisal. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6527,14 +6905,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingAppraisal"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createVideoProcessingAppraisalByConfId: {
@@ -6586,10 +6966,11 @@ export interface operations {
             /** @description The created appraisal. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6689,14 +7070,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingAppraisal"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     acceptVideoProcessingAppraisal: {
@@ -6744,10 +7127,11 @@ export interface operations {
             /** @description Processing has been accepted; the new video's processing state. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6765,14 +7149,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     startProcessingByVideoId: {
@@ -6854,10 +7240,11 @@ export interface operations {
             /** @description Processing has started; the new video's processing state. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6875,14 +7262,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     startProcessingByVideoIdAndConfId: {
@@ -6944,10 +7333,11 @@ export interface operations {
             /** @description Processing has started; the new video's processing state. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6965,14 +7355,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoProcessingStatus: {
@@ -6993,6 +7385,7 @@ export interface operations {
             /** @description The processing state. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7013,12 +7406,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoProcessingStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getProjects: {
@@ -7032,7 +7427,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
             };
             header?: never;
@@ -7044,6 +7439,7 @@ export interface operations {
             /** @description A page of projects. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7072,17 +7468,19 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createProject: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: {
@@ -7114,10 +7512,11 @@ export interface operations {
             /** @description The created project. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7134,19 +7533,21 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            409: components["responses"]["RateLimitedIdempotencyKeyInUse"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getDefaultProject: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -7158,6 +7559,7 @@ export interface operations {
             /** @description The default project. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7177,12 +7579,14 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getProjectById: {
@@ -7203,6 +7607,7 @@ export interface operations {
             /** @description The project. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7222,12 +7627,14 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteProjectById: {
@@ -7248,6 +7655,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7255,13 +7663,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     patchProject: {
@@ -7291,6 +7701,7 @@ export interface operations {
             /** @description The updated project. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7310,12 +7721,14 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createMasterVideoFromHttps: {
@@ -7327,7 +7740,7 @@ export interface operations {
                  *     only the metadata is read.
                  */
                 fullIngestion?: components["parameters"]["FullIngestion"];
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
                 /**
                  * @description CRC-32C (Castagnoli) checksum of the whole file as an unsigned integer. When given, the
@@ -7371,10 +7784,11 @@ export interface operations {
             /** @description The master video was created and the copy has started. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7400,14 +7814,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoInStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedIdempotencyKeyInUse"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createMasterVideoFromBucket: {
@@ -7419,7 +7835,7 @@ export interface operations {
                  *     only the metadata is read.
                  */
                 fullIngestion?: components["parameters"]["FullIngestion"];
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: {
@@ -7459,10 +7875,11 @@ export interface operations {
             /** @description The master video was created and the copy has started. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7488,14 +7905,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoInStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedIdempotencyKeyInUse"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createMasterVideoFromBucketInputLocationId: {
@@ -7507,7 +7926,7 @@ export interface operations {
                  *     only the metadata is read.
                  */
                 fullIngestion?: components["parameters"]["FullIngestion"];
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: {
@@ -7547,10 +7966,11 @@ export interface operations {
             /** @description The master video was created and the copy has started. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7576,14 +7996,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoInStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedIdempotencyKeyInUse"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoInStatus: {
@@ -7604,6 +8026,7 @@ export interface operations {
             /** @description The video-in state. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7656,12 +8079,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoInStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     restartFailedVideoInOperation: {
@@ -7696,10 +8121,11 @@ export interface operations {
             /** @description The copy has been restarted. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7725,14 +8151,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoInStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     abandonFailedVideoInOperation: {
@@ -7753,6 +8181,7 @@ export interface operations {
             /** @description Abandoned; the video no longer exists. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7760,13 +8189,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     copyVideoDataToBucket: {
@@ -7812,10 +8243,11 @@ export interface operations {
             /** @description The copy has started. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7834,14 +8266,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoOutStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     copyVideoDataToBucketOutputLocationId: {
@@ -7887,10 +8321,11 @@ export interface operations {
             /** @description The copy has started. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7909,14 +8344,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoOutStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     generateVideoDownloadUrl: {
@@ -7951,10 +8388,11 @@ export interface operations {
             /** @description The download URL. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7973,14 +8411,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoDownloadUrl"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoOutStatus: {
@@ -8001,6 +8441,7 @@ export interface operations {
             /** @description The video-out state. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8022,12 +8463,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoOutStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     restartFailedVideoOutOperation: {
@@ -8059,10 +8502,11 @@ export interface operations {
             /** @description The copy has been restarted. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8081,14 +8525,16 @@ export interface operations {
                     "application/json": components["schemas"]["VideoOutStatus"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     abandonFailedVideoOutOperation: {
@@ -8109,6 +8555,7 @@ export interface operations {
             /** @description Abandoned. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8116,13 +8563,15 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideos: {
@@ -8136,7 +8585,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
                 /** @description Only videos of this project. */
                 projectId?: components["parameters"]["FilterByProjectId"];
@@ -8156,6 +8605,7 @@ export interface operations {
             /** @description A page of videos. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8366,11 +8816,13 @@ export interface operations {
                     "application/json": components["schemas"]["VideosPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoById: {
@@ -8391,6 +8843,7 @@ export interface operations {
             /** @description The video. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8494,12 +8947,14 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteVideoById: {
@@ -8531,6 +8986,7 @@ export interface operations {
             /** @description Ids of every video removed, the requested video included. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8547,13 +9003,15 @@ export interface operations {
                     "application/json": string[];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     patchVideo: {
@@ -8584,6 +9042,7 @@ export interface operations {
             /** @description The updated video. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8687,12 +9146,14 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getDerivedVideos: {
@@ -8722,6 +9183,7 @@ export interface operations {
             /** @description A page of derived videos. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8840,12 +9302,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideosPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoAssets: {
@@ -8869,6 +9333,7 @@ export interface operations {
             /** @description Links to the video's ingestion assets. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8904,12 +9369,14 @@ export interface operations {
                     "application/json": components["schemas"]["VideoAssets"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getVideoComparisonLink: {
@@ -8935,6 +9402,7 @@ export interface operations {
             /** @description The comparison link. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8951,19 +9419,21 @@ export interface operations {
                     "application/json": components["schemas"]["VideoComparisonLink"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWalletFinancialDetails: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: never;
@@ -8975,6 +9445,7 @@ export interface operations {
             /** @description The team's financial details. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -8993,13 +9464,15 @@ export interface operations {
                     "application/json": components["schemas"]["FinancialDetails"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWalletBillingPeriods: {
@@ -9013,7 +9486,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
                 /**
                  * @description Only billing periods created on or after this date. Defaults to the creation date of the team.
@@ -9037,6 +9510,7 @@ export interface operations {
             /** @description A page of billing periods. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9075,19 +9549,21 @@ export interface operations {
                     "application/json": components["schemas"]["BillingPeriodsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWalletTransactionsForLatestBillingPeriod: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
                 /** @description Zero-based page number. */
                 pageNumber?: components["parameters"]["PageNumberParam"];
@@ -9124,6 +9600,7 @@ export interface operations {
             /** @description A page of transactions of the latest billing period. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9247,13 +9724,15 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWalletBillingPeriodById: {
@@ -9274,6 +9753,7 @@ export interface operations {
             /** @description The billing period. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9294,13 +9774,15 @@ export interface operations {
                     "application/json": components["schemas"]["BillingPeriod"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWalletTransactionsByBillingPeriodId: {
@@ -9347,6 +9829,7 @@ export interface operations {
             /** @description A page of transactions of the billing period. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9470,13 +9953,15 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookEvents: {
@@ -9490,7 +9975,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
                 /** @description `INCLUDE` successfully delivered events together with the others, `EXCLUDE` them, or return `ONLY` them. */
                 successfulMode?: components["parameters"]["FilterSuccessfulModeParam"];
@@ -9516,6 +10001,7 @@ export interface operations {
             /** @description A page of webhook events. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9575,12 +10061,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEventsPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookEventById: {
@@ -9601,6 +10089,7 @@ export interface operations {
             /** @description The webhook event. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9651,12 +10140,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEvent"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     replayWebhookEventById: {
@@ -9688,10 +10179,11 @@ export interface operations {
             /** @description The event record, queued for delivery. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9739,14 +10231,16 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEvent"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     replayFailedWebhookEvents: {
@@ -9783,10 +10277,11 @@ export interface operations {
             /** @description How many event records were queued. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9798,14 +10293,16 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEventsReplayResult"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedIdempotencyKeyInUse"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookPublicKeys: {
@@ -9820,6 +10317,7 @@ export interface operations {
             /** @description The valid public keys. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9849,11 +10347,13 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookPublicKey"][];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookPublicKeysJwks: {
@@ -9868,6 +10368,7 @@ export interface operations {
             /** @description The valid public keys as a JSON Web Key Set. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9901,11 +10402,13 @@ export interface operations {
                     "application/json": components["schemas"]["JsonWebKeySet"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookPublicKeyById: {
@@ -9926,6 +10429,7 @@ export interface operations {
             /** @description The public key. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -9945,12 +10449,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookPublicKey"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhooks: {
@@ -9964,7 +10470,7 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirectionParam"];
                 /** @description Field to sort by. */
                 sortBy?: components["parameters"]["SortByBaseParam"];
-                /** @description Only items of this team. Without it, items of every team the caller belongs to. */
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 teamId?: components["parameters"]["FilterByTeamId"];
             };
             header?: never;
@@ -9976,6 +10482,7 @@ export interface operations {
             /** @description A page of webhooks. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -10012,18 +10519,20 @@ export interface operations {
                     "application/json": components["schemas"]["WebhooksPage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     createWebhook: {
         parameters: {
             query?: {
-                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. */
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
                 selectTeamId?: components["parameters"]["SelectTeamId"];
             };
             header?: {
@@ -10064,10 +10573,11 @@ export interface operations {
             /** @description The created webhook. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10092,14 +10602,16 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     getWebhookById: {
@@ -10120,6 +10632,7 @@ export interface operations {
             /** @description The webhook. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -10147,12 +10660,14 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deleteWebhookById: {
@@ -10173,6 +10688,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -10180,12 +10696,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     patchWebhook: {
@@ -10220,6 +10738,7 @@ export interface operations {
             /** @description The updated webhook. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -10248,12 +10767,14 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     activateWebhookById: {
@@ -10285,10 +10806,11 @@ export interface operations {
             /** @description The webhook, now active. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10313,14 +10835,16 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     deactivateWebhookById: {
@@ -10352,10 +10876,11 @@ export interface operations {
             /** @description The webhook, now inactive. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10380,14 +10905,16 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedIdempotencyKeyInUse"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     testVideoWebhookById: {
@@ -10430,10 +10957,11 @@ export interface operations {
             /** @description The test event record. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10463,14 +10991,16 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEvent"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RateLimitedBadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
+            500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
     receiveVideoEvent: {

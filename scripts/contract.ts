@@ -26,18 +26,75 @@ function mergeSection(target: Json, source: Json | undefined, where: string): vo
   }
 }
 
-/** Rate-limit headers are declared on every success response of every rate-limited operation. */
-function declareRateLimitHeaders(doc: Json): void {
+/** Every operation of `doc.paths` with its path. */
+function operationsOf(doc: Json): { path: string; op: Json }[] {
+  const ops: { path: string; op: Json }[] = [];
   for (const [p, item] of Object.entries<Json>(doc.paths)) {
+    for (const method of METHODS) if (item[method]) ops.push({ path: p, op: item[method] });
+  }
+  return ops;
+}
+
+/**
+ * X-Request-Id (required) on every response the server sends: each operation's own responses
+ * and the shared ones in components/responses. The `webhooks` (requests Vidmill sends) are not
+ * responses of this server and are left alone.
+ */
+function declareRequestIdHeader(doc: Json): void {
+  const ownResponses = operationsOf(doc).flatMap(({ op }) => Object.values<Json>(op.responses ?? {}).filter((r) => !r.$ref));
+  for (const response of [...ownResponses, ...Object.values<Json>(doc.components.responses ?? {})]) {
+    response.headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...response.headers };
+  }
+}
+
+/**
+ * 413 and 415 on every operation: the JSON parser reads the body of any request that carries
+ * one, whatever the operation, so a body over the size limit is 413 and one in an unsupported
+ * charset or content encoding 415 even on a GET; on operations that take a body, a body that
+ * is not JSON is 415 too. Statuses are kept in ascending order.
+ */
+function declareBodyErrors(doc: Json): void {
+  const shared: Record<string, string> = { '413': 'PayloadTooLarge', '415': 'UnsupportedMediaType' };
+  for (const { op } of operationsOf(doc)) {
+    for (const [status, name] of Object.entries(shared)) op.responses[status] ??= { $ref: `#/components/responses/${name}` };
+    op.responses = Object.fromEntries(Object.entries<Json>(op.responses).sort(([a], [b]) => a.localeCompare(b)));
+  }
+}
+
+/**
+ * The rate-limit headers on every response of every rate-limited operation (all but API key
+ * management) that the limiter has counted, which is every response except 401 (authentication
+ * answers before the limiter; there is no key to count). Required everywhere but on 500, which
+ * an unexpected failure before the count (e.g. while authenticating) sends without them. A
+ * shared response gets a `RateLimited<Name>` copy carrying the headers, since the same shared
+ * response also serves the operations that are not limited.
+ */
+function declareRateLimitHeaders(doc: Json): void {
+  const refs = (required: boolean) =>
+    Object.fromEntries(
+      RATE_LIMIT_HEADERS.map((h) => [
+        h,
+        required
+          ? { $ref: `#/components/headers/${h}` }
+          : { ...doc.components.headers[h], required: false, description: `${doc.components.headers[h].description} Absent when the request failed before it was counted.` },
+      ]),
+    );
+  const withHeaders = (response: Json, status: string) => ({ ...response, headers: { ...response.headers, ...refs(status !== '500') } });
+  const declaresAll = (response: Json) => RATE_LIMIT_HEADERS.every((h) => response.headers?.[h]);
+  for (const { path: p, op } of operationsOf(doc)) {
     if (p.startsWith('/v1/api-keys')) continue; // API key management is not rate limited
-    for (const method of METHODS) {
-      const op = item[method];
-      if (!op) continue;
-      for (const [status, response] of Object.entries<Json>(op.responses ?? {})) {
-        if (!status.startsWith('2') || response.$ref) continue;
-        response.headers ??= {};
-        for (const h of RATE_LIMIT_HEADERS) response.headers[h] ??= { $ref: `#/components/headers/${h}` };
+    for (const [status, response] of Object.entries<Json>(op.responses ?? {})) {
+      if (status === '401') continue;
+      if (!response.$ref) {
+        op.responses[status] = withHeaders(response, status);
+        continue;
       }
+      const name = response.$ref.split('/').pop() as string;
+      const shared = doc.components.responses[name];
+      if (declaresAll(shared)) continue;
+      const limited = `RateLimited${name}`;
+      doc.components.responses[limited] ??= withHeaders(shared, status);
+      op.responses[status] = { $ref: `#/components/responses/${limited}` };
     }
   }
 }
@@ -76,8 +133,11 @@ export function buildContract(): Json {
       mergeSection((doc.components[kind] ??= {}), entries, `${name} components.${kind}`);
     }
   }
-  declareRateLimitHeaders(doc);
+  // Idempotency first: its 409/422 responses then get X-Request-Id and the rate-limit headers.
   declareIdempotency(doc);
+  declareRequestIdHeader(doc);
+  declareBodyErrors(doc);
+  declareRateLimitHeaders(doc);
   return doc;
 }
 

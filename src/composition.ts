@@ -188,7 +188,10 @@ export function createApp(
   s: Services,
   opts: {
     logger: Logger;
-    config: Pick<Config, 'rateLimitPerMinute' | 'signInRateLimit' | 'trustProxy' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample'>;
+    config: Pick<
+      Config,
+      'rateLimitPerMinute' | 'signInRateLimit' | 'trustProxy' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample' | 'publicUrl' | 'publicUrlConfigured'
+    >;
   },
 ) {
   return buildApp({
@@ -205,6 +208,7 @@ export function createApp(
     strictResponses: opts.config.strictResponses,
     responseValidationSample: opts.config.responseValidationSample,
     publicRoutes: [s.assets.routes(), s.comparison.routes(), s.videoOut.routes(opts.logger)],
+    publicUrl: opts.config.publicUrlConfigured ? opts.config.publicUrl : undefined,
     readiness: async () => {
       await s.db.raw('select 1');
       // ffmpeg is reported, not required: an API-only process does no media work.

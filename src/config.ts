@@ -136,6 +136,11 @@ export interface Config {
   extraCa?: string[];
   /** Base URL clients reach this installation at (signed media links); default http://host:port. */
   publicUrl: string;
+  /**
+   * Whether VIDMILL_PUBLIC_URL set `publicUrl`. Only then does the served contract name it as
+   * the server; else it names each request's own origin.
+   */
+  publicUrlConfigured: boolean;
   /** Scratch space for media work (downloads, thumbnails, web videos): `<data dir>/work`. */
   workDir: string;
   /** How long the first response to a POST with an `Idempotency-Key` is kept for replays. */
@@ -218,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     extraCa,
     workDir: path.join(dataDir, 'work'),
     idempotencyTtlMs: raw.VIDMILL_IDEMPOTENCY_TTL_HOURS * 3600_000,
+    publicUrlConfigured: raw.VIDMILL_PUBLIC_URL !== undefined,
     publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,
   };
 }

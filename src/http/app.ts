@@ -1,7 +1,11 @@
 /**
- * The HTTP application. Request path (DESIGN.md): request id -> access log -> JSON parser (raw
- * body kept, size limit) -> auth -> rate limit -> idempotency (POST with `Idempotency-Key`) ->
- * express-openapi-validator -> dispatch by operationId -> handler. One error mapper answers every failure with the `Error` body.
+ * The HTTP application. Request path: request id -> access log -> auth -> rate limit -> JSON
+ * parser (raw body kept, size limit) -> idempotency (POST with `Idempotency-Key`) ->
+ * express-openapi-validator -> dispatch by operationId -> handler. One error mapper answers
+ * every failure with the `Error` body. The parser comes after the limiter (DESIGN.md puts it
+ * before auth) so every answer to a counted request, a bad body included, carries the
+ * rate-limit headers, and a caller without credentials gets 401 whatever its body
+ * (docs/architecture.md).
  */
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -18,6 +22,7 @@ import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
 import { limitSignIn, SignInLimiters } from './sign-in-limit';
 import { cacheRouteRegexps } from './route-regexp-cache';
+import { servedContract } from './served-contract';
 
 export interface AppDeps {
   contract: any;
@@ -42,11 +47,8 @@ export interface AppDeps {
   readiness: () => Promise<Record<string, unknown>>;
   /** Routes outside /api that authenticate by themselves (signed media links). */
   publicRoutes?: express.Router[];
-}
-
-/** The document as served to browsers: this server first, so "Try it out" calls it. */
-function servedContract(contract: any): any {
-  return { ...contract, servers: [{ url: '/api', description: 'This server' }, ...contract.servers] };
+  /** VIDMILL_PUBLIC_URL when set: the served document's server (else each request's origin). */
+  publicUrl?: string;
 }
 
 function dispatch(handlers: AllHandlers): RequestHandler {
@@ -162,11 +164,11 @@ export function buildApp(deps: AppDeps): express.Express {
     }
   });
 
-  const served = servedContract(deps.contract);
-  app.get('/openapi.json', (_req, res) => {
-    res.json(served);
+  app.get('/openapi.json', (req, res) => {
+    res.json(servedContract(deps.contract, req, deps.publicUrl));
   });
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(served, { customSiteTitle: 'Vidmill API', swaggerOptions: { persistAuthorization: true } }));
+  // Swagger UI reads the served document next to it (relative, so a path prefix in front works).
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { customSiteTitle: 'Vidmill API', swaggerUrl: '../openapi.json', swaggerOptions: { persistAuthorization: true } }));
 
   for (const routes of deps.publicRoutes ?? []) app.use(routes);
 
@@ -180,15 +182,16 @@ export function buildApp(deps: AppDeps): express.Express {
       (req as any).rawBody = buf;
     },
   });
+  api.use(authenticate(deps.accounts, deps.apiKeys, (address, email) => limitSignIn(deps.signInLimiters, address, email)));
+  api.use(rateLimit(deps.rateLimiter));
   // The parser only when there is a body (its own test, type-is hasBody), without its layer
   // of checks on every GET.
   api.use((req, res, next) => {
     if (req.headers['transfer-encoding'] === undefined && isNaN(req.headers['content-length'] as any)) return next();
     json(req, res, next);
   });
-  api.use(authenticate(deps.accounts, deps.apiKeys, (address, email) => limitSignIn(deps.signInLimiters, address, email)));
-  api.use(rateLimit(deps.rateLimiter));
-  // Before the validator: a replay does not run again; a rejected request releases its key.
+  // After the parser (it fingerprints the body), before the validator: a replay does not run
+  // again; a rejected request releases its key.
   api.use(idempotency(deps.idempotency));
   api.use(contractValidation(deps));
   api.use(dispatch(deps.handlers));

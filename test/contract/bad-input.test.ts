@@ -114,7 +114,16 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
         expectError(await (op.bodySchema ? req.send({}) : req), 400, 'VALIDATION_ERROR');
       });
 
-      if (!op.bodySchema) return;
+      // The JSON parser reads any body, so these hold for operations without a request body too.
+      it('a JSON body in an unsupported Content-Encoding is 415 UNSUPPORTED_CONTENT_TYPE', async () => {
+        expectError(await call(op, fill(op.path)).set('Content-Type', 'application/json').set('Content-Encoding', 'x-unknown').send('{}'), 415, 'UNSUPPORTED_CONTENT_TYPE');
+      });
+      if (!op.bodySchema) {
+        it('a JSON body over the size limit is 413 PAYLOAD_TOO_LARGE (the operation takes none)', async () => {
+          expectError(await call(op, fill(op.path)).send({ name: 'x'.repeat(10_000) }), 413, 'PAYLOAD_TOO_LARGE');
+        });
+        return;
+      }
       const target = fill(op.path);
       it('malformed JSON is 400 INVALID_REQUEST_BODY', async () => {
         expectError(await call(op, target).set('Content-Type', 'application/json').send('{"name": '), 400, 'INVALID_REQUEST_BODY');

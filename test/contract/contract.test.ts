@@ -23,11 +23,41 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
     assert.equal(res.status, 0, res.stdout + res.stderr);
   });
 
-  it('is OpenAPI 3.1, interface version 2.0.0, with production and staging servers ending in /api', () => {
+  it('is OpenAPI 3.1, interface version 2.0.0, with one templated server {scheme}://{host}/api and no vendor host', () => {
     assert.equal(doc.openapi, '3.1.0');
     assert.equal(doc.info.version, '2.0.0');
-    assert.equal(doc.servers.length, 2);
-    for (const s of doc.servers) assert.match(s.url, /^https:\/\/.+\/api$/);
+    assert.equal(doc.servers.length, 1);
+    const [server] = doc.servers;
+    assert.equal(server.url, '{scheme}://{host}/api');
+    assert.deepEqual(server.variables.scheme.enum, ['http', 'https']);
+    assert.equal(server.variables.scheme.default, 'http');
+    assert.equal(server.variables.host.default, '127.0.0.1:8080');
+  });
+
+  it('declares what every response carries: X-Request-Id, 413 and 415 everywhere; X-RateLimit-* on every counted response of a limited operation; WWW-Authenticate on Basic 401s', () => {
+    const resolve = (x: any): any => (x?.$ref ? resolve(x.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc)) : x);
+    const rateLimit = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const method of METHODS) {
+        const op = item[method];
+        if (!op) continue;
+        const where = `${method.toUpperCase()} ${path}`;
+        const isKeyOp = path.startsWith('/v1/api-keys');
+        for (const s of ['413', '415']) assert.ok(op.responses[s], `${where} does not declare ${s}`);
+        for (const [status, response] of Object.entries<any>(op.responses)) {
+          const headers = resolve(response).headers ?? {};
+          const required = (h: string) => resolve(headers[h])?.required === true;
+          assert.ok(required('X-Request-Id'), `${where} ${status}: X-Request-Id`);
+          for (const h of rateLimit) {
+            if (isKeyOp || status === '401') assert.equal(headers[h], undefined, `${where} ${status}: ${h} is not sent`);
+            else if (status === '500') assert.equal(resolve(headers[h])?.required, false, `${where} ${status}: ${h} optional`);
+            else assert.ok(required(h), `${where} ${status}: ${h}`);
+          }
+          if (isKeyOp && status === '401') assert.ok(required('WWW-Authenticate'), `${where} 401: WWW-Authenticate`);
+        }
+      }
+    }
+    for (const [name, response] of Object.entries<any>(doc.components.responses)) assert.equal(resolve(response.headers?.['X-Request-Id'])?.required, true, name);
   });
 
   it('declares the spec\'s operations with their paths and methods', () => {

@@ -58,11 +58,25 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
     assert.ok(['configured', 'path', 'npm'].includes(ready.body.ffmpeg.source));
   });
 
-  it('serves the contract at /openapi.json with this server first', async () => {
-    const res = await h.request.get('/openapi.json');
+  it('serves the contract at /openapi.json naming the server it came from: the request\'s origin', async () => {
+    const res = await h.request.get('/openapi.json').set('Host', 'videos.example.net:8443');
     assert.equal(res.status, 200);
     assert.equal(res.body.info.version, '2.0.0');
-    assert.equal(res.body.servers[0].url, '/api');
+    assert.deepEqual(res.body.servers, [{ url: 'http://videos.example.net:8443/api', description: 'This server' }]);
+    // Derived per request, not remembered from the first one.
+    assert.equal((await h.request.get('/openapi.json').set('Host', '[::1]:8080')).body.servers[0].url, 'http://[::1]:8080/api');
+    // A Host that is not a plain host[:port] is not copied into the document.
+    assert.equal((await h.request.get('/openapi.json').set('Host', 'evil.example/"><script>')).body.servers[0].url, '/api');
+  });
+
+  it('with VIDMILL_PUBLIC_URL the served contract names it, whatever the Host', async () => {
+    const configured = await createHarness({ publicUrl: 'https://videos.example.com/vidmill/', publicUrlConfigured: true });
+    try {
+      const res = await configured.request.get('/openapi.json').set('Host', 'attacker.example');
+      assert.deepEqual(res.body.servers, [{ url: 'https://videos.example.com/vidmill/api', description: 'This server' }]);
+    } finally {
+      await configured.close();
+    }
   });
 
   it('operations owned by later issues answer 501 NOT_IMPLEMENTED (list printed)', async () => {

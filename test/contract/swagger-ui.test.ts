@@ -1,6 +1,6 @@
 /**
  * Swagger UI at /docs works end to end in a real browser: authorize with an API key, "Try it
- * out" on getAccount (GET /v1/account) against "This server" (/api), and see the live 200
+ * out" on getAccount (GET /v1/account) against "This server" (<origin>/api), and see the live 200
  * response with the user's account. Uses the system's Debian chromium through playwright-core
  * (never a downloaded browser); without /usr/bin/chromium the test fails and says how to install it.
  */
@@ -55,7 +55,7 @@ describe('Swagger UI at /docs (chromium)', function () {
     await page.goto(`${base}/docs/`);
     const operation = page.locator('#operations-Account-getAccount');
     await operation.waitFor();
-    assert.equal(await page.locator('.servers select').inputValue(), '/api', 'the selected server is "This server"');
+    assert.equal(await page.locator('.servers select').inputValue(), `${base}/api`, 'the selected server is "This server", at the origin the page came from');
 
     // Authorize: the api_key scheme of the modal.
     await page.locator('.auth-wrapper .btn.authorize').click();

@@ -1,13 +1,17 @@
 /**
  * Builds the whole app without listening, on a database of its own and a manual clock, with
  * response validation strict. Helpers create users with teams and API keys through the services.
+ * Every response of the app is checked against the contract's declared statuses and required
+ * headers (contract-conformance.ts): a request through `request` that breaks it fails where it
+ * is awaited; any other (a browser or a second client on `app`) fails the test in the root
+ * `afterEach` below, or `close()`.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { strict as assert } from 'node:assert';
-import type { Express } from 'express';
+import express, { type Express } from 'express';
 import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
@@ -17,6 +21,7 @@ import type { BlobStore } from '../../src/storage/blob-store';
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { ManualClock } from '../../src/shared/clock';
 import { openDatabase } from '../../src/db/database';
+import { conformanceCheck, takeViolations } from './contract-conformance';
 import { createTestDatabase, TestDatabase } from './database';
 
 export interface TestUser {
@@ -78,7 +83,9 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
   const masterKey = randomBytes(32);
   const services = createServices({ db: database.db, clock, masterKey, blobs: opts.blobs ?? new LocalDiskStore(blobDir), config });
   const logger = opts.logger ?? pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' });
-  const app = createApp(services, { logger, config });
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(conformanceCheck(loadContract()), createApp(services, { logger, config }));
   const workers: Worker[] = [];
   const otherProcesses: Services[] = [];
   return {
@@ -88,7 +95,7 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
     database,
     config,
     blobDir,
-    request: supertest(app),
+    request: conformingRequests(supertest(app)),
     anotherProcess() {
       const other = createServices({ db: openDatabase(database.config), clock, masterKey, blobs: services.blobs, config });
       otherProcesses.push(other);
@@ -132,9 +139,24 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
       await services.blobs.close();
       await database.drop();
       rmSync(blobDir, { recursive: true, force: true });
+      assertNoViolations(takeViolations());
     },
   };
 }
+
+function assertNoViolations(violations: string[]): void {
+  if (violations.length) assert.fail(`responses that break the contract:\n  ${violations.join('\n  ')}`);
+}
+
+/** `agent` whose every request also asserts that its response keeps to the contract. */
+function conformingRequests(agent: supertest.Agent): supertest.Agent {
+  const conforms = (res: supertest.Response) => assertNoViolations(takeViolations(res.headers['x-request-id']));
+  const methods = Object.entries(agent).filter(([, fn]) => typeof fn === 'function');
+  return Object.fromEntries(methods.map(([name, fn]) => [name, (...args: unknown[]) => fn(...args).expect(conforms)])) as unknown as supertest.Agent;
+}
+
+// Root hook: responses not awaited through `request` (a browser, a second client on `app`).
+afterEach(() => assertNoViolations(takeViolations()));
 
 const errorSchema = loadContract().components.schemas.Error;
 

@@ -205,7 +205,7 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     expectError(await latest(`?selectTeamId=${u.teamId}`), 403, 'ACCESS_DENIED');
     const other = await h.user();
     expectError(await latest(`?selectTeamId=${other.teamId}`), 403, 'FORBIDDEN');
-    expectError(await latest(`?selectTeamId=${randomUUID()}`), 404, 'TEAM_NOT_FOUND');
+    expectError(await latest(`?selectTeamId=${randomUUID()}`), 403, 'FORBIDDEN'); // an unknown team: as a team of someone else
     // the lower bound before the team existed is kept as given
     res = await latest(`?selectTeamId=${second.id}&fromDateTime=${enc(first.toISOString())}`);
     assert.equal(res.body.filterByFromDateTime, first.toISOString());
@@ -226,7 +226,7 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     expectError(await get('/v2/wallet/billing-periods/not-a-uuid'), 400, 'VALIDATION_ERROR');
     expectError(await get(`/v2/wallet/billing-periods?teamId=${other.teamId}`), 403, 'FORBIDDEN');
     expectError(await get(`/v2/wallet/financial-details?selectTeamId=${other.teamId}`), 403, 'FORBIDDEN');
-    expectError(await get(`/v2/wallet/financial-details?selectTeamId=${randomUUID()}`), 404, 'TEAM_NOT_FOUND');
+    expectError(await get(`/v2/wallet/financial-details?selectTeamId=${randomUUID()}`), 403, 'FORBIDDEN'); // an unknown team: as a team of someone else
     // the list without teamId shows only the caller's teams
     assert.equal((await get('/v2/wallet/billing-periods')).body.totalElements, 0);
   });

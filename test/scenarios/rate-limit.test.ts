@@ -24,6 +24,29 @@ describe(`Rate limits (${TEST_DIALECT})`, () => {
     assert.equal(bad.headers['x-ratelimit-remaining'], '3');
   });
 
+  it('a bad body is counted and answered with the headers; without credentials it is 401, uncounted', async () => {
+    const h2 = await createHarness({ rateLimitPerMinute: 5, bodyLimitBytes: 1024 });
+    try {
+      const user = await h2.user();
+      const post = () => h2.request.post('/api/v1/projects').set('X-API-Key', user.apiKey);
+      const answers = [
+        [await post().set('Content-Type', 'application/json').send('{"name": '), 400, 'INVALID_REQUEST_BODY'],
+        [await post().send({ name: 'x'.repeat(2000) }), 413, 'PAYLOAD_TOO_LARGE'],
+        [await post().set('Content-Type', 'application/json').set('Content-Encoding', 'x-unknown').send('{}'), 415, 'UNSUPPORTED_CONTENT_TYPE'],
+        [await post().set('Content-Type', 'text/plain').send('name'), 415, 'UNSUPPORTED_CONTENT_TYPE'],
+      ] as const;
+      answers.forEach(([res, status, code], i) => {
+        expectError(res, status, code);
+        assert.equal(res.headers['x-ratelimit-remaining'], String(4 - i), `${code}: counted`);
+      });
+      const anonymous = await h2.request.post('/api/v1/projects').set('Content-Type', 'application/json').send('{"name": ');
+      expectError(anonymous, 401, 'MISSING_API_KEY');
+      assert.equal(anonymous.headers['x-ratelimit-limit'], undefined);
+    } finally {
+      await h2.close();
+    }
+  });
+
   it('over the limit: 429 TOO_MANY_REQUESTS with Retry-After', async () => {
     for (let i = 0; i < 5; i++) assert.equal((await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey)).status, 200);
     const res = await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey);

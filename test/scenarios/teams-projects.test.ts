@@ -1,8 +1,25 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
+import { loadContract } from '../../src/composition';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+
+/** Every operation with a `selectTeamId` or `teamId` query parameter, with its request body example. */
+function teamSelectingOperations(): { operationId: string; method: string; path: string; param: string; body?: unknown }[] {
+  const doc = loadContract();
+  const ops = [];
+  for (const [path, item] of Object.entries<any>(doc.paths)) {
+    for (const method of ['get', 'post', 'patch', 'delete']) {
+      const op = item[method];
+      if (!op) continue;
+      const refs = (op.parameters ?? []).map((p: any) => p.$ref);
+      const param = refs.includes('#/components/parameters/SelectTeamId') ? 'selectTeamId' : refs.includes('#/components/parameters/FilterByTeamId') ? 'teamId' : undefined;
+      if (param) ops.push({ operationId: op.operationId, method, path, param, body: op.requestBody?.content['application/json'].example });
+    }
+  }
+  return ops;
+}
 
 describe(`Account, teams and projects (${TEST_DIALECT})`, () => {
   let h: Harness;
@@ -62,8 +79,25 @@ describe(`Account, teams and projects (${TEST_DIALECT})`, () => {
       const res = await h.request.post(`/api/v1/projects?selectTeamId=${other.teamId}`).set('X-API-Key', u.apiKey).send({ name: 'x' });
       expectError(res, 403, 'FORBIDDEN');
     });
-    it('selectTeamId of a team that does not exist is 404 TEAM_NOT_FOUND', async () => {
-      expectError(await get(`/v1/projects/default?selectTeamId=${randomUUID()}`), 404, 'TEAM_NOT_FOUND');
+    it('an unknown team is answered like a team of someone else: 403 FORBIDDEN, same message, on every operation that takes selectTeamId or teamId', async () => {
+      const other = await h.user();
+      const ops = teamSelectingOperations();
+      assert.equal(ops.length, 22, ops.map((o) => o.operationId).join(', '));
+      for (const op of ops) {
+        const call = (teamId: string) => {
+          const path = `/api${op.path.replace(/\{[^}]+\}/g, randomUUID())}?${op.param}=${teamId}`;
+          const req = (h.request as any)[op.method](path).set('X-API-Key', u.apiKey);
+          return op.body === undefined ? req : req.send(op.body);
+        };
+        const unknownId = randomUUID();
+        const [unknown, foreign] = [await call(unknownId), await call(other.teamId)];
+        expectError(unknown, 403, 'FORBIDDEN');
+        expectError(foreign, 403, 'FORBIDDEN');
+        assert.equal(unknown.body.message, `You are not a member of team ${unknownId}`, op.operationId);
+        assert.equal(foreign.body.message, `You are not a member of team ${other.teamId}`, op.operationId);
+        const shape = (body: any) => Object.keys(body).sort();
+        assert.deepEqual(shape(unknown.body), shape(foreign.body), op.operationId);
+      }
     });
     it('teamId filter of a team the user does not belong to is 403 FORBIDDEN', async () => {
       const other = await h.user();

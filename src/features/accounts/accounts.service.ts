@@ -154,12 +154,13 @@ export class AccountsService {
     return { teamId };
   }
 
+  /**
+   * A team the user may act on. A team that does not exist gets the same answer as a team of
+   * someone else (403 FORBIDDEN, same message), so no caller can probe which team ids exist.
+   */
   private async accessibleTeam(userId: string, teamId: string): Promise<Team> {
     const team = await teamsStore.memberTeam(this.db, userId, teamId);
-    if (!team) {
-      if (!(await teamsStore.byId(this.db, teamId))) throw new NotFoundError(`Team ${teamId} not found`, 'TEAM_NOT_FOUND');
-      throw new ForbiddenError('FORBIDDEN', `You are not a member of team ${teamId}`);
-    }
+    if (!team) throw new ForbiddenError('FORBIDDEN', `You are not a member of team ${teamId}`);
     if (!team.apiEnabled) throw new ForbiddenError('ACCESS_DENIED', `Team ${teamId} is not enabled for API use`);
     return team;
   }
