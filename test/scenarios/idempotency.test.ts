@@ -137,7 +137,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
   });
 
   it('a request rejected by a domain rule (4xx) or failing (5xx) stores nothing and the key can be reused', async () => {
-    expectError(await createProject('domain', { name: 'Nowhere' }, { query: '?selectTeamId=3fa85f64-5717-4562-b3fc-2c963f66afa6' }), 404, 'TEAM_NOT_FOUND');
+    expectError(await createProject('domain', { name: 'Nowhere' }, { query: '?selectTeamId=3fa85f64-5717-4562-b3fc-2c963f66afa6' }), 403, 'FORBIDDEN');
     assert.deepEqual(await storedKeys(), []);
     const projects = h.services.projects;
     const original = projects.create;
