@@ -56,6 +56,7 @@ import {
   type ProfileSpec,
 } from './encoders';
 import { IssueList } from './errors';
+import { filmGrainFilter } from './film-grain';
 import {
   CONTAINER_CODECS,
   FRAME_RATE_TAGS,
@@ -1006,21 +1007,13 @@ function applyFrameRate(b: PlanBuilder, g: Geometry, frc: NonNullable<NonNullabl
   return out;
 }
 
-const GRAIN_SCALE: Record<string, number> = { SUPER_FINE: 1, FINE: 1.5, MEDIUM: 2, COARSE: 3, VERY_COARSE: 4 };
-
 function applyFilmGrain(b: PlanBuilder, g: Geometry): void {
   const fg = b.options.filterSettings!.filmGrain!;
   if (fg.grainStrength <= 0) {
     b.note('filters.postProcessor', 'FILMGRAIN', 'not applied', 'grainStrength 0 adds no grain');
     return;
   }
-  const k = GRAIN_SCALE[fg.grainSize];
-  // Luma-only, temporally varying grain on a mid-grey plane, enlarged for coarser grain, then
-  // merged with the picture (grain merge: picture + grain - mid grey).
-  const down = k > 1 ? `scale=w=${even(g.width / k)}:h=${even(g.height / k)},` : '';
-  const up = k > 1 ? `,scale=w=${g.width}:h=${g.height}:flags=bicubic` : '';
-  const grain = `lutyuv=y='(maxval+1)/2':u='(maxval+1)/2':v='(maxval+1)/2',noise=c0s=${fg.grainStrength}:c0f=t`;
-  b.add(`split[fgsrc][fgraw];[fgraw]${down}${grain}${up}[fgnoise];[fgsrc][fgnoise]blend=c0_mode=grainmerge:c1_mode=normal:c1_opacity=0:c2_mode=normal:c2_opacity=0`, { key: 'filmgrain', g });
+  b.add(filmGrainFilter(g.width, g.height, fg.grainSize, fg.grainStrength), { key: 'filmgrain', g });
 }
 
 interface OutputColour {

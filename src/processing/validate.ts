@@ -321,7 +321,7 @@ function checkFilters(options: ProcessingOptions, caps: EngineCapabilities, issu
       oneOf(issues, 'filterSettings.filmGrain.grainSize', g.grainSize, ['SUPER_FINE', 'FINE', 'MEDIUM', 'COARSE', 'VERY_COARSE'] as const);
       inRange(issues, 'VALIDATION_ERROR', 'filterSettings.filmGrain.grainStrength', g.grainStrength, 0, 50);
     }
-    needFilter(issues, caps, 'filters.postProcessor', ['noise', 'split', 'lutyuv', 'blend', 'scale'], 'FILMGRAIN');
+    needFilter(issues, caps, 'filters.postProcessor', ['noise', 'split', 'format', 'lutyuv', 'blend', 'scale'], 'FILMGRAIN');
   }
 }
 

@@ -556,19 +556,26 @@ describe('Processing plan', function () {
       assert.ok(p.applied.notes.some((n) => n.field === 'filters.debander'));
     });
     const GRAIN: [string, string][] = [
-      ['SUPER_FINE', "[fgraw]lutyuv=y='(maxval+1)/2'"],
-      ['FINE', '[fgraw]scale=w=1280:h=720,lutyuv'],
-      ['MEDIUM', '[fgraw]scale=w=960:h=540,lutyuv'],
-      ['COARSE', '[fgraw]scale=w=640:h=360,lutyuv'],
-      ['VERY_COARSE', '[fgraw]scale=w=480:h=270,lutyuv'],
+      ['SUPER_FINE', '[fgraw]scale=w=1920:h=1080,format=yuv420p,lutyuv'],
+      ['FINE', '[fgraw]scale=w=1280:h=720,format=yuv420p,lutyuv'],
+      ['MEDIUM', '[fgraw]scale=w=960:h=540,format=yuv420p,lutyuv'],
+      ['COARSE', '[fgraw]scale=w=640:h=360,format=yuv420p,lutyuv'],
+      ['VERY_COARSE', '[fgraw]scale=w=480:h=270,format=yuv420p,lutyuv'],
     ];
     for (const [grainSize, expected] of GRAIN) {
-      it(`FILMGRAIN ${grainSize}: luma grain ${expected.includes('scale') ? 'made smaller and enlarged' : 'at full size'}, merged`, function () {
+      it(`FILMGRAIN ${grainSize}: an 8-bit mid-grey grain plane at its size, enlarged, merged into luma only`, function () {
         const p = plan({ filters: { postProcessor: 'FILMGRAIN' }, filterSettings: { filmGrain: { grainSize: grainSize as 'FINE', grainStrength: 12 } } });
         assert.ok(p.filterGraph.includes(expected), p.filterGraph);
-        assert.match(p.filterGraph, /noise=c0s=12:c0f=t(,scale=w=1920:h=1080:flags=bicubic)?\[fgnoise\];\[fgsrc\]\[fgnoise\]blend=c0_mode=grainmerge/);
+        assert.match(
+          p.filterGraph,
+          /lutyuv=y=128:u=128:v=128,noise=c0s=12:c0f=t,scale=w=1920:h=1080:flags=bicubic\[fgnoise\];\[fgsrc\]\[fgnoise\]blend=c0_mode=grainmerge:c1_mode=normal:c1_opacity=1:c2_mode=normal:c2_opacity=1/,
+        );
       });
     }
+    it("FILMGRAIN: the grain's mid grey makes up for the noise filter's slightly negative mean", function () {
+      const p = plan({ filters: { postProcessor: 'FILMGRAIN' }, filterSettings: { filmGrain: { grainSize: 'MEDIUM', grainStrength: 50 } } });
+      assert.match(p.filterGraph, /lutyuv=y=129:u=128:v=128,noise=c0s=50:c0f=t/);
+    });
     it('FILMGRAIN with strength 0 adds nothing (noted)', function () {
       const p = plan({ filters: { postProcessor: 'FILMGRAIN' }, filterSettings: { filmGrain: { grainSize: 'FINE', grainStrength: 0 } } });
       assert.doesNotMatch(p.filterGraph, /noise/);
