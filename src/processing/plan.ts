@@ -42,7 +42,9 @@ import {
   CONTAINER_FORMAT,
   DEFAULT_CONTAINER,
   ENCODER_OF,
-  INTERLACE_CAPABLE,
+  PROGRESSIVE_ONLY,
+  DNXHR_MIN_SIZE,
+  MXF_FRAME_RATES,
   MPEG2_MAX_SIDE,
   PROFILE_SPECS,
   audioArgs,
@@ -379,15 +381,15 @@ export function buildProcessingPlan(
   const deinterlaceApplies = !!deinterlacer && sourceInterlaced;
   if (requestedScanning === 'AUTO') {
     if (!sourceInterlaced || deinterlaceApplies) outputScanning = 'PROGRESSIVE';
-    else if (!INTERLACE_CAPABLE[enc.codec]) {
+    else if (PROGRESSIVE_ONLY[enc.codec]) {
       outputScanning = 'PROGRESSIVE';
       implicitDeinterlace = true;
     } else outputScanning = detected!;
   } else outputScanning = requestedScanning;
 
   const outInterlaced = outputScanning !== 'PROGRESSIVE';
-  if (outInterlaced && !INTERLACE_CAPABLE[enc.codec]) {
-    b.issues.unsupported('processingSettings.outputScanning', `${enc.codec} is encoded progressive only here (x265 takes interlaced video only as separate field pictures)`, outputScanning);
+  if (outInterlaced && PROGRESSIVE_ONLY[enc.codec]) {
+    b.issues.unsupported('processingSettings.outputScanning', `${enc.codec} is encoded progressive only here (${PROGRESSIVE_ONLY[enc.codec]})`, outputScanning);
     throwIssues(b.issues);
   }
   if (sourceInterlaced && !deinterlaceApplies) {
@@ -438,7 +440,7 @@ export function buildProcessingPlan(
       filter,
       outInterlaced
         ? 'the interlaced source is processed as progressive frames (one per field) and interlaced again at the end, so spatial filters never mix the two fields'
-        : `the source is interlaced and no deinterlacer was selected; ${requestedScanning === 'AUTO' ? `${enc.codec} is encoded progressive here, so ` : 'progressive output needs deinterlacing, so '}bwdif deinterlaces it (one frame per field)`,
+        : `the source is interlaced and no deinterlacer was selected; ${requestedScanning === 'AUTO' ? `${enc.codec} is encoded progressive only here (${PROGRESSIVE_ONLY[enc.codec]}), so ` : 'progressive output needs deinterlacing, so '}bwdif deinterlaces it (one frame per field)`,
     );
   }
   if (interlacedPassthrough && detected !== outputScanning) {
@@ -554,6 +556,14 @@ export function buildProcessingPlan(
     b.add(`format=${pixFmt}`);
   }
   b.add(`setsar=${rstr(g.sar)},setparams=${setparamsArgs(outputColor.color)}`);
+  if (enc.container === 'MXF' && !MXF_FRAME_RATES.some((r) => r.num * outFps.den === outFps.num * r.den)) {
+    b.issues.unsupported(
+      'container',
+      `ffmpeg's MXF muxer writes only the SMPTE frame rates (23.976, 24, 25, 29.97, 30, 48, 50, 59.94, 60, 72, 75, 90, 96, 100, 119.88 and 120 frames/s); the output would be ${num(value(outFps), 3)} frames/s (${rstr(outFps)})`,
+      'MXF',
+    );
+    throwIssues(b.issues);
+  }
 
   // --- Encoder and muxer arguments ----------------------------------------------------------
   const container = enc.container;
@@ -1152,6 +1162,14 @@ function checkOutputSize(b: PlanBuilder, g: Geometry, enc: Encoding, interlaced:
         b.options.encodingProfile,
       );
     }
+  }
+  if (enc.codec === 'DNXHR' && (g.width < DNXHR_MIN_SIZE.width || g.height < DNXHR_MIN_SIZE.height)) {
+    b.issues.add(
+      'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE',
+      'encodingProfile',
+      `DNxHR frames are at least ${DNXHR_MIN_SIZE.width}x${DNXHR_MIN_SIZE.height}; the output would be ${g.width}x${g.height} (scale it up, or use another codec)`,
+      b.options.encodingProfile,
+    );
   }
   if (enc.codec === 'XDCAM') {
     const sizes = xdcamFrameSizes(enc.pixel.yuv);

@@ -9,7 +9,7 @@
  */
 import { FULL_CAPABILITIES, type EngineCapabilities } from './capabilities';
 import { checkProfile, isHdrTransfer, profileFields } from './colour';
-import { CODEC_PIXELS, ENCODER_OF, INTERLACE_CAPABLE, PROFILE_SPECS, xdcamBitrate } from './encoders';
+import { CODEC_PIXELS, ENCODER_OF, PROFILE_SPECS, PROGRESSIVE_ONLY, xdcamBitrate } from './encoders';
 import { IssueList, ProcessingOptionsError, type ProcessingErrorCode } from './errors';
 import {
   CODECS,
@@ -335,8 +335,8 @@ function checkProcessingSettings(options: ProcessingOptions, caps: EngineCapabil
   }
   if (oneOf(issues, 'processingSettings.outputScanning', p.outputScanning, ['AUTO', 'PROGRESSIVE', 'INTERLACED_TOP_FIRST', 'INTERLACED_BOTTOM_FIRST'] as const)) {
     if (p.outputScanning.startsWith('INTERLACED')) {
-      if (codec && !INTERLACE_CAPABLE[codec]) {
-        issues.unsupported('processingSettings.outputScanning', `${codec} is encoded progressive only here (x265 takes interlaced video only as separate field pictures)`, p.outputScanning);
+      if (codec && PROGRESSIVE_ONLY[codec]) {
+        issues.unsupported('processingSettings.outputScanning', `${codec} is encoded progressive only here (${PROGRESSIVE_ONLY[codec]})`, p.outputScanning);
       }
       needFilter(issues, caps, 'processingSettings.outputScanning', ['interlace'], 'interlaced output');
     }

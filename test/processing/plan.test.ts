@@ -203,7 +203,7 @@ describe('Processing plan', function () {
       ['DNXHR_444', 'dnxhr_444', 'yuv444p10le'],
     ];
     for (const [profile, name, pixFmt] of DNXHR) {
-      it(`${profile}: dnxhd profile ${name}, ${pixFmt}, any size, MXF by default`, function () {
+      it(`${profile}: dnxhd profile ${name}, ${pixFmt}, any size from 256x120, MXF by default`, function () {
         const p = plan({ encodingProfile: profile as ProcessingOptions['encodingProfile'] }, SD_PROGRESSIVE_43);
         assert.equal(arg(p.outputArgs, '-c:v'), 'dnxhd');
         assert.equal(arg(p.outputArgs, '-profile:v'), name);
@@ -641,6 +641,43 @@ describe('Processing plan', function () {
     it('an untouched interlaced source with the other field order is shifted (fieldorder)', function () {
       const p = plan({ encodingConfiguration: { codec: 'H264' }, processingSettings: { outputScanning: 'INTERLACED_BOTTOM_FIRST' } }, PAL_SD_INTERLACED);
       assert.match(p.filterGraph, /fieldorder=bff,setfield=bff/);
+    });
+    it('DNxHR is progressive only: AUTO deinterlaces an interlaced source (noted), an interlaced output is 400 UNSUPPORTED_PROCESSING_OPTION', function () {
+      const p = plan({ encodingProfile: 'DNXHR_SQ', container: 'MXF' }, PAL_SD_INTERLACED);
+      assert.equal(p.output.scanning, 'PROGRESSIVE');
+      assert.match(p.filterGraph, /bwdif=mode=send_field:parity=tff/);
+      assert.deepEqual(p.output.fps, { num: 50, den: 1 });
+      assert.equal(arg(p.outputArgs, '-flags'), undefined);
+      assert.ok(p.applied.notes.some((n) => n.field === 'processingSettings.outputScanning' && /DNXHR is encoded progressive only/.test(n.note)), JSON.stringify(p.applied.notes));
+      for (const [options, source] of [
+        [{ encodingProfile: 'DNXHR_SQ', container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, PAL_SD_INTERLACED],
+        [{ encodingProfile: 'DNXHR_HQ', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { rate: '50:1' }],
+      ] as [ProcessingOptions, FakeSource][]) {
+        const err = processingError(() => plan(options, source));
+        assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
+        assert.equal(err.issues[0].field, 'processingSettings.outputScanning');
+      }
+    });
+    it('DNxHR frames are at least 256x120; DNxHD 1440x1080i takes 120 and 145 Mbit/s only', function () {
+      const small = processingError(() => plan({ encodingProfile: 'DNXHR_LB' }, { width: 240, height: 136 }));
+      assert.equal(small.errorCode, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE');
+      assert.equal(small.issues[0].field, 'encodingProfile');
+      assert.equal(plan({ encodingProfile: 'DNXHR_LB' }, { width: 256, height: 120 }).output.width, 256);
+      const hdv = { width: 1440, height: 1080, dar: '16:9', scanning: { metadata: 'INTERLACED_TOP_FIRST' } } as FakeSource;
+      assert.equal(plan({ encodingProfile: 'DNXHD_145_SQ' }, hdv).output.scanning, 'INTERLACED_TOP_FIRST');
+      assert.equal(processingError(() => plan({ encodingProfile: 'DNXHD_90_LB' }, hdv)).errorCode, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE');
+    });
+    it("MXF holds only ffmpeg's SMPTE frame rates: interlacing 25p (12.5 interlaced frames/s) into MXF is 400 UNSUPPORTED_PROCESSING_OPTION", function () {
+      const err = processingError(() => plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576 }));
+      assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
+      assert.equal(err.issues[0].field, 'container');
+      assert.match(err.message, /12\.5 frames\/s/);
+      // The same into MPEG-TS, and 50p interlaced to 25i into MXF, are fine; so is 29.97.
+      plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MPEGTS', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576 });
+      plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576, rate: '50:1' });
+      plan({ encodingConfiguration: { codec: 'H264' }, container: 'MXF' }, { rate: '30000:1001' });
+      const fps15 = processingError(() => plan({ encodingConfiguration: { codec: 'H264' }, container: 'MXF', filters: { frameRateConverter: 'FPS' }, filterSettings: { frameRate: { fps: 15 } } }));
+      assert.equal(fps15.issues[0].field, 'container');
     });
     it('an automatically kept HEVC cannot be interlaced', function () {
       const err = processingError(() => plan({ processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { codecName: 'hevc' }));

@@ -199,6 +199,11 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       assert.deepEqual(await eventsOf(started.body.videoId), ['video_processing.started', 'video_processing.failed']);
       const balance = await h.services.ledger.processingBalance(u.teamId);
       assert.equal(balance, 100_000_000, 'the charge was given back');
+      // The refund names what failed: processing, not the ingestion of its result.
+      const refunds = (await processingCharges()).filter((t: any) => t.accountAdjustment);
+      assert.equal(refunds.length, 1, JSON.stringify(refunds));
+      assert.equal(refunds[0].accountAdjustment.type, 'OTHER');
+      assert.match(refunds[0].accountAdjustment.reason, /^Refund: processing failed: SOURCE_VIDEO_NOT_AVAILABLE/);
     });
 
     it('a video not yet ingested is 409 VIDEO_NOT_FULLY_INGESTED; another team\'s video 404', async () => {

@@ -226,7 +226,7 @@ export class ProcessingService {
   /** Refunds a processed video whose result could not be ingested (an ingestion failure listener). */
   readonly refundFailedIngestion = async (trx: Knex, video: Video): Promise<void> => {
     if (video.kind !== 'PROCESSED') return;
-    await this.ledger.within(trx).refund(video.teamId, video.id, 'Processed video could not be ingested');
+    await this.ledger.within(trx).refund(video.teamId, video.id, 'PROCESSED_VIDEO_INGESTION_FAILED', video.ingestion?.error?.message);
   };
 
   private readonly processJob: JobHandler<{ videoId: string }> = async ({ videoId }, ctx) => {
@@ -296,7 +296,7 @@ export class ProcessingService {
     const events = source?.kind === 'CLIP' || source?.clipId ? VideoEvents.clipProcessing : VideoEvents.videoProcessing;
     await videosStore.updateProcessing(trx, v.id, { status: 'FAILED', error, etaSeconds: null }, now);
     await recordEvent(trx, { teamId: v.teamId, eventType: events.failed, videoId: v.id, occurredAt: now });
-    await this.ledger.within(trx).refund(v.teamId, v.id, 'Processing failed');
+    await this.ledger.within(trx).refund(v.teamId, v.id, 'PROCESSING_FAILED', `${error.code}: ${error.message}`);
   }
 
   private async locked(videoId: string, from: 'INITIAL' | 'IN_PROGRESS', fn: (trx: Knex, v: Video, now: Date) => Promise<void>): Promise<void> {
