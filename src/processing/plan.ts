@@ -12,7 +12,7 @@
  * The reference's proprietary AI filters are applied as their best classical ffmpeg equivalent
  * and every such substitution is written into `applied.notes` (and docs/processing.md).
  */
-import type { ProbeResult, Scanning } from '../media';
+import type { Hdr10Metadata, ProbeResult, Scanning } from '../media';
 import { FULL_CAPABILITIES, type EngineCapabilities } from './capabilities';
 import {
   COLORSPACE_PRIMARIES,
@@ -59,6 +59,7 @@ import {
 } from './encoders';
 import { IssueList } from './errors';
 import { filmGrainFilter } from './film-grain';
+import { resolveHdrStatic, x265HdrParams, type HdrStaticMetadata } from './hdr-metadata';
 import {
   CONTAINER_CODECS,
   FRAME_RATE_TAGS,
@@ -132,6 +133,8 @@ export interface PlanOutput {
   /** Frames written: duration x fps, rounded. */
   frames: number;
   color: ColorSpec;
+  /** HDR10 static metadata written into the stream (HEVC only). */
+  hdr?: HdrStaticMetadata;
   hasAudio: boolean;
 }
 
@@ -209,6 +212,14 @@ const even = (x: number) => Math.max(2, 2 * Math.round(x / 2));
 const evenDown = (x: number) => Math.max(0, 2 * Math.floor(x / 2));
 const num = (x: number, digits = 4) => String(Math.round(x * 10 ** digits) / 10 ** digits);
 
+/** Seconds for an ffmpeg time option: milliseconds when exact, else microseconds (rounded down for a seek, so it is never past the frame it names). */
+function secondsArg(x: number, rounding: 'floor' | 'nearest' = 'nearest'): string {
+  const ms = x * 1000;
+  if (Math.abs(ms - Math.round(ms)) < 1e-6) return (Math.round(ms) / 1000).toFixed(3);
+  const us = rounding === 'floor' ? Math.floor(x * 1e6 + 1e-6) : Math.round(x * 1e6);
+  return (us / 1e6).toFixed(6);
+}
+
 function parseRational(s: string | undefined): Rational | undefined {
   const m = /^(\d+)[:/](\d+)$/.exec(s ?? '');
   if (!m || m[2] === '0' || m[1] === '0') return undefined;
@@ -239,6 +250,9 @@ interface SourceFacts {
   container?: MediaContainer;
   durationMs: number;
   hasAudio: boolean;
+  /** When the video starts after the file (ms). */
+  videoStartMs: number;
+  hdr10?: Hdr10Metadata;
 }
 
 function sourceFacts(source: ProbeResult): SourceFacts {
@@ -274,6 +288,8 @@ function sourceFacts(source: ProbeResult): SourceFacts {
     container: containerOfSource(m.containerName),
     durationMs: source.durationMs,
     hasAudio: source.hasAudio,
+    videoStartMs: source.videoStartMs ?? 0,
+    ...(source.hdr10 ? { hdr10: source.hdr10 } : {}),
   };
 }
 
@@ -348,10 +364,15 @@ export function buildProcessingPlan(
     b.note('source', 'frame rate unknown', '25 frames/s assumed', "the probe found no frame rate; frame counts, gigapixels and the colour inference assume 25 frames/s (ffmpeg keeps the source's own timing)");
   }
 
-  const durationMs = range.endMs - range.startMs;
+  // The output starts on the first frame at or after the start (ffmpeg's exact seek keeps frames
+  // from -ss on; a -ss between two frames would leave the first output frame late, and the
+  // constant-rate output would repeat it to fill the gap).
+  const startS = firstFrameAtOrAfter(range.startMs, range.endMs, src);
+  const durationS = range.endMs / 1000 - startS;
+  const durationMs = Math.round(durationS * 1000);
   const inputArgs: string[] = [];
-  if (range.startMs > 0) inputArgs.push('-ss', (range.startMs / 1000).toFixed(3));
-  if (range.startMs > 0 || !src.durationMs || range.endMs < src.durationMs) inputArgs.push('-t', (durationMs / 1000).toFixed(3));
+  if (startS > 0) inputArgs.push('-ss', secondsArg(startS, 'floor'));
+  if (startS > 0 || !src.durationMs || range.endMs < src.durationMs) inputArgs.push('-t', secondsArg(durationS));
 
   // --- Codec, container, pixel format -------------------------------------------------------
   const enc = resolveEncoding(b);
@@ -573,6 +594,21 @@ export function buildProcessingPlan(
   else outputArgs.push('-an');
   outputArgs.push('-sn', '-dn');
 
+  // HDR10 static metadata: the user's, else the source's while the picture stays PQ.
+  const hdr = resolveHdrStatic({
+    profile: outputColor.profile,
+    outputTransfer: outputColor.color.transferCharacteristics,
+    codec: enc.codec,
+    bitDepth: enc.pixel.bitDepth,
+    source: src.hdr10,
+    pqThroughout: colour.input.transferCharacteristics === 'SMPTE2084' && !colour.toneMap && !outputColor.inverse,
+  });
+  for (const n of hdr.notes) b.note(n.field, n.requested, n.appliedAs, n.note);
+  if (hdr.metadata && enc.codec !== 'HEVC') {
+    b.issues.unsupported('processingSettings.outputColorSpaceConversion.colorProfile', `HDR static metadata is written into HEVC only (x265 SEI); the output codec is ${enc.codec} (set encodingConfiguration.codec to HEVC)`);
+    throwIssues(b.issues);
+  }
+
   const preset = env.encoderPreset ?? 'medium';
   let bitrate: number | undefined;
   let crf: number | undefined;
@@ -596,7 +632,7 @@ export function buildProcessingPlan(
       if (enc.codec === 'H264') {
         if (outInterlaced) outputArgs.push(...interlaceFlags, '-x264-params', outputScanning === 'INTERLACED_TOP_FIRST' ? 'tff=1' : 'bff=1');
       } else {
-        outputArgs.push('-x265-params', x265Params(b, outputColor));
+        outputArgs.push('-x265-params', ['log-level=error', ...(hdr.metadata ? x265HdrParams(hdr.metadata) : [])].join(':'));
         if (container === 'MP4' || container === 'MOV') outputArgs.push('-tag:v', 'hvc1');
       }
       break;
@@ -638,14 +674,14 @@ export function buildProcessingPlan(
     '-color_range', FF_RANGE[outputColor.color.colorRange],
   );
   // The output is cut to the range: frame-rate converters may run a frame past it.
-  outputArgs.push('-t', (durationMs / 1000).toFixed(3), '-max_muxing_queue_size', '4096');
+  outputArgs.push('-t', secondsArg(durationS), '-max_muxing_queue_size', '4096');
   if (container === 'MP4' || container === 'MOV') outputArgs.push('-movflags', '+faststart+write_colr');
   outputArgs.push('-f', fmt.muxer);
 
   // --- Applied options ----------------------------------------------------------------------
   finishApplied(b, enc, container, outputScanning, bitrate, outputColor, colour);
 
-  const frames = Math.round((durationMs / 1000) * value(outFps));
+  const frames = Math.round(durationS * value(outFps));
   const graph = `[0:v:0]${b.chain.join(',')}[vout]`;
   const plan: ProcessingPlan = {
     inputArgs,
@@ -669,6 +705,7 @@ export function buildProcessingPlan(
       durationMs,
       frames,
       color: outputColor.color,
+      ...(enc.codec === 'HEVC' && hdr.metadata ? { hdr: hdr.metadata } : {}),
       hasAudio: src.hasAudio,
     },
     applied: { options: b.applied, notes: b.notes },
@@ -681,6 +718,19 @@ export function buildProcessingPlan(
 // ---------------------------------------------------------------------------------------------
 // Stages
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * The time (seconds from the file's start) of the source's first frame at or after `startMs`, on
+ * its frame grid (frame rate, counted from where the video starts); the start itself when the
+ * rate is unknown or no frame lies before `endMs`.
+ */
+function firstFrameAtOrAfter(startMs: number, endMs: number, src: SourceFacts): number {
+  if (startMs <= 0 || !src.fpsKnown) return startMs / 1000;
+  const offset = src.videoStartMs / 1000;
+  const frame = Math.max(0, Math.ceil(((startMs / 1000 - offset) * src.fps.num) / src.fps.den - 1e-9));
+  const t = offset + (frame * src.fps.den) / src.fps.num;
+  return t < endMs / 1000 ? t : startMs / 1000;
+}
 
 function checkRange(b: PlanBuilder, range: { startMs: number; endMs: number }, src: SourceFacts): void {
   const { startMs, endMs } = range;
@@ -1107,38 +1157,6 @@ function convertColour(b: PlanBuilder, from: ColorSpec, to: ColorSpec, oc: Outpu
 
 function describe(c: ColorSpec): string {
   return `${c.colorSpace}/${c.colorPrimaries}/${c.transferCharacteristics}/${c.colorRange}`;
-}
-
-function x265Params(b: PlanBuilder, oc: OutputColour): string {
-  const params = ['log-level=error'];
-  const p = oc.profile;
-  const hdrMetadata = p && (p.hdrFormat || p.masteringDisplay || p.maxCll !== undefined || p.maxFall !== undefined);
-  if (p && hdrMetadata && !isHdrTransfer(oc.color.transferCharacteristics)) {
-    // e.g. INPUT_PRIORITY with an SDR input: the profile only filled gaps and the output is SDR.
-    b.note(
-      'processingSettings.outputColorSpaceConversion.colorProfile',
-      [p.hdrFormat, p.masteringDisplay && 'masteringDisplay', p.maxCll !== undefined && 'maxCll', p.maxFall !== undefined && 'maxFall'].filter(Boolean).join(', '),
-      'not applied',
-      `the output is SDR (transfer ${oc.color.transferCharacteristics}); HDR signalling and static metadata would be false`,
-    );
-  } else if (p) {
-    if (p.hdrFormat === 'HDR10') params.push('hdr10=1');
-    let mastering = p.masteringDisplay ? resolveMastering(p.masteringDisplay, p.maxCll) : undefined;
-    if (!mastering && p.hdrFormat === 'HDR10') {
-      mastering = resolveMastering({ tag: 'P3_D65' }, p.maxCll);
-      b.note(
-        'processingSettings.outputColorSpaceConversion.colorProfile.masteringDisplay',
-        'absent',
-        `master-display=${x265MasterDisplay(mastering!)}`,
-        `HDR10 carries static metadata; without a masteringDisplay the common P3-D65 display (${mastering!.minLuminance}..${mastering!.maxLuminance} nits) is written`,
-      );
-    }
-    if (mastering) params.push(`master-display=${x265MasterDisplay(mastering)}`);
-    if (p.maxCll !== undefined || p.maxFall !== undefined || p.hdrFormat === 'HDR10') {
-      params.push(`max-cll=${Math.round(p.maxCll ?? 0)},${Math.round(p.maxFall ?? 0)}`);
-    }
-  }
-  return params.join(':');
 }
 
 function checkOutputSize(b: PlanBuilder, g: Geometry, enc: Encoding, interlaced: boolean): void {

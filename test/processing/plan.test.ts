@@ -56,10 +56,24 @@ describe('Processing plan', function () {
       assert.equal(p.output.frames, 250);
     });
     it('a range seeks on the input and limits its duration', function () {
-      const p = plan({}, {}, { startMs: 2500, endMs: 4000 });
-      assert.deepEqual(p.inputArgs, ['-ss', '2.500', '-t', '1.500']);
+      const p = plan({}, {}, { startMs: 2000, endMs: 3500 });
+      assert.deepEqual(p.inputArgs, ['-ss', '2.000', '-t', '1.500']);
       assert.equal(arg(p.outputArgs, '-t'), '1.500');
-      assert.equal(p.output.frames, 38); // 1.5 s x 25
+      assert.equal(p.output.frames, 38); // 1.5 s x 25 (frames 50..87)
+    });
+    it('a start between two frames starts on the first frame at or after it (no repeated first frame)', function () {
+      const p = plan({}, {}, { startMs: 2500, endMs: 4000 });
+      assert.deepEqual(p.inputArgs, ['-ss', '2.520', '-t', '1.480']); // frame 63 at 2.52 s
+      assert.equal(arg(p.outputArgs, '-t'), '1.480');
+      assert.equal(p.output.frames, 37);
+      assert.equal(p.output.durationMs, 1480);
+      // 29.97: 500 ms falls between frame 14 (467.1 ms) and frame 15 (500.5 ms); the seek is in microseconds, never past the frame.
+      const ntsc = plan({}, { rate: '30000:1001' }, { startMs: 500, endMs: 2000 });
+      assert.deepEqual(ntsc.inputArgs, ['-ss', '0.500500', '-t', '1.499500']);
+      assert.equal(ntsc.output.frames, 45); // frames 15..59
+      // The grid counts from where the video starts (audio first in the file).
+      const late = plan({}, { videoStartMs: 10 } as FakeSource, { startMs: 500, endMs: 2000 });
+      assert.equal(late.inputArgs[1], '0.530');
     });
     it('a range ending before the end needs -t only', function () {
       assert.deepEqual(plan({}, {}, { startMs: 0, endMs: 5000 }).inputArgs, ['-t', '5.000']);
@@ -806,6 +820,48 @@ describe('Processing plan', function () {
       assert.equal(arg(p.outputArgs, '-color_trc'), 'bt709');
       assert.equal(p.output.pixelFormat, 'yuv420p');
       assert.ok(p.applied.notes.some((n) => n.field === 'processingSettings.outputColorSpaceConversion.colorProfile' && n.appliedAs === 'not applied'));
+    });
+    describe("an HDR10 source's static metadata", function () {
+      const MD_4000 = { red: [0.708, 0.292], green: [0.17, 0.797], blue: [0.131, 0.046], whitePoint: [0.3127, 0.329], minLuminance: 0.005, maxLuminance: 4000 } as const;
+      const HDR10_4000: FakeSource = {
+        width: 320,
+        height: 180,
+        codecName: 'hevc',
+        pixelFormatName: 'yuv420p10le',
+        bitDepth: 10,
+        color: { colorSpaceName: 'bt2020nc', colorPrimariesName: 'bt2020', colorTransferName: 'smpte2084', colorRangeName: 'tv' },
+        hdr10: { masteringDisplay: { ...MD_4000, red: [...MD_4000.red], green: [...MD_4000.green], blue: [...MD_4000.blue], whitePoint: [...MD_4000.whitePoint] }, maxCll: 4000, maxFall: 1000 },
+      };
+      const SOURCE_X265 = 'log-level=error:hdr10=1:master-display=G(8500,39850)B(6550,2300)R(35400,14600)WP(15635,16450)L(40000000,50):max-cll=4000,1000';
+      it('is carried to an HEVC output that stays PQ: with {} and with SOURCE_PRIORITY (noted)', function () {
+        for (const options of [
+          {},
+          { processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY' } } },
+          { processingSettings: { outputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY' } } },
+        ] as ProcessingOptions[]) {
+          const p = plan(options, HDR10_4000);
+          assert.equal(p.output.codec, 'HEVC');
+          assert.equal(arg(p.outputArgs, '-x265-params'), SOURCE_X265, JSON.stringify(options));
+          assert.deepEqual(p.output.hdr?.fromSource, ['maxCll', 'maxFall', 'masteringDisplay']);
+          assert.ok(p.applied.notes.some((n) => n.appliedAs === 'carried from the source'));
+        }
+      });
+      it('USER_PRIORITY HDR10 without a mastering display keeps the 4000-nit BT.2020 display and light levels, not the 1000-nit P3 default', function () {
+        const p = plan({ processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HDR10' } } } }, HDR10_4000);
+        assert.equal(arg(p.outputArgs, '-x265-params'), SOURCE_X265);
+        // What the user sets wins, field by field; a source MaxFALL above the user's MaxCLL is dropped.
+        const own = plan({ processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HDR10', maxCll: 800 } } } }, HDR10_4000);
+        assert.equal(arg(own.outputArgs, '-x265-params'), 'log-level=error:hdr10=1:master-display=G(8500,39850)B(6550,2300)R(35400,14600)WP(15635,16450)L(40000000,50):max-cll=800,0');
+      });
+      it('is not carried when the picture leaves PQ or the codec cannot write it (noted)', function () {
+        const sdr = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', toneMapper: { algorithm: 'HABLE' } } } }, HDR10_4000);
+        assert.equal(arg(sdr.outputArgs, '-x265-params'), 'log-level=error');
+        assert.equal(sdr.output.hdr, undefined);
+        const h264 = plan({ encodingConfiguration: { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 10 } } }, HDR10_4000);
+        assert.ok(h264.applied.notes.some((n) => n.appliedAs === 'not written' && /PQ10/.test(n.note)), JSON.stringify(h264.applied.notes));
+        const hlg = plan({ processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HLG' } } } }, HDR10_4000);
+        assert.doesNotMatch(arg(hlg.outputArgs, '-x265-params')!, /master-display/);
+      });
     });
     it('HDR10 without a mastering display writes P3-D65 (noted)', function () {
       const p = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HDR10' } } } });

@@ -359,6 +359,8 @@ export function probeOf(v: Video): ProbeResult {
     hasAudio: Boolean(p.hasAudio),
     fps: Number(p.fps ?? 0),
     formatNames: (p.formatNames as string[]) ?? [],
+    ...(Number(p.videoStartMs) > 0 ? { videoStartMs: Number(p.videoStartMs) } : {}),
+    ...(p.hdr10 ? { hdr10: p.hdr10 } : {}),
   };
 }
 
