@@ -110,19 +110,23 @@ export interface ProfileSpec {
   bitsPerPixel: number;
   /** Why this installation cannot encode it, when it cannot. */
   unsupported?: string;
+  /** The profile's name in the stream, as ffprobe reports it (`HQ`, `DNXHD`, `DNXHR SQ`). */
+  streamProfile: string;
 }
 
 const px = (yuv: ChromaSubsampling, bitDepth: BitDepth): PixelSpec => ({ yuv, bitDepth });
 const PIXELS_1080P30 = 1920 * 1080 * (30000 / 1001);
 const bpp = (mbps: number) => Math.round(((mbps * 1e6) / PIXELS_1080P30) * 1000) / 1000;
 
+const PRORES_NAMES = ['Proxy', 'LT', 'Standard', 'HQ', '4444', 'XQ'];
+
 function prores(profile: number, yuv: ChromaSubsampling, mbps: number): ProfileSpec {
-  return { codec: 'PRORES', pixel: px(yuv, 10), args: ['prores_ks', '-profile:v', String(profile), '-vendor', 'apl0'], bitsPerPixel: bpp(mbps) };
+  return { codec: 'PRORES', pixel: px(yuv, 10), args: ['prores_ks', '-profile:v', String(profile), '-vendor', 'apl0'], bitsPerPixel: bpp(mbps), streamProfile: PRORES_NAMES[profile] };
 }
 
 function dnxhd(mbps: number, bitDepth: 8 | 10): ProfileSpec {
   const bits = (mbps * 1e6) / (1920 * 1080 * dnxhdNominalFps(mbps));
-  return { codec: 'DNXHD', pixel: px('4:2:2', bitDepth), args: ['dnxhd', '-profile:v', 'dnxhd', '-b:v', `${mbps}M`], mbps, bitsPerPixel: Math.round(bits * 1000) / 1000 };
+  return { codec: 'DNXHD', pixel: px('4:2:2', bitDepth), args: ['dnxhd', '-profile:v', 'dnxhd', '-b:v', `${mbps}M`], mbps, bitsPerPixel: Math.round(bits * 1000) / 1000, streamProfile: 'DNXHD' };
 }
 
 function dnxhd444(mbps: number): ProfileSpec {
@@ -134,7 +138,31 @@ function dnxhd444(mbps: number): ProfileSpec {
 }
 
 function dnxhr(name: string, yuv: ChromaSubsampling, bitDepth: BitDepth, mbps: number): ProfileSpec {
-  return { codec: 'DNXHR', pixel: px(yuv, bitDepth), args: ['dnxhd', '-profile:v', name], bitsPerPixel: bpp(mbps) };
+  return { codec: 'DNXHR', pixel: px(yuv, bitDepth), args: ['dnxhd', '-profile:v', name], bitsPerPixel: bpp(mbps), streamProfile: name.toUpperCase().replace('_', ' ') };
+}
+
+/**
+ * The profile the encoder writes, as ffprobe names it, for the codecs whose profile follows from
+ * the pixel format (and, for x264, the preset and interlacing: x264 signals the lowest profile
+ * its tools need, and `ultrafast` uses no 8x8 transform, CABAC or B-frames). FFV1 has none.
+ */
+export function streamProfileName(codec: Codec, pixel: PixelSpec, x264: { preset: string; interlaced: boolean }): string | undefined {
+  switch (codec) {
+    case 'H264':
+      if (pixel.yuv === '4:4:4') return 'High 4:4:4 Predictive';
+      if (pixel.yuv === '4:2:2') return 'High 4:2:2';
+      if (pixel.bitDepth > 8) return 'High 10';
+      if (x264.preset !== 'ultrafast') return 'High';
+      return x264.interlaced ? 'Main' : 'Constrained Baseline';
+    case 'HEVC':
+      if (pixel.yuv !== '4:2:0' || pixel.bitDepth === 12) return 'Rext';
+      return pixel.bitDepth === 10 ? 'Main 10' : 'Main';
+    case 'MPEG2':
+    case 'XDCAM':
+      return pixel.yuv === '4:2:2' ? '4:2:2' : 'Main';
+    default:
+      return undefined;
+  }
 }
 
 /** Profile -> encoder settings. ProRes data rates: Apple ProRes white paper (1080p29.97); DNxHR: Avid's published 1080p29.97 rates. */

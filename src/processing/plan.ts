@@ -52,12 +52,14 @@ import {
   containerOfSource,
   dnxhdFrameSizes,
   pixFmtName,
+  streamProfileName,
   xdcamBitrate,
   xdcamFrameSizes,
   type PixelSpec,
   type ProfileSpec,
 } from './encoders';
 import { IssueList } from './errors';
+import { appliedOutput, type AppliedOutput } from './applied-output';
 import { filmGrainFilter } from './film-grain';
 import { resolveHdrStatic, x265HdrParams, type HdrStaticMetadata } from './hdr-metadata';
 import {
@@ -135,6 +137,10 @@ export interface PlanOutput {
   color: ColorSpec;
   /** HDR10 static metadata written into the stream (HEVC only). */
   hdr?: HdrStaticMetadata;
+  /** The profile the encoder writes, as ffprobe names it (none for FFV1). */
+  codecProfile?: string;
+  /** Where the output starts in the source (ms): the first frame at or after the requested start. */
+  startMs: number;
   hasAudio: boolean;
 }
 
@@ -151,7 +157,8 @@ export interface ProcessingPlan {
   fileExtension: string;
   mimeType: string;
   output: PlanOutput;
-  applied: { options: ProcessingOptions; notes: AppliedNote[] };
+  /** The options as applied, the notes on how, and the output they make (`processing.appliedOptions` is options and output). */
+  applied: { options: ProcessingOptions; notes: AppliedNote[]; output: AppliedOutput };
   work: PlanWork[];
 }
 
@@ -682,7 +689,28 @@ export function buildProcessingPlan(
   finishApplied(b, enc, container, outputScanning, bitrate, outputColor, colour);
 
   const frames = Math.round(durationS * value(outFps));
+  const codecProfile = enc.profile ? enc.profile.streamProfile : streamProfileName(enc.codec as Codec, enc.pixel, { preset, interlaced: outInterlaced });
   const graph = `[0:v:0]${b.chain.join(',')}[vout]`;
+  const output: PlanOutput = {
+    width: g.width,
+    height: g.height,
+    sar: g.sar,
+    fps: outFps,
+    scanning: outputScanning,
+    codec: enc.codec,
+    pixelFormat: pixFmt,
+    chroma: enc.pixel.yuv,
+    bitDepth: enc.pixel.bitDepth,
+    ...(bitrate !== undefined ? { bitrate } : {}),
+    ...(crf !== undefined ? { crf } : {}),
+    durationMs,
+    frames,
+    color: outputColor.color,
+    ...(enc.codec === 'HEVC' && hdr.metadata ? { hdr: hdr.metadata } : {}),
+    ...(codecProfile ? { codecProfile } : {}),
+    startMs: startS * 1000,
+    hasAudio: src.hasAudio,
+  };
   const plan: ProcessingPlan = {
     inputArgs,
     filterGraph: graph,
@@ -690,25 +718,8 @@ export function buildProcessingPlan(
     container,
     fileExtension: fmt.fileExtension,
     mimeType: fmt.mimeType,
-    output: {
-      width: g.width,
-      height: g.height,
-      sar: g.sar,
-      fps: outFps,
-      scanning: outputScanning,
-      codec: enc.codec,
-      pixelFormat: pixFmt,
-      chroma: enc.pixel.yuv,
-      bitDepth: enc.pixel.bitDepth,
-      ...(bitrate !== undefined ? { bitrate } : {}),
-      ...(crf !== undefined ? { crf } : {}),
-      durationMs,
-      frames,
-      color: outputColor.color,
-      ...(enc.codec === 'HEVC' && hdr.metadata ? { hdr: hdr.metadata } : {}),
-      hasAudio: src.hasAudio,
-    },
-    applied: { options: b.applied, notes: b.notes },
+    output,
+    applied: { options: b.applied, notes: b.notes, output: appliedOutput({ ...output, container }) },
     work: b.work,
   };
   if (b.analysisChain) plan.analysis = { filterGraph: `[0:v:0]${b.analysisChain.join(',')}[vout]` };

@@ -79,6 +79,31 @@ describe('Processing fidelity with ffmpeg', function () {
     });
   });
 
+  it("the applied output (processing.appliedOptions.output) is what ffprobe reads: codec profile, pixel format, size, aspect, rate, scanning", async function () {
+    const cases: [SourceName, ProcessingOptions][] = [
+      ['palInterlaced', { encodingConfiguration: { codec: 'H264' }, filters: { reshaper: 'CROP' }, filterSettings: { normalizedCropCoordinates: { x1: 0.1, y1: 0.125, x2: 0.9, y2: 0.875 } } }],
+      ['palInterlaced', { encodingConfiguration: { codec: 'MPEG2', pixelFormat: { yuv: '4:2:2', bitDepth: 8 } } }],
+      ['small', { encodingConfiguration: { codec: 'HEVC', pixelFormat: { yuv: '4:2:0', bitDepth: 10 } } }],
+      ['small', { encodingProfile: 'PRORES_4444_XQ' }],
+      ['small', { encodingProfile: 'DNXHR_SQ' }],
+      ['small', { encodingConfiguration: { codec: 'H264' } }],
+    ];
+    let i = 0;
+    for (const [src, options] of cases) {
+      const { plan, output, probe } = await processed(src, options, `applied-${i++}`, { startMs: 0, endMs: 1000 });
+      const a = plan.applied.output;
+      const s = await streamInfo(output);
+      const what = JSON.stringify(options);
+      assert.equal(a.codecProfile, s.profile, what);
+      // ffmpeg's ProRes decoder gives 4444 as 12-bit whatever was encoded (10-bit here).
+      assert.equal(a.pixelFormat.name, a.codec === 'PRORES' && a.pixelFormat.yuv === '4:4:4' ? s.pix_fmt.replace('12le', '10le') : s.pix_fmt, what);
+      assert.equal(`${a.width}x${a.height}`, `${probe.metadata.frameWidth}x${probe.metadata.frameHeight}`, what);
+      assert.equal(a.sampleAspectRatio, s.sample_aspect_ratio === 'N/A' || !s.sample_aspect_ratio ? '1:1' : s.sample_aspect_ratio, what);
+      assert.equal(a.frameRate.rational, probe.metadata.averageFrameRate?.rational, what);
+      assert.equal(a.scanning, probe.metadata.scanning?.metadata ?? 'PROGRESSIVE', what);
+    }
+  });
+
   it('DNxHR SQ in MXF from interlaced PAL: deinterlaced to 720x576p50 (the encoder is progressive only), not a failed job', async function () {
     const { output, probe, plan } = await processed('palInterlaced', { encodingProfile: 'DNXHR_SQ', container: 'MXF' }, 'dnxhr-from-interlaced', { startMs: 0, endMs: 1000 });
     const s = await streamInfo(output);

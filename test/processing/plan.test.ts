@@ -23,12 +23,17 @@ const contract = JSON.parse(readFileSync('generated/openapi.json', 'utf8'));
 const ajv = new Ajv({ strict: false, allErrors: true });
 ajv.addSchema({ $id: 'contract.json', components: contract.components });
 const validateApplied = ajv.compile({ $ref: 'contract.json#/components/schemas/VideoProcessingConfigurationOptions' });
+const validateAppliedOutput = ajv.compile({ $ref: 'contract.json#/components/schemas/VideoProcessingAppliedOutput' });
+// Compile-time: the applied output is the contract's (the processing view passes it through).
+const toContract = (o: ProcessingPlan['applied']['output']): components['schemas']['VideoProcessingAppliedOutput'] => o;
+void toContract;
 
 function plan(options: ProcessingOptions, source: FakeSource = {}, range?: { startMs: number; endMs: number }, env: PlanEnvironment = {}): ProcessingPlan {
   const probe = probeOf(source);
   const p = buildProcessingPlan(options, probe, range ?? { startMs: 0, endMs: probe.durationMs }, env);
   // Every applied options object is valid against the contract (it goes into processing.options).
   assert.ok(validateApplied(p.applied.options), JSON.stringify(validateApplied.errors));
+  assert.ok(validateAppliedOutput(p.applied.output), JSON.stringify(validateAppliedOutput.errors));
   return p;
 }
 

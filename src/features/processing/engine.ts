@@ -16,8 +16,16 @@ export interface EnginePlan {
   fileExtension: string;
   mimeType: string;
   output: PlannedOutput;
-  /** The options as applied, with notes on classical equivalents of proprietary filters. */
-  applied: Record<string, unknown>;
+  /**
+   * The options as applied (resolved), the output they make (the contract's
+   * VideoProcessingAppliedOutput shape) and notes on how options were applied (classical
+   * equivalents of proprietary filters...).
+   */
+  applied: {
+    options: Record<string, unknown>;
+    output: Record<string, unknown>;
+    notes: { field: string; requested: string; appliedAs: string; note: string }[];
+  };
 }
 
 export interface EngineEstimate {
