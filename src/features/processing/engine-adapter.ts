@@ -44,8 +44,8 @@ export class FfmpegProcessingEngine implements ProcessingEngine {
     return plan as unknown as EnginePlan;
   }
 
-  estimate(plan: EnginePlan, source: Parameters<ProcessingEngine['estimate']>[1], range: { startMs: number; endMs: number }) {
-    return estimateProcessing(plan as unknown as ProcessingPlan, source, range);
+  estimate(plan: EnginePlan, source: Parameters<ProcessingEngine['estimate']>[1]) {
+    return estimateProcessing(plan as unknown as ProcessingPlan, source);
   }
 
   async run(bins: MediaBinaries, input: string, output: string, plan: EnginePlan, opts: Parameters<ProcessingEngine['run']>[4]): Promise<void> {

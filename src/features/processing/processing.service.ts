@@ -108,7 +108,7 @@ export class ProcessingService {
     const probe = probeOf(source);
     const range = positions(probe.durationMs, req.startPosMs, req.endPosMs);
     const plan = this.engine.plan(options, probe, range);
-    const estimate = this.engine.estimate(plan, probe, range);
+    const estimate = this.engine.estimate(plan, probe);
     const charge = processingProducts(options, plan, probe, estimate.gigapixels);
     const priced = await this.ledger.estimate(source.teamId, charge);
     const gb = estimate.outputBytes / 1e9;
@@ -117,7 +117,7 @@ export class ProcessingService {
     const appraisal: JobAppraisal = {
       billingType: priced.billingType,
       estimation: { fileSize: Math.round(estimate.outputBytes), totalComputeTimeSeconds: Math.max(1, Math.ceil(estimate.computeSeconds)) },
-      outputDurationMillis: range.endMs - range.startMs,
+      outputDurationMillis: plan.output.durationMs,
       products: priced.products,
       discountPercentage: priced.discountPercentage,
       costMicros: priced.costMicros,
