@@ -45,10 +45,10 @@ export const SOURCES = {
   small: ['small.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=1', '-f', 'lavfi', '-i', 'sine=duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest']],
   /** H.264 in MP4, 320x180, 25 frames/s, 1 s, no audio: pictures measured pixel by pixel. */
   tiny: ['tiny.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p']],
-  /** H.264 + AAC in MP4, 320x180, 25 frames/s, 3 s, a keyframe every second: ranges cut between frames. */
-  clip25: ['clip25.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25:duration=3', '-f', 'lavfi', '-i', 'sine=duration=3', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest']],
-  /** H.264 in MP4, 320x180, 30000/1001 frames/s, 3 s. */
-  ntsc: ['ntsc.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=30000/1001:duration=3', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '30', '-pix_fmt', 'yuv420p']],
+  /** H.264 + AAC in MP4, 320x180, 25 frames/s, 2 s, a keyframe every second: ranges cut between frames. */
+  clip25: ['clip25.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25:duration=2', '-f', 'lavfi', '-i', 'sine=duration=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest']],
+  /** H.264 in MP4, 320x180, 30000/1001 frames/s, 2 s. */
+  ntsc: ['ntsc.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=30000/1001:duration=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '30', '-pix_fmt', 'yuv420p']],
   /** Progressive 50 frames/s, 640x360, 1 s, no audio. */
   fast: ['fast.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=50:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']],
   /** HEVC Main 10, PQ / BT.2020 without static metadata (PQ10), 320x180, 1 s. */
