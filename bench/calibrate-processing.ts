@@ -22,6 +22,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveMediaBinaries, runMedia } from '../src/media';
+import { filmGrainFilter } from '../src/processing/film-grain';
 
 const W = 1280;
 const H = 720;
@@ -82,7 +83,7 @@ const MEASURES: Measure[] = [
     key: 'filmgrain',
     args: [
       '-filter_complex',
-      "[0:v]split[a][b];[b]scale=w=640:h=360,lutyuv=y='(maxval+1)/2':u='(maxval+1)/2':v='(maxval+1)/2',noise=c0s=20:c0f=t,scale=w=1280:h=720:flags=bicubic[n];[a][n]blend=c0_mode=grainmerge:c1_mode=normal:c1_opacity=0:c2_mode=normal:c2_opacity=0[o]",
+      `[0:v]${filmGrainFilter(1280, 720, 'COARSE', 20)}[o]`,
       '-map', '[o]', '-c:v', 'wrapped_avframe', ...nul,
     ],
     frames: 50,

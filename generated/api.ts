@@ -3553,14 +3553,81 @@ export interface components {
             processingState?: components["schemas"]["VideoProcessingState"];
             /** @description The video and time range that were processed. */
             sourceVideo?: components["schemas"]["SourceVideo"];
-            /** @description The options used. */
+            /** @description The options as requested (sent, or those of the configuration used). */
             options?: components["schemas"]["VideoProcessingConfigurationOptions"];
+            /**
+             * @description What this installation resolved and applied for `options`: planned when the job is
+             *     accepted, replaced by what the job ran when it plans.
+             */
+            appliedOptions?: components["schemas"]["VideoProcessingAppliedOptions"];
             /**
              * @description How this installation applied each option that it does not implement literally, for
              *     example a proprietary AI filter replaced by its closest classical ffmpeg equivalent
              *     (see docs/processing.md). Empty when every option was applied as named.
              */
             appliedNotes?: components["schemas"]["AppliedOptionNote"][];
+        };
+        /**
+         * @description The processing options as applied, next to the options as requested: automatic choices
+         *     made (codec, container, pixel format, output scanning), defaults filled in, computed
+         *     values written out (crop rectangle, field order used by the deinterlacer, the scaler's
+         *     size, the converter's frame rate, colour profiles), settings of filters that are off left
+         *     out; and the output they make.
+         */
+        VideoProcessingAppliedOptions: {
+            /** @description The options resolved as described above. */
+            options?: components["schemas"]["VideoProcessingConfigurationOptions"];
+            /** @description The output the options make. */
+            output?: components["schemas"]["VideoProcessingAppliedOutput"];
+        };
+        /** @description The video stream the applied options make. */
+        VideoProcessingAppliedOutput: {
+            /**
+             * @description Output codec (ProRes, DNxHD and DNxHR come from `encodingProfile`).
+             * @enum {string}
+             */
+            codec?: "H264" | "HEVC" | "MPEG2" | "XDCAM" | "FFV1" | "PRORES" | "DNXHD" | "DNXHR";
+            /** @description The codec profile written, as ffprobe names it: for example `High`, `High 10`, `Main 10`, `Rext`, `4:2:2`, `HQ`, `DNXHR SQ`. */
+            codecProfile?: string;
+            /** @description Container of the output file. */
+            container?: components["schemas"]["MediaContainerEnum"];
+            /** @description Chroma subsampling, bit depth and the pixel format's name. */
+            pixelFormat?: components["schemas"]["PixelFormat"];
+            /**
+             * Format: int32
+             * @description Stored frame width in pixels.
+             */
+            width?: number;
+            /**
+             * Format: int32
+             * @description Stored frame height in pixels.
+             */
+            height?: number;
+            /** @description Pixel (sample) aspect ratio, for example `64:45` or `1:1`. */
+            sampleAspectRatio?: string;
+            /** @description Stored frames per second (an interlaced frame holds two fields). */
+            frameRate?: components["schemas"]["FrameRate"];
+            /** @description Progressive, or interlaced with its field order. */
+            scanning?: components["schemas"]["Scanning"];
+            /**
+             * Format: int64
+             * @description Target bitrate in bits per second, when the encoder has one.
+             */
+            bitrate?: number;
+            /**
+             * Format: int32
+             * @description The x264/x265 constant-quality target, when there is no bitrate.
+             */
+            constantRateFactor?: number;
+            /** @description Where the output starts in the source, in milliseconds; the source's first frame at or after the requested start. */
+            startPositionMilliseconds?: number;
+            /**
+             * Format: int64
+             * @description Duration of the output in milliseconds.
+             */
+            durationMilliseconds?: number;
+            /** @description The output's colour tags, with the HDR10 static metadata written, if any. */
+            colorProfile?: components["schemas"]["Colorimetry"];
         };
         /** @description How one requested option was applied. */
         AppliedOptionNote: {

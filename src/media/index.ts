@@ -8,7 +8,7 @@ export { MediaError, MediaBinaryError, MediaProcessError, MediaTimeoutError, Med
 export { runMedia } from './runner';
 export type { MediaProgress, RunMediaOptions, RunMediaResult } from './runner';
 export { probeMedia, detectScanning } from './probe';
-export type { ProbeResult, ProbeOptions, DetectScanningOptions, VideoMetadata, AspectRatio, FrameRate, VideoScanning, Scanning } from './probe';
+export type { ProbeResult, ProbeOptions, DetectScanningOptions, VideoMetadata, AspectRatio, FrameRate, VideoScanning, Scanning, Hdr10Metadata, MasteringDisplayMetadata } from './probe';
 export {
   makeThumbnails,
   makeFullFrames,

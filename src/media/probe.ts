@@ -73,6 +73,29 @@ export interface ProbeResult {
   fps: number;
   /** ffprobe's demuxer names, e.g. `['mov', 'mp4', 'm4a', '3gp', '3g2', 'mj2']`. */
   formatNames: string[];
+  /** When the video stream starts after the file's start (another stream starts earlier), in milliseconds. */
+  videoStartMs?: number;
+  /** HDR10 static metadata of PQ video, as the stream or its first frames carry it. */
+  hdr10?: Hdr10Metadata;
+}
+
+/** SMPTE ST 2086 mastering display colour volume: CIE 1931 xy chromaticities and luminance in cd/m2. */
+export interface MasteringDisplayMetadata {
+  red: [number, number];
+  green: [number, number];
+  blue: [number, number];
+  whitePoint: [number, number];
+  minLuminance: number;
+  maxLuminance: number;
+}
+
+/** HDR10 static metadata: the mastering display and the content light levels (CTA-861.3), each when present. */
+export interface Hdr10Metadata {
+  masteringDisplay?: MasteringDisplayMetadata;
+  /** Maximum content light level, cd/m2. */
+  maxCll?: number;
+  /** Maximum frame-average light level, cd/m2. */
+  maxFall?: number;
 }
 
 export interface ProbeOptions {
@@ -106,12 +129,16 @@ interface FfprobeStream {
   color_primaries?: string;
   disposition?: Record<string, number>;
   tags?: Record<string, string>;
-  side_data_list?: { side_data_type?: string }[];
+  side_data_list?: FfprobeSideData[];
+  start_time?: string;
 }
+
+/** One side data entry (stream or frame); the mastering display and light level ones carry their values. */
+type FfprobeSideData = { side_data_type?: string } & Record<string, string | number | undefined>;
 
 interface FfprobeOutput {
   streams?: FfprobeStream[];
-  format?: { filename?: string; format_name?: string; format_long_name?: string; duration?: string; size?: string; tags?: Record<string, string> };
+  format?: { filename?: string; format_name?: string; format_long_name?: string; duration?: string; size?: string; start_time?: string; tags?: Record<string, string> };
 }
 
 /** Demuxers that read still images or text, not video. */
@@ -186,11 +213,15 @@ export async function probeMedia(bins: MediaBinaries, input: string, opts: Probe
   set(m, 'colorTransferName', known(video.color_transfer));
   set(m, 'colorPrimariesName', known(video.color_primaries));
   if (video.color_transfer === 'arib-std-b67') m.hdrStandardName = 'HLG';
-  else if (video.color_transfer === 'smpte2084') {
-    const sideData = new Set((video.side_data_list ?? []).map((d) => d.side_data_type ?? ''));
-    for (const t of await firstFramesSideData(bins, input, video.index, opts)) sideData.add(t);
-    m.hdrStandardName = hdrStandard(sideData);
+  let hdr10: Hdr10Metadata | undefined;
+  if (video.color_transfer === 'smpte2084') {
+    const sideData = [...(video.side_data_list ?? []), ...(await firstFramesSideData(bins, input, video.index, opts))];
+    m.hdrStandardName = hdrStandard(new Set(sideData.map((d) => d.side_data_type ?? '')));
+    hdr10 = hdr10Metadata(sideData);
   }
+  const videoStart = seconds(video.start_time);
+  const formatStart = seconds(format.start_time);
+  const videoStartMs = videoStart !== undefined && formatStart !== undefined ? Math.round((videoStart - formatStart) * 1000) : 0;
 
   const result: ProbeResult = {
     metadata: m,
@@ -201,6 +232,8 @@ export async function probeMedia(bins: MediaBinaries, input: string, opts: Probe
     hasAudio,
     fps: rate ? rate.fps : 0,
     formatNames,
+    ...(videoStartMs > 0 ? { videoStartMs } : {}),
+    ...(hdr10 ? { hdr10 } : {}),
   };
   if (opts.detectScanning) {
     const heuristics = await detectScanning(bins, input, { signal: opts.signal, timeoutMs: opts.timeoutMs, durationMs });
@@ -373,16 +406,52 @@ export function hdrStandard(sideDataTypes: Set<string>): string {
 }
 
 /** Side data of the first few frames (HEVC and AV1 carry HDR mastering metadata in the bitstream). */
-async function firstFramesSideData(bins: MediaBinaries, input: string, streamIndex: number, opts: ProbeOptions): Promise<string[]> {
+async function firstFramesSideData(bins: MediaBinaries, input: string, streamIndex: number, opts: ProbeOptions): Promise<FfprobeSideData[]> {
   const args = ['-v', 'error', '-select_streams', String(streamIndex), '-read_intervals', '%+#3', '-show_frames', '-show_entries', 'frame=side_data_list', '-print_format', 'json', input];
   try {
     const { stdout } = await runMedia(bins.ffprobe, args, { signal: opts.signal, timeoutMs: opts.timeoutMs, tool: 'ffprobe' });
-    const frames = (JSON.parse(stdout) as { frames?: { side_data_list?: { side_data_type?: string }[] }[] }).frames ?? [];
-    return frames.flatMap((f) => (f.side_data_list ?? []).map((d) => d.side_data_type ?? ''));
+    const frames = (JSON.parse(stdout) as { frames?: { side_data_list?: FfprobeSideData[] }[] }).frames ?? [];
+    return frames.flatMap((f) => f.side_data_list ?? []);
   } catch (err) {
     if (err instanceof MediaAbortedError || err instanceof MediaTimeoutError) throw err;
     return []; // frames unreadable: the stream-level answer stands
   }
+}
+
+/** `35400/50000` (ffprobe's rationals) or a plain number. */
+function rationalValue(v: string | number | undefined): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  const m = /^(-?\d+(?:\.\d+)?)(?:\/(\d+))?$/.exec(v ?? '');
+  if (!m) return undefined;
+  const den = m[2] === undefined ? 1 : Number(m[2]);
+  return den > 0 ? Number(m[1]) / den : undefined;
+}
+
+/** The HDR10 static metadata in side data entries (the first of each kind with complete values). */
+export function hdr10Metadata(sideData: FfprobeSideData[]): Hdr10Metadata | undefined {
+  const out: Hdr10Metadata = {};
+  const md = sideData.find((d) => /Mastering display/i.test(d.side_data_type ?? '') && rationalValue(d.max_luminance) !== undefined);
+  if (md) {
+    const xy = (name: string): [number, number] | undefined => {
+      const x = rationalValue(md[`${name}_x`]);
+      const y = rationalValue(md[`${name}_y`]);
+      return x !== undefined && y !== undefined ? [x, y] : undefined;
+    };
+    const [red, green, blue, whitePoint] = [xy('red'), xy('green'), xy('blue'), xy('white_point')];
+    const minLuminance = rationalValue(md.min_luminance);
+    const maxLuminance = rationalValue(md.max_luminance);
+    if (red && green && blue && whitePoint && minLuminance !== undefined && maxLuminance !== undefined && maxLuminance > 0) {
+      out.masteringDisplay = { red, green, blue, whitePoint, minLuminance, maxLuminance };
+    }
+  }
+  const cll = sideData.find((d) => /Content light level/i.test(d.side_data_type ?? ''));
+  if (cll) {
+    const maxCll = rationalValue(cll.max_content);
+    const maxFall = rationalValue(cll.max_average);
+    if (maxCll !== undefined) out.maxCll = maxCll;
+    if (maxFall !== undefined) out.maxFall = maxFall;
+  }
+  return out.masteringDisplay || out.maxCll !== undefined || out.maxFall !== undefined ? out : undefined;
 }
 
 export interface DetectScanningOptions {

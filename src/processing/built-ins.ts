@@ -77,8 +77,10 @@ export const BUILT_IN_CONFIGURATIONS: readonly BuiltInConfiguration[] = [
     id: '6b1f0c3e-2d4a-4e5b-9c01-000000000006',
     key: 'dnxhr-hq-mxf',
     name: 'DNxHR HQ MXF',
-    description: 'Re-encodes to Avid DNxHR HQ (8-bit 4:2:2) in MXF OP1a with 24-bit PCM audio, for Avid workflows.',
-    options: { encodingProfile: 'DNXHR_HQ', container: 'MXF' },
+    description:
+      'Re-encodes to Avid DNxHR HQ (8-bit 4:2:2) in MXF OP1a with 24-bit PCM audio, for Avid workflows. ' +
+      'DNxHR is progressive here: interlaced video is deinterlaced (one frame per field).',
+    options: { encodingProfile: 'DNXHR_HQ', container: 'MXF', processingSettings: { outputScanning: 'PROGRESSIVE' } },
   },
   {
     id: '6b1f0c3e-2d4a-4e5b-9c01-000000000007',

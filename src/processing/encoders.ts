@@ -36,17 +36,29 @@ export const CODEC_PIXELS: Record<Codec, { yuv: readonly ChromaSubsampling[]; bi
   FFV1: { yuv: ['4:2:0', '4:2:2', '4:4:4'], bitDepth: [8, 10, 12], why: 'FFV1 encodes 8, 10 and 12 bits' },
 };
 
-/** Codecs whose encoder here can code interlaced frames (HEVC: x265 needs separate field pictures, which ffmpeg 5.1 cannot feed it). */
-export const INTERLACE_CAPABLE: Record<OutputCodec, boolean> = {
-  H264: true,
-  HEVC: false,
-  MPEG2: true,
-  XDCAM: true,
-  FFV1: true,
-  PRORES: true,
-  DNXHD: true,
-  DNXHR: true,
+/**
+ * Codecs this installation encodes progressive only, and why: an interlaced output with one of
+ * them is refused (400 UNSUPPORTED_PROCESSING_OPTION); `outputScanning` AUTO deinterlaces an
+ * interlaced source for them instead (noted).
+ */
+export const PROGRESSIVE_ONLY: Partial<Record<OutputCodec, string>> = {
+  HEVC: 'x265 takes interlaced video only as separate field pictures, which ffmpeg 5.1 cannot feed it',
+  DNXHR: "ffmpeg's dnxhd encoder codes the DNxHR profiles progressive only",
 };
+
+/** ffmpeg's dnxhd encoder makes DNxHR frames of at least 256x120. */
+export const DNXHR_MIN_SIZE = { width: 256, height: 120 } as const;
+
+/**
+ * The frame rates ffmpeg's MXF muxer can write (its table of SMPTE ST 377 content package
+ * rates); it refuses to start on any other.
+ */
+export const MXF_FRAME_RATES: readonly { num: number; den: number }[] = [
+  { num: 24000, den: 1001 }, { num: 24, den: 1 }, { num: 25, den: 1 }, { num: 30000, den: 1001 }, { num: 30, den: 1 },
+  { num: 48000, den: 1001 }, { num: 48, den: 1 }, { num: 50, den: 1 }, { num: 60000, den: 1001 }, { num: 60, den: 1 },
+  { num: 72000, den: 1001 }, { num: 72, den: 1 }, { num: 75, den: 1 }, { num: 90000, den: 1001 }, { num: 90, den: 1 },
+  { num: 96000, den: 1001 }, { num: 96, den: 1 }, { num: 100, den: 1 }, { num: 120000, den: 1001 }, { num: 120, den: 1 },
+];
 
 export interface FrameSize {
   width: number;
@@ -57,14 +69,16 @@ export interface FrameSize {
 /**
  * The DNxHD (VC-3) frame sizes ffmpeg's dnxhd encoder accepts, by bitrate (Mbit/s) and bit
  * depth. Taken from the encoder's own list of valid profiles (ffmpeg 5.1, printed when a
- * combination is refused). DNxHD frame sizes are fixed; DNxHR takes any size.
+ * combination is refused), less the MBAFF one it lists but does not encode; the capability
+ * matrix test encodes each. DNxHD frame sizes are fixed; DNxHR takes any size from 256x120.
  */
 const DNXHD_TABLE: { width: number; height: number; interlaced: boolean; bitDepth: 8 | 10; mbps: number[] }[] = [
   { width: 1920, height: 1080, interlaced: false, bitDepth: 10, mbps: [175, 185, 365, 440] },
   { width: 1920, height: 1080, interlaced: false, bitDepth: 8, mbps: [36, 45, 75, 90, 115, 120, 145, 175, 185, 220, 240, 290, 365, 440] },
   { width: 1920, height: 1080, interlaced: true, bitDepth: 10, mbps: [185, 220] },
   { width: 1920, height: 1080, interlaced: true, bitDepth: 8, mbps: [120, 145, 185, 220] },
-  { width: 1440, height: 1080, interlaced: true, bitDepth: 8, mbps: [80, 90, 100, 110, 120, 145] },
+  // ffmpeg also lists 1440x1080i at 80/90/100/110 (VC-3 1260), but that is an MBAFF profile its encoder skips.
+  { width: 1440, height: 1080, interlaced: true, bitDepth: 8, mbps: [120, 145] },
   { width: 1440, height: 1080, interlaced: false, bitDepth: 8, mbps: [63, 84, 100, 110] },
   { width: 1280, height: 720, interlaced: false, bitDepth: 10, mbps: [90, 180, 220] },
   { width: 1280, height: 720, interlaced: false, bitDepth: 8, mbps: [60, 75, 90, 110, 120, 145, 180, 220] },
@@ -96,19 +110,23 @@ export interface ProfileSpec {
   bitsPerPixel: number;
   /** Why this installation cannot encode it, when it cannot. */
   unsupported?: string;
+  /** The profile's name in the stream, as ffprobe reports it (`HQ`, `DNXHD`, `DNXHR SQ`). */
+  streamProfile: string;
 }
 
 const px = (yuv: ChromaSubsampling, bitDepth: BitDepth): PixelSpec => ({ yuv, bitDepth });
 const PIXELS_1080P30 = 1920 * 1080 * (30000 / 1001);
 const bpp = (mbps: number) => Math.round(((mbps * 1e6) / PIXELS_1080P30) * 1000) / 1000;
 
+const PRORES_NAMES = ['Proxy', 'LT', 'Standard', 'HQ', '4444', 'XQ'];
+
 function prores(profile: number, yuv: ChromaSubsampling, mbps: number): ProfileSpec {
-  return { codec: 'PRORES', pixel: px(yuv, 10), args: ['prores_ks', '-profile:v', String(profile), '-vendor', 'apl0'], bitsPerPixel: bpp(mbps) };
+  return { codec: 'PRORES', pixel: px(yuv, 10), args: ['prores_ks', '-profile:v', String(profile), '-vendor', 'apl0'], bitsPerPixel: bpp(mbps), streamProfile: PRORES_NAMES[profile] };
 }
 
 function dnxhd(mbps: number, bitDepth: 8 | 10): ProfileSpec {
   const bits = (mbps * 1e6) / (1920 * 1080 * dnxhdNominalFps(mbps));
-  return { codec: 'DNXHD', pixel: px('4:2:2', bitDepth), args: ['dnxhd', '-profile:v', 'dnxhd', '-b:v', `${mbps}M`], mbps, bitsPerPixel: Math.round(bits * 1000) / 1000 };
+  return { codec: 'DNXHD', pixel: px('4:2:2', bitDepth), args: ['dnxhd', '-profile:v', 'dnxhd', '-b:v', `${mbps}M`], mbps, bitsPerPixel: Math.round(bits * 1000) / 1000, streamProfile: 'DNXHD' };
 }
 
 function dnxhd444(mbps: number): ProfileSpec {
@@ -120,7 +138,31 @@ function dnxhd444(mbps: number): ProfileSpec {
 }
 
 function dnxhr(name: string, yuv: ChromaSubsampling, bitDepth: BitDepth, mbps: number): ProfileSpec {
-  return { codec: 'DNXHR', pixel: px(yuv, bitDepth), args: ['dnxhd', '-profile:v', name], bitsPerPixel: bpp(mbps) };
+  return { codec: 'DNXHR', pixel: px(yuv, bitDepth), args: ['dnxhd', '-profile:v', name], bitsPerPixel: bpp(mbps), streamProfile: name.toUpperCase().replace('_', ' ') };
+}
+
+/**
+ * The profile the encoder writes, as ffprobe names it, for the codecs whose profile follows from
+ * the pixel format (and, for x264, the preset and interlacing: x264 signals the lowest profile
+ * its tools need, and `ultrafast` uses no 8x8 transform, CABAC or B-frames). FFV1 has none.
+ */
+export function streamProfileName(codec: Codec, pixel: PixelSpec, x264: { preset: string; interlaced: boolean }): string | undefined {
+  switch (codec) {
+    case 'H264':
+      if (pixel.yuv === '4:4:4') return 'High 4:4:4 Predictive';
+      if (pixel.yuv === '4:2:2') return 'High 4:2:2';
+      if (pixel.bitDepth > 8) return 'High 10';
+      if (x264.preset !== 'ultrafast') return 'High';
+      return x264.interlaced ? 'Main' : 'Constrained Baseline';
+    case 'HEVC':
+      if (pixel.yuv !== '4:2:0' || pixel.bitDepth === 12) return 'Rext';
+      return pixel.bitDepth === 10 ? 'Main 10' : 'Main';
+    case 'MPEG2':
+    case 'XDCAM':
+      return pixel.yuv === '4:2:2' ? '4:2:2' : 'Main';
+    default:
+      return undefined;
+  }
 }
 
 /** Profile -> encoder settings. ProRes data rates: Apple ProRes white paper (1080p29.97); DNxHR: Avid's published 1080p29.97 rates. */

@@ -61,10 +61,11 @@ export function rateFor(key: string): Rate {
   return CHEAP;
 }
 
-export function estimateProcessing(plan: ProcessingPlan, source: Pick<ProbeResult, 'hasAudio'>, range: { startMs: number; endMs: number }): ProcessingEstimate {
-  const seconds = Math.max(0, range.endMs - range.startMs) / 1000;
+/** The estimate of a plan: over the output it makes (its duration and frames, from the first frame at or after the range's start). */
+export function estimateProcessing(plan: ProcessingPlan, source: Pick<ProbeResult, 'hasAudio'>): ProcessingEstimate {
   const o = plan.output;
-  const frames = Math.round(seconds * (o.fps.num / o.fps.den));
+  const seconds = o.durationMs / 1000;
+  const frames = o.frames;
   const pixelRate = o.width * o.height * (o.fps.num / o.fps.den);
 
   let wall = PASS_OVERHEAD_SECONDS * (plan.analysis ? 2 : 1);

@@ -12,7 +12,7 @@
  * The reference's proprietary AI filters are applied as their best classical ffmpeg equivalent
  * and every such substitution is written into `applied.notes` (and docs/processing.md).
  */
-import type { ProbeResult, Scanning } from '../media';
+import type { Hdr10Metadata, ProbeResult, Scanning } from '../media';
 import { FULL_CAPABILITIES, type EngineCapabilities } from './capabilities';
 import {
   COLORSPACE_PRIMARIES,
@@ -42,7 +42,9 @@ import {
   CONTAINER_FORMAT,
   DEFAULT_CONTAINER,
   ENCODER_OF,
-  INTERLACE_CAPABLE,
+  PROGRESSIVE_ONLY,
+  DNXHR_MIN_SIZE,
+  MXF_FRAME_RATES,
   MPEG2_MAX_SIDE,
   PROFILE_SPECS,
   audioArgs,
@@ -50,12 +52,16 @@ import {
   containerOfSource,
   dnxhdFrameSizes,
   pixFmtName,
+  streamProfileName,
   xdcamBitrate,
   xdcamFrameSizes,
   type PixelSpec,
   type ProfileSpec,
 } from './encoders';
 import { IssueList } from './errors';
+import { appliedOutput, type AppliedOutput } from './applied-output';
+import { filmGrainFilter } from './film-grain';
+import { resolveHdrStatic, x265HdrParams, type HdrStaticMetadata } from './hdr-metadata';
 import {
   CONTAINER_CODECS,
   FRAME_RATE_TAGS,
@@ -129,6 +135,12 @@ export interface PlanOutput {
   /** Frames written: duration x fps, rounded. */
   frames: number;
   color: ColorSpec;
+  /** HDR10 static metadata written into the stream (HEVC only). */
+  hdr?: HdrStaticMetadata;
+  /** The profile the encoder writes, as ffprobe names it (none for FFV1). */
+  codecProfile?: string;
+  /** Where the output starts in the source (ms): the first frame at or after the requested start. */
+  startMs: number;
   hasAudio: boolean;
 }
 
@@ -145,7 +157,8 @@ export interface ProcessingPlan {
   fileExtension: string;
   mimeType: string;
   output: PlanOutput;
-  applied: { options: ProcessingOptions; notes: AppliedNote[] };
+  /** The options as applied, the notes on how, and the output they make (`processing.appliedOptions` is options and output). */
+  applied: { options: ProcessingOptions; notes: AppliedNote[]; output: AppliedOutput };
   work: PlanWork[];
 }
 
@@ -206,6 +219,14 @@ const even = (x: number) => Math.max(2, 2 * Math.round(x / 2));
 const evenDown = (x: number) => Math.max(0, 2 * Math.floor(x / 2));
 const num = (x: number, digits = 4) => String(Math.round(x * 10 ** digits) / 10 ** digits);
 
+/** Seconds for an ffmpeg time option: milliseconds when exact, else microseconds (rounded down for a seek, so it is never past the frame it names). */
+function secondsArg(x: number, rounding: 'floor' | 'nearest' = 'nearest'): string {
+  const ms = x * 1000;
+  if (Math.abs(ms - Math.round(ms)) < 1e-6) return (Math.round(ms) / 1000).toFixed(3);
+  const us = rounding === 'floor' ? Math.floor(x * 1e6 + 1e-6) : Math.round(x * 1e6);
+  return (us / 1e6).toFixed(6);
+}
+
 function parseRational(s: string | undefined): Rational | undefined {
   const m = /^(\d+)[:/](\d+)$/.exec(s ?? '');
   if (!m || m[2] === '0' || m[1] === '0') return undefined;
@@ -236,6 +257,9 @@ interface SourceFacts {
   container?: MediaContainer;
   durationMs: number;
   hasAudio: boolean;
+  /** When the video starts after the file (ms). */
+  videoStartMs: number;
+  hdr10?: Hdr10Metadata;
 }
 
 function sourceFacts(source: ProbeResult): SourceFacts {
@@ -271,6 +295,8 @@ function sourceFacts(source: ProbeResult): SourceFacts {
     container: containerOfSource(m.containerName),
     durationMs: source.durationMs,
     hasAudio: source.hasAudio,
+    videoStartMs: source.videoStartMs ?? 0,
+    ...(source.hdr10 ? { hdr10: source.hdr10 } : {}),
   };
 }
 
@@ -345,10 +371,15 @@ export function buildProcessingPlan(
     b.note('source', 'frame rate unknown', '25 frames/s assumed', "the probe found no frame rate; frame counts, gigapixels and the colour inference assume 25 frames/s (ffmpeg keeps the source's own timing)");
   }
 
-  const durationMs = range.endMs - range.startMs;
+  // The output starts on the first frame at or after the start (ffmpeg's exact seek keeps frames
+  // from -ss on; a -ss between two frames would leave the first output frame late, and the
+  // constant-rate output would repeat it to fill the gap).
+  const startS = firstFrameAtOrAfter(range.startMs, range.endMs, src);
+  const durationS = range.endMs / 1000 - startS;
+  const durationMs = Math.round(durationS * 1000);
   const inputArgs: string[] = [];
-  if (range.startMs > 0) inputArgs.push('-ss', (range.startMs / 1000).toFixed(3));
-  if (range.startMs > 0 || !src.durationMs || range.endMs < src.durationMs) inputArgs.push('-t', (durationMs / 1000).toFixed(3));
+  if (startS > 0) inputArgs.push('-ss', secondsArg(startS, 'floor'));
+  if (startS > 0 || !src.durationMs || range.endMs < src.durationMs) inputArgs.push('-t', secondsArg(durationS));
 
   // --- Codec, container, pixel format -------------------------------------------------------
   const enc = resolveEncoding(b);
@@ -378,15 +409,15 @@ export function buildProcessingPlan(
   const deinterlaceApplies = !!deinterlacer && sourceInterlaced;
   if (requestedScanning === 'AUTO') {
     if (!sourceInterlaced || deinterlaceApplies) outputScanning = 'PROGRESSIVE';
-    else if (!INTERLACE_CAPABLE[enc.codec]) {
+    else if (PROGRESSIVE_ONLY[enc.codec]) {
       outputScanning = 'PROGRESSIVE';
       implicitDeinterlace = true;
     } else outputScanning = detected!;
   } else outputScanning = requestedScanning;
 
   const outInterlaced = outputScanning !== 'PROGRESSIVE';
-  if (outInterlaced && !INTERLACE_CAPABLE[enc.codec]) {
-    b.issues.unsupported('processingSettings.outputScanning', `${enc.codec} is encoded progressive only here (x265 takes interlaced video only as separate field pictures)`, outputScanning);
+  if (outInterlaced && PROGRESSIVE_ONLY[enc.codec]) {
+    b.issues.unsupported('processingSettings.outputScanning', `${enc.codec} is encoded progressive only here (${PROGRESSIVE_ONLY[enc.codec]})`, outputScanning);
     throwIssues(b.issues);
   }
   if (sourceInterlaced && !deinterlaceApplies) {
@@ -437,7 +468,7 @@ export function buildProcessingPlan(
       filter,
       outInterlaced
         ? 'the interlaced source is processed as progressive frames (one per field) and interlaced again at the end, so spatial filters never mix the two fields'
-        : `the source is interlaced and no deinterlacer was selected; ${requestedScanning === 'AUTO' ? `${enc.codec} is encoded progressive here, so ` : 'progressive output needs deinterlacing, so '}bwdif deinterlaces it (one frame per field)`,
+        : `the source is interlaced and no deinterlacer was selected; ${requestedScanning === 'AUTO' ? `${enc.codec} is encoded progressive only here (${PROGRESSIVE_ONLY[enc.codec]}), so ` : 'progressive output needs deinterlacing, so '}bwdif deinterlaces it (one frame per field)`,
     );
   }
   if (interlacedPassthrough && detected !== outputScanning) {
@@ -553,6 +584,14 @@ export function buildProcessingPlan(
     b.add(`format=${pixFmt}`);
   }
   b.add(`setsar=${rstr(g.sar)},setparams=${setparamsArgs(outputColor.color)}`);
+  if (enc.container === 'MXF' && !MXF_FRAME_RATES.some((r) => r.num * outFps.den === outFps.num * r.den)) {
+    b.issues.unsupported(
+      'container',
+      `ffmpeg's MXF muxer writes only the SMPTE frame rates (23.976, 24, 25, 29.97, 30, 48, 50, 59.94, 60, 72, 75, 90, 96, 100, 119.88 and 120 frames/s); the output would be ${num(value(outFps), 3)} frames/s (${rstr(outFps)})`,
+      'MXF',
+    );
+    throwIssues(b.issues);
+  }
 
   // --- Encoder and muxer arguments ----------------------------------------------------------
   const container = enc.container;
@@ -561,6 +600,21 @@ export function buildProcessingPlan(
   if (src.hasAudio) outputArgs.push('-map', '0:a?', ...audioArgs(container, enc.codec).args);
   else outputArgs.push('-an');
   outputArgs.push('-sn', '-dn');
+
+  // HDR10 static metadata: the user's, else the source's while the picture stays PQ.
+  const hdr = resolveHdrStatic({
+    profile: outputColor.profile,
+    outputTransfer: outputColor.color.transferCharacteristics,
+    codec: enc.codec,
+    bitDepth: enc.pixel.bitDepth,
+    source: src.hdr10,
+    pqThroughout: colour.input.transferCharacteristics === 'SMPTE2084' && !colour.toneMap && !outputColor.inverse,
+  });
+  for (const n of hdr.notes) b.note(n.field, n.requested, n.appliedAs, n.note);
+  if (hdr.metadata && enc.codec !== 'HEVC') {
+    b.issues.unsupported('processingSettings.outputColorSpaceConversion.colorProfile', `HDR static metadata is written into HEVC only (x265 SEI); the output codec is ${enc.codec} (set encodingConfiguration.codec to HEVC)`);
+    throwIssues(b.issues);
+  }
 
   const preset = env.encoderPreset ?? 'medium';
   let bitrate: number | undefined;
@@ -585,7 +639,7 @@ export function buildProcessingPlan(
       if (enc.codec === 'H264') {
         if (outInterlaced) outputArgs.push(...interlaceFlags, '-x264-params', outputScanning === 'INTERLACED_TOP_FIRST' ? 'tff=1' : 'bff=1');
       } else {
-        outputArgs.push('-x265-params', x265Params(b, outputColor));
+        outputArgs.push('-x265-params', ['log-level=error', ...(hdr.metadata ? x265HdrParams(hdr.metadata) : [])].join(':'));
         if (container === 'MP4' || container === 'MOV') outputArgs.push('-tag:v', 'hvc1');
       }
       break;
@@ -627,15 +681,36 @@ export function buildProcessingPlan(
     '-color_range', FF_RANGE[outputColor.color.colorRange],
   );
   // The output is cut to the range: frame-rate converters may run a frame past it.
-  outputArgs.push('-t', (durationMs / 1000).toFixed(3), '-max_muxing_queue_size', '4096');
+  outputArgs.push('-t', secondsArg(durationS), '-max_muxing_queue_size', '4096');
   if (container === 'MP4' || container === 'MOV') outputArgs.push('-movflags', '+faststart+write_colr');
   outputArgs.push('-f', fmt.muxer);
 
   // --- Applied options ----------------------------------------------------------------------
   finishApplied(b, enc, container, outputScanning, bitrate, outputColor, colour);
 
-  const frames = Math.round((durationMs / 1000) * value(outFps));
+  const frames = Math.round(durationS * value(outFps));
+  const codecProfile = enc.profile ? enc.profile.streamProfile : streamProfileName(enc.codec as Codec, enc.pixel, { preset, interlaced: outInterlaced });
   const graph = `[0:v:0]${b.chain.join(',')}[vout]`;
+  const output: PlanOutput = {
+    width: g.width,
+    height: g.height,
+    sar: g.sar,
+    fps: outFps,
+    scanning: outputScanning,
+    codec: enc.codec,
+    pixelFormat: pixFmt,
+    chroma: enc.pixel.yuv,
+    bitDepth: enc.pixel.bitDepth,
+    ...(bitrate !== undefined ? { bitrate } : {}),
+    ...(crf !== undefined ? { crf } : {}),
+    durationMs,
+    frames,
+    color: outputColor.color,
+    ...(enc.codec === 'HEVC' && hdr.metadata ? { hdr: hdr.metadata } : {}),
+    ...(codecProfile ? { codecProfile } : {}),
+    startMs: startS * 1000,
+    hasAudio: src.hasAudio,
+  };
   const plan: ProcessingPlan = {
     inputArgs,
     filterGraph: graph,
@@ -643,24 +718,8 @@ export function buildProcessingPlan(
     container,
     fileExtension: fmt.fileExtension,
     mimeType: fmt.mimeType,
-    output: {
-      width: g.width,
-      height: g.height,
-      sar: g.sar,
-      fps: outFps,
-      scanning: outputScanning,
-      codec: enc.codec,
-      pixelFormat: pixFmt,
-      chroma: enc.pixel.yuv,
-      bitDepth: enc.pixel.bitDepth,
-      ...(bitrate !== undefined ? { bitrate } : {}),
-      ...(crf !== undefined ? { crf } : {}),
-      durationMs,
-      frames,
-      color: outputColor.color,
-      hasAudio: src.hasAudio,
-    },
-    applied: { options: b.applied, notes: b.notes },
+    output,
+    applied: { options: b.applied, notes: b.notes, output: appliedOutput({ ...output, container }) },
     work: b.work,
   };
   if (b.analysisChain) plan.analysis = { filterGraph: `[0:v:0]${b.analysisChain.join(',')}[vout]` };
@@ -670,6 +729,19 @@ export function buildProcessingPlan(
 // ---------------------------------------------------------------------------------------------
 // Stages
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * The time (seconds from the file's start) of the source's first frame at or after `startMs`, on
+ * its frame grid (frame rate, counted from where the video starts); the start itself when the
+ * rate is unknown or no frame lies before `endMs`.
+ */
+function firstFrameAtOrAfter(startMs: number, endMs: number, src: SourceFacts): number {
+  if (startMs <= 0 || !src.fpsKnown) return startMs / 1000;
+  const offset = src.videoStartMs / 1000;
+  const frame = Math.max(0, Math.ceil(((startMs / 1000 - offset) * src.fps.num) / src.fps.den - 1e-9));
+  const t = offset + (frame * src.fps.den) / src.fps.num;
+  return t < endMs / 1000 ? t : startMs / 1000;
+}
 
 function checkRange(b: PlanBuilder, range: { startMs: number; endMs: number }, src: SourceFacts): void {
   const { startMs, endMs } = range;
@@ -1006,21 +1078,13 @@ function applyFrameRate(b: PlanBuilder, g: Geometry, frc: NonNullable<NonNullabl
   return out;
 }
 
-const GRAIN_SCALE: Record<string, number> = { SUPER_FINE: 1, FINE: 1.5, MEDIUM: 2, COARSE: 3, VERY_COARSE: 4 };
-
 function applyFilmGrain(b: PlanBuilder, g: Geometry): void {
   const fg = b.options.filterSettings!.filmGrain!;
   if (fg.grainStrength <= 0) {
     b.note('filters.postProcessor', 'FILMGRAIN', 'not applied', 'grainStrength 0 adds no grain');
     return;
   }
-  const k = GRAIN_SCALE[fg.grainSize];
-  // Luma-only, temporally varying grain on a mid-grey plane, enlarged for coarser grain, then
-  // merged with the picture (grain merge: picture + grain - mid grey).
-  const down = k > 1 ? `scale=w=${even(g.width / k)}:h=${even(g.height / k)},` : '';
-  const up = k > 1 ? `,scale=w=${g.width}:h=${g.height}:flags=bicubic` : '';
-  const grain = `lutyuv=y='(maxval+1)/2':u='(maxval+1)/2':v='(maxval+1)/2',noise=c0s=${fg.grainStrength}:c0f=t`;
-  b.add(`split[fgsrc][fgraw];[fgraw]${down}${grain}${up}[fgnoise];[fgsrc][fgnoise]blend=c0_mode=grainmerge:c1_mode=normal:c1_opacity=0:c2_mode=normal:c2_opacity=0`, { key: 'filmgrain', g });
+  b.add(filmGrainFilter(g.width, g.height, fg.grainSize, fg.grainStrength), { key: 'filmgrain', g });
 }
 
 interface OutputColour {
@@ -1106,38 +1170,6 @@ function describe(c: ColorSpec): string {
   return `${c.colorSpace}/${c.colorPrimaries}/${c.transferCharacteristics}/${c.colorRange}`;
 }
 
-function x265Params(b: PlanBuilder, oc: OutputColour): string {
-  const params = ['log-level=error'];
-  const p = oc.profile;
-  const hdrMetadata = p && (p.hdrFormat || p.masteringDisplay || p.maxCll !== undefined || p.maxFall !== undefined);
-  if (p && hdrMetadata && !isHdrTransfer(oc.color.transferCharacteristics)) {
-    // e.g. INPUT_PRIORITY with an SDR input: the profile only filled gaps and the output is SDR.
-    b.note(
-      'processingSettings.outputColorSpaceConversion.colorProfile',
-      [p.hdrFormat, p.masteringDisplay && 'masteringDisplay', p.maxCll !== undefined && 'maxCll', p.maxFall !== undefined && 'maxFall'].filter(Boolean).join(', '),
-      'not applied',
-      `the output is SDR (transfer ${oc.color.transferCharacteristics}); HDR signalling and static metadata would be false`,
-    );
-  } else if (p) {
-    if (p.hdrFormat === 'HDR10') params.push('hdr10=1');
-    let mastering = p.masteringDisplay ? resolveMastering(p.masteringDisplay, p.maxCll) : undefined;
-    if (!mastering && p.hdrFormat === 'HDR10') {
-      mastering = resolveMastering({ tag: 'P3_D65' }, p.maxCll);
-      b.note(
-        'processingSettings.outputColorSpaceConversion.colorProfile.masteringDisplay',
-        'absent',
-        `master-display=${x265MasterDisplay(mastering!)}`,
-        `HDR10 carries static metadata; without a masteringDisplay the common P3-D65 display (${mastering!.minLuminance}..${mastering!.maxLuminance} nits) is written`,
-      );
-    }
-    if (mastering) params.push(`master-display=${x265MasterDisplay(mastering)}`);
-    if (p.maxCll !== undefined || p.maxFall !== undefined || p.hdrFormat === 'HDR10') {
-      params.push(`max-cll=${Math.round(p.maxCll ?? 0)},${Math.round(p.maxFall ?? 0)}`);
-    }
-  }
-  return params.join(':');
-}
-
 function checkOutputSize(b: PlanBuilder, g: Geometry, enc: Encoding, interlaced: boolean): void {
   if (g.width < LIMITS.minWidth || g.width > LIMITS.maxWidth || g.height < LIMITS.minHeight || g.height > LIMITS.maxHeight) {
     b.issues.add(
@@ -1159,6 +1191,14 @@ function checkOutputSize(b: PlanBuilder, g: Geometry, enc: Encoding, interlaced:
         b.options.encodingProfile,
       );
     }
+  }
+  if (enc.codec === 'DNXHR' && (g.width < DNXHR_MIN_SIZE.width || g.height < DNXHR_MIN_SIZE.height)) {
+    b.issues.add(
+      'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE',
+      'encodingProfile',
+      `DNxHR frames are at least ${DNXHR_MIN_SIZE.width}x${DNXHR_MIN_SIZE.height}; the output would be ${g.width}x${g.height} (scale it up, or use another codec)`,
+      b.options.encodingProfile,
+    );
   }
   if (enc.codec === 'XDCAM') {
     const sizes = xdcamFrameSizes(enc.pixel.yuv);

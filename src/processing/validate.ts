@@ -9,7 +9,7 @@
  */
 import { FULL_CAPABILITIES, type EngineCapabilities } from './capabilities';
 import { checkProfile, isHdrTransfer, profileFields } from './colour';
-import { CODEC_PIXELS, ENCODER_OF, INTERLACE_CAPABLE, PROFILE_SPECS, xdcamBitrate } from './encoders';
+import { CODEC_PIXELS, ENCODER_OF, PROFILE_SPECS, PROGRESSIVE_ONLY, xdcamBitrate } from './encoders';
 import { IssueList, ProcessingOptionsError, type ProcessingErrorCode } from './errors';
 import {
   CODECS,
@@ -321,7 +321,7 @@ function checkFilters(options: ProcessingOptions, caps: EngineCapabilities, issu
       oneOf(issues, 'filterSettings.filmGrain.grainSize', g.grainSize, ['SUPER_FINE', 'FINE', 'MEDIUM', 'COARSE', 'VERY_COARSE'] as const);
       inRange(issues, 'VALIDATION_ERROR', 'filterSettings.filmGrain.grainStrength', g.grainStrength, 0, 50);
     }
-    needFilter(issues, caps, 'filters.postProcessor', ['noise', 'split', 'lutyuv', 'blend', 'scale'], 'FILMGRAIN');
+    needFilter(issues, caps, 'filters.postProcessor', ['noise', 'split', 'format', 'lutyuv', 'blend', 'scale'], 'FILMGRAIN');
   }
 }
 
@@ -335,8 +335,8 @@ function checkProcessingSettings(options: ProcessingOptions, caps: EngineCapabil
   }
   if (oneOf(issues, 'processingSettings.outputScanning', p.outputScanning, ['AUTO', 'PROGRESSIVE', 'INTERLACED_TOP_FIRST', 'INTERLACED_BOTTOM_FIRST'] as const)) {
     if (p.outputScanning.startsWith('INTERLACED')) {
-      if (codec && !INTERLACE_CAPABLE[codec]) {
-        issues.unsupported('processingSettings.outputScanning', `${codec} is encoded progressive only here (x265 takes interlaced video only as separate field pictures)`, p.outputScanning);
+      if (codec && PROGRESSIVE_ONLY[codec]) {
+        issues.unsupported('processingSettings.outputScanning', `${codec} is encoded progressive only here (${PROGRESSIVE_ONLY[codec]})`, p.outputScanning);
       }
       needFilter(issues, caps, 'processingSettings.outputScanning', ['interlace'], 'interlaced output');
     }

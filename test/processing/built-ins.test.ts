@@ -38,7 +38,7 @@ describe('Built-in processing configurations', function () {
     assert.equal(out('convert-hevc-mp4'), 'HEVC MP4 720x576 PROGRESSIVE 50/1 yuv420p');
     assert.equal(out('compress-h264'), 'H264 MP4 720x576 INTERLACED_TOP_FIRST 25/1 yuv420p');
     assert.equal(out('prores-422-hq-mov'), 'PRORES MOV 720x576 INTERLACED_TOP_FIRST 25/1 yuv422p10le');
-    assert.equal(out('dnxhr-hq-mxf'), 'DNXHR MXF 720x576 INTERLACED_TOP_FIRST 25/1 yuv422p');
+    assert.equal(out('dnxhr-hq-mxf'), 'DNXHR MXF 720x576 PROGRESSIVE 50/1 yuv422p'); // DNxHR is progressive only
     assert.equal(out('sd-archive-restore'), 'H264 MP4 720x576 PROGRESSIVE 50/1 yuv420p');
   });
 });

@@ -7,7 +7,7 @@ import { PAL_SD_INTERLACED, probeOf, type FakeSource } from './helpers';
 function estimate(options: ProcessingOptions, source: FakeSource = {}, range = { startMs: 0, endMs: 10_000 }) {
   const probe = probeOf(source);
   const plan = buildProcessingPlan(options, probe, range);
-  return { plan, est: estimateProcessing(plan, probe, range) };
+  return { plan, est: estimateProcessing(plan, probe) };
 }
 
 describe('Processing estimate', function () {
@@ -24,6 +24,12 @@ describe('Processing estimate', function () {
     const { est, plan } = estimate({ filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'UHD_4K' } } });
     assert.equal(plan.output.frames, 250);
     assert.equal(est.gigapixels, (3840 * 2160 * 250) / 1e9);
+  });
+
+  it('a range starting between frames is estimated and charged for the frames it makes', function () {
+    const { est, plan } = estimate({ filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'UHD_4K' } } }, {}, { startMs: 500, endMs: 2000 });
+    assert.equal(plan.output.frames, 37); // frames 13..49 at 25 frames/s, not 1.5 s x 25
+    assert.equal(est.gigapixels, Math.round(((3840 * 2160 * 37) / 1e9) * 1e6) / 1e6);
   });
 
   it('compute time: each stage at its measured rate, plus the start-up of each pass', function () {

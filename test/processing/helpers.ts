@@ -16,6 +16,10 @@ export interface FakeSource {
   codecName?: string;
   containerName?: string;
   hasAudio?: boolean;
+  /** The video starts this long after the file (another stream first). */
+  videoStartMs?: number;
+  /** The probe's HDR10 static metadata. */
+  hdr10?: ProbeResult['hdr10'];
   color?: Pick<VideoMetadata, 'colorSpaceName' | 'colorPrimariesName' | 'colorTransferName' | 'colorRangeName'>;
 }
 
@@ -38,7 +42,18 @@ export function probeOf(s: FakeSource = {}): ProbeResult {
     ...(s.scanning ? { scanning: s.scanning } : {}),
     ...(s.color ?? {}),
   };
-  return { metadata, durationMs, width, height, hasVideo: true, hasAudio: s.hasAudio ?? true, fps: n / d, formatNames: [metadata.containerName!] };
+  return {
+    metadata,
+    durationMs,
+    width,
+    height,
+    hasVideo: true,
+    hasAudio: s.hasAudio ?? true,
+    fps: n / d,
+    formatNames: [metadata.containerName!],
+    ...(s.videoStartMs ? { videoStartMs: s.videoStartMs } : {}),
+    ...(s.hdr10 ? { hdr10: s.hdr10 } : {}),
+  };
 }
 
 /** Interlaced PAL SD: 720x576, 25 frames/s (50 fields), 16:9 anamorphic, top field first, MPEG-2 in TS. */

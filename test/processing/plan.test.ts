@@ -23,12 +23,17 @@ const contract = JSON.parse(readFileSync('generated/openapi.json', 'utf8'));
 const ajv = new Ajv({ strict: false, allErrors: true });
 ajv.addSchema({ $id: 'contract.json', components: contract.components });
 const validateApplied = ajv.compile({ $ref: 'contract.json#/components/schemas/VideoProcessingConfigurationOptions' });
+const validateAppliedOutput = ajv.compile({ $ref: 'contract.json#/components/schemas/VideoProcessingAppliedOutput' });
+// Compile-time: the applied output is the contract's (the processing view passes it through).
+const toContract = (o: ProcessingPlan['applied']['output']): components['schemas']['VideoProcessingAppliedOutput'] => o;
+void toContract;
 
 function plan(options: ProcessingOptions, source: FakeSource = {}, range?: { startMs: number; endMs: number }, env: PlanEnvironment = {}): ProcessingPlan {
   const probe = probeOf(source);
   const p = buildProcessingPlan(options, probe, range ?? { startMs: 0, endMs: probe.durationMs }, env);
   // Every applied options object is valid against the contract (it goes into processing.options).
   assert.ok(validateApplied(p.applied.options), JSON.stringify(validateApplied.errors));
+  assert.ok(validateAppliedOutput(p.applied.output), JSON.stringify(validateAppliedOutput.errors));
   return p;
 }
 
@@ -56,10 +61,24 @@ describe('Processing plan', function () {
       assert.equal(p.output.frames, 250);
     });
     it('a range seeks on the input and limits its duration', function () {
-      const p = plan({}, {}, { startMs: 2500, endMs: 4000 });
-      assert.deepEqual(p.inputArgs, ['-ss', '2.500', '-t', '1.500']);
+      const p = plan({}, {}, { startMs: 2000, endMs: 3500 });
+      assert.deepEqual(p.inputArgs, ['-ss', '2.000', '-t', '1.500']);
       assert.equal(arg(p.outputArgs, '-t'), '1.500');
-      assert.equal(p.output.frames, 38); // 1.5 s x 25
+      assert.equal(p.output.frames, 38); // 1.5 s x 25 (frames 50..87)
+    });
+    it('a start between two frames starts on the first frame at or after it (no repeated first frame)', function () {
+      const p = plan({}, {}, { startMs: 2500, endMs: 4000 });
+      assert.deepEqual(p.inputArgs, ['-ss', '2.520', '-t', '1.480']); // frame 63 at 2.52 s
+      assert.equal(arg(p.outputArgs, '-t'), '1.480');
+      assert.equal(p.output.frames, 37);
+      assert.equal(p.output.durationMs, 1480);
+      // 29.97: 500 ms falls between frame 14 (467.1 ms) and frame 15 (500.5 ms); the seek is in microseconds, never past the frame.
+      const ntsc = plan({}, { rate: '30000:1001' }, { startMs: 500, endMs: 2000 });
+      assert.deepEqual(ntsc.inputArgs, ['-ss', '0.500500', '-t', '1.499500']);
+      assert.equal(ntsc.output.frames, 45); // frames 15..59
+      // The grid counts from where the video starts (audio first in the file).
+      const late = plan({}, { videoStartMs: 10 } as FakeSource, { startMs: 500, endMs: 2000 });
+      assert.equal(late.inputArgs[1], '0.530');
     });
     it('a range ending before the end needs -t only', function () {
       assert.deepEqual(plan({}, {}, { startMs: 0, endMs: 5000 }).inputArgs, ['-t', '5.000']);
@@ -203,7 +222,7 @@ describe('Processing plan', function () {
       ['DNXHR_444', 'dnxhr_444', 'yuv444p10le'],
     ];
     for (const [profile, name, pixFmt] of DNXHR) {
-      it(`${profile}: dnxhd profile ${name}, ${pixFmt}, any size, MXF by default`, function () {
+      it(`${profile}: dnxhd profile ${name}, ${pixFmt}, any size from 256x120, MXF by default`, function () {
         const p = plan({ encodingProfile: profile as ProcessingOptions['encodingProfile'] }, SD_PROGRESSIVE_43);
         assert.equal(arg(p.outputArgs, '-c:v'), 'dnxhd');
         assert.equal(arg(p.outputArgs, '-profile:v'), name);
@@ -556,19 +575,26 @@ describe('Processing plan', function () {
       assert.ok(p.applied.notes.some((n) => n.field === 'filters.debander'));
     });
     const GRAIN: [string, string][] = [
-      ['SUPER_FINE', "[fgraw]lutyuv=y='(maxval+1)/2'"],
-      ['FINE', '[fgraw]scale=w=1280:h=720,lutyuv'],
-      ['MEDIUM', '[fgraw]scale=w=960:h=540,lutyuv'],
-      ['COARSE', '[fgraw]scale=w=640:h=360,lutyuv'],
-      ['VERY_COARSE', '[fgraw]scale=w=480:h=270,lutyuv'],
+      ['SUPER_FINE', '[fgraw]scale=w=1920:h=1080,format=yuv420p,lutyuv'],
+      ['FINE', '[fgraw]scale=w=1280:h=720,format=yuv420p,lutyuv'],
+      ['MEDIUM', '[fgraw]scale=w=960:h=540,format=yuv420p,lutyuv'],
+      ['COARSE', '[fgraw]scale=w=640:h=360,format=yuv420p,lutyuv'],
+      ['VERY_COARSE', '[fgraw]scale=w=480:h=270,format=yuv420p,lutyuv'],
     ];
     for (const [grainSize, expected] of GRAIN) {
-      it(`FILMGRAIN ${grainSize}: luma grain ${expected.includes('scale') ? 'made smaller and enlarged' : 'at full size'}, merged`, function () {
+      it(`FILMGRAIN ${grainSize}: an 8-bit mid-grey grain plane at its size, enlarged, merged into luma only`, function () {
         const p = plan({ filters: { postProcessor: 'FILMGRAIN' }, filterSettings: { filmGrain: { grainSize: grainSize as 'FINE', grainStrength: 12 } } });
         assert.ok(p.filterGraph.includes(expected), p.filterGraph);
-        assert.match(p.filterGraph, /noise=c0s=12:c0f=t(,scale=w=1920:h=1080:flags=bicubic)?\[fgnoise\];\[fgsrc\]\[fgnoise\]blend=c0_mode=grainmerge/);
+        assert.match(
+          p.filterGraph,
+          /lutyuv=y=128:u=128:v=128,noise=c0s=12:c0f=t,scale=w=1920:h=1080:flags=bicubic\[fgnoise\];\[fgsrc\]\[fgnoise\]blend=c0_mode=grainmerge:c1_mode=normal:c1_opacity=1:c2_mode=normal:c2_opacity=1/,
+        );
       });
     }
+    it("FILMGRAIN: the grain's mid grey makes up for the noise filter's slightly negative mean", function () {
+      const p = plan({ filters: { postProcessor: 'FILMGRAIN' }, filterSettings: { filmGrain: { grainSize: 'MEDIUM', grainStrength: 50 } } });
+      assert.match(p.filterGraph, /lutyuv=y=129:u=128:v=128,noise=c0s=50:c0f=t/);
+    });
     it('FILMGRAIN with strength 0 adds nothing (noted)', function () {
       const p = plan({ filters: { postProcessor: 'FILMGRAIN' }, filterSettings: { filmGrain: { grainSize: 'FINE', grainStrength: 0 } } });
       assert.doesNotMatch(p.filterGraph, /noise/);
@@ -634,6 +660,43 @@ describe('Processing plan', function () {
     it('an untouched interlaced source with the other field order is shifted (fieldorder)', function () {
       const p = plan({ encodingConfiguration: { codec: 'H264' }, processingSettings: { outputScanning: 'INTERLACED_BOTTOM_FIRST' } }, PAL_SD_INTERLACED);
       assert.match(p.filterGraph, /fieldorder=bff,setfield=bff/);
+    });
+    it('DNxHR is progressive only: AUTO deinterlaces an interlaced source (noted), an interlaced output is 400 UNSUPPORTED_PROCESSING_OPTION', function () {
+      const p = plan({ encodingProfile: 'DNXHR_SQ', container: 'MXF' }, PAL_SD_INTERLACED);
+      assert.equal(p.output.scanning, 'PROGRESSIVE');
+      assert.match(p.filterGraph, /bwdif=mode=send_field:parity=tff/);
+      assert.deepEqual(p.output.fps, { num: 50, den: 1 });
+      assert.equal(arg(p.outputArgs, '-flags'), undefined);
+      assert.ok(p.applied.notes.some((n) => n.field === 'processingSettings.outputScanning' && /DNXHR is encoded progressive only/.test(n.note)), JSON.stringify(p.applied.notes));
+      for (const [options, source] of [
+        [{ encodingProfile: 'DNXHR_SQ', container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, PAL_SD_INTERLACED],
+        [{ encodingProfile: 'DNXHR_HQ', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { rate: '50:1' }],
+      ] as [ProcessingOptions, FakeSource][]) {
+        const err = processingError(() => plan(options, source));
+        assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
+        assert.equal(err.issues[0].field, 'processingSettings.outputScanning');
+      }
+    });
+    it('DNxHR frames are at least 256x120; DNxHD 1440x1080i takes 120 and 145 Mbit/s only', function () {
+      const small = processingError(() => plan({ encodingProfile: 'DNXHR_LB' }, { width: 240, height: 136 }));
+      assert.equal(small.errorCode, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE');
+      assert.equal(small.issues[0].field, 'encodingProfile');
+      assert.equal(plan({ encodingProfile: 'DNXHR_LB' }, { width: 256, height: 120 }).output.width, 256);
+      const hdv = { width: 1440, height: 1080, dar: '16:9', scanning: { metadata: 'INTERLACED_TOP_FIRST' } } as FakeSource;
+      assert.equal(plan({ encodingProfile: 'DNXHD_145_SQ' }, hdv).output.scanning, 'INTERLACED_TOP_FIRST');
+      assert.equal(processingError(() => plan({ encodingProfile: 'DNXHD_90_LB' }, hdv)).errorCode, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE');
+    });
+    it("MXF holds only ffmpeg's SMPTE frame rates: interlacing 25p (12.5 interlaced frames/s) into MXF is 400 UNSUPPORTED_PROCESSING_OPTION", function () {
+      const err = processingError(() => plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576 }));
+      assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
+      assert.equal(err.issues[0].field, 'container');
+      assert.match(err.message, /12\.5 frames\/s/);
+      // The same into MPEG-TS, and 50p interlaced to 25i into MXF, are fine; so is 29.97.
+      plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MPEGTS', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576 });
+      plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576, rate: '50:1' });
+      plan({ encodingConfiguration: { codec: 'H264' }, container: 'MXF' }, { rate: '30000:1001' });
+      const fps15 = processingError(() => plan({ encodingConfiguration: { codec: 'H264' }, container: 'MXF', filters: { frameRateConverter: 'FPS' }, filterSettings: { frameRate: { fps: 15 } } }));
+      assert.equal(fps15.issues[0].field, 'container');
     });
     it('an automatically kept HEVC cannot be interlaced', function () {
       const err = processingError(() => plan({ processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { codecName: 'hevc' }));
@@ -762,6 +825,48 @@ describe('Processing plan', function () {
       assert.equal(arg(p.outputArgs, '-color_trc'), 'bt709');
       assert.equal(p.output.pixelFormat, 'yuv420p');
       assert.ok(p.applied.notes.some((n) => n.field === 'processingSettings.outputColorSpaceConversion.colorProfile' && n.appliedAs === 'not applied'));
+    });
+    describe("an HDR10 source's static metadata", function () {
+      const MD_4000 = { red: [0.708, 0.292], green: [0.17, 0.797], blue: [0.131, 0.046], whitePoint: [0.3127, 0.329], minLuminance: 0.005, maxLuminance: 4000 } as const;
+      const HDR10_4000: FakeSource = {
+        width: 320,
+        height: 180,
+        codecName: 'hevc',
+        pixelFormatName: 'yuv420p10le',
+        bitDepth: 10,
+        color: { colorSpaceName: 'bt2020nc', colorPrimariesName: 'bt2020', colorTransferName: 'smpte2084', colorRangeName: 'tv' },
+        hdr10: { masteringDisplay: { ...MD_4000, red: [...MD_4000.red], green: [...MD_4000.green], blue: [...MD_4000.blue], whitePoint: [...MD_4000.whitePoint] }, maxCll: 4000, maxFall: 1000 },
+      };
+      const SOURCE_X265 = 'log-level=error:hdr10=1:master-display=G(8500,39850)B(6550,2300)R(35400,14600)WP(15635,16450)L(40000000,50):max-cll=4000,1000';
+      it('is carried to an HEVC output that stays PQ: with {} and with SOURCE_PRIORITY (noted)', function () {
+        for (const options of [
+          {},
+          { processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY' } } },
+          { processingSettings: { outputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY' } } },
+        ] as ProcessingOptions[]) {
+          const p = plan(options, HDR10_4000);
+          assert.equal(p.output.codec, 'HEVC');
+          assert.equal(arg(p.outputArgs, '-x265-params'), SOURCE_X265, JSON.stringify(options));
+          assert.deepEqual(p.output.hdr?.fromSource, ['maxCll', 'maxFall', 'masteringDisplay']);
+          assert.ok(p.applied.notes.some((n) => n.appliedAs === 'carried from the source'));
+        }
+      });
+      it('USER_PRIORITY HDR10 without a mastering display keeps the 4000-nit BT.2020 display and light levels, not the 1000-nit P3 default', function () {
+        const p = plan({ processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HDR10' } } } }, HDR10_4000);
+        assert.equal(arg(p.outputArgs, '-x265-params'), SOURCE_X265);
+        // What the user sets wins, field by field; a source MaxFALL above the user's MaxCLL is dropped.
+        const own = plan({ processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HDR10', maxCll: 800 } } } }, HDR10_4000);
+        assert.equal(arg(own.outputArgs, '-x265-params'), 'log-level=error:hdr10=1:master-display=G(8500,39850)B(6550,2300)R(35400,14600)WP(15635,16450)L(40000000,50):max-cll=800,0');
+      });
+      it('is not carried when the picture leaves PQ or the codec cannot write it (noted)', function () {
+        const sdr = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', toneMapper: { algorithm: 'HABLE' } } } }, HDR10_4000);
+        assert.equal(arg(sdr.outputArgs, '-x265-params'), 'log-level=error');
+        assert.equal(sdr.output.hdr, undefined);
+        const h264 = plan({ encodingConfiguration: { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 10 } } }, HDR10_4000);
+        assert.ok(h264.applied.notes.some((n) => n.appliedAs === 'not written' && /PQ10/.test(n.note)), JSON.stringify(h264.applied.notes));
+        const hlg = plan({ processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HLG' } } } }, HDR10_4000);
+        assert.doesNotMatch(arg(hlg.outputArgs, '-x265-params')!, /master-display/);
+      });
     });
     it('HDR10 without a mastering display writes P3-D65 (noted)', function () {
       const p = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HDR10' } } } });

@@ -1,87 +1,24 @@
 /**
- * The engine with real ffmpeg: tiny generated sources (testsrc2, 1-2 s), processed by the plan
- * and probed back. x264/x265 run at `ultrafast` here (an installation setting) to keep the
- * folder's run time short; the arguments are otherwise the production ones.
+ * The engine with real ffmpeg: tiny generated sources (engine-fixtures.ts), processed by the
+ * plan and probed back.
  */
 import { strict as assert } from 'node:assert';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { MediaAbortedError, probeMedia, type MediaBinaries, type ProbeResult } from '../../src/media';
+import { MediaAbortedError, type MediaBinaries, type ProbeResult } from '../../src/media';
 import {
   buildProcessingPlan,
-  engineCapabilities,
   estimateProcessing,
   runProcessing,
   type EngineCapabilities,
-  type ProcessingOptions,
   type ProcessingPlan,
   type ProcessingProgress,
 } from '../../src/processing';
 import { bins } from '../media/fixtures';
-
-const run = promisify(execFile);
-const dir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-processing-'));
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-
-const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
-const SOURCES = {
-  /** Interlaced PAL SD, 16:9 anamorphic, top field first, MPEG-2 + MP2 in MPEG-TS, 2 s (50 fields/s). */
-  palInterlaced: [
-    'pal.ts',
-    ['-f', 'lavfi', '-i', 'testsrc2=size=720x576:rate=50:duration=2', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=2',
-      '-vf', 'interlace=scan=tff,setfield=tff,setsar=64/45', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-b:v', '6M', '-g', '12', '-c:a', 'mp2', '-b:a', '192k'],
-  ],
-  /** H.264 + AAC in MP4, 640x360, 25 frames/s, 1 s. */
-  small: ['small.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=1', '-f', 'lavfi', '-i', 'sine=duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest']],
-  /** Progressive 50 frames/s, 640x360, 1 s, no audio. */
-  fast: ['fast.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=50:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']],
-  /** HEVC Main 10, PQ / BT.2020, 320x180, 1 s. */
-  pq: ['pq.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25:duration=1', '-c:v', 'libx265', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p10le', '-color_primaries', 'bt2020', '-color_trc', 'smpte2084', '-colorspace', 'bt2020nc', '-x265-params', 'log-level=error']],
-} as const;
-type SourceName = keyof typeof SOURCES;
-
-const made = new Map<SourceName, Promise<{ file: string; probe: ProbeResult }>>();
-function source(name: SourceName): Promise<{ file: string; probe: ProbeResult }> {
-  let p = made.get(name);
-  if (!p) {
-    p = (async () => {
-      const b = await bins();
-      const [file, args] = SOURCES[name];
-      const out = path.join(dir, file);
-      await run(b.ffmpeg, [...L, ...args, out]);
-      return { file: out, probe: await probeMedia(b, out) };
-    })();
-    made.set(name, p);
-  }
-  return p;
-}
+import { audioCodec, capabilities, processed, source, streamInfo, workDir as dir } from './engine-fixtures';
 
 let b: MediaBinaries;
 let caps: EngineCapabilities;
-
-async function processed(name: SourceName, options: ProcessingOptions, outName: string, range?: { startMs: number; endMs: number }) {
-  const src = await source(name);
-  const r = range ?? { startMs: 0, endMs: src.probe.durationMs };
-  const plan = buildProcessingPlan(options, src.probe, r, { capabilities: caps, encoderPreset: 'ultrafast' });
-  const output = path.join(dir, outName + plan.fileExtension);
-  const progress: ProcessingProgress[] = [];
-  const result = await runProcessing(b, src.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: 60_000, onProgress: (p) => progress.push(p) });
-  const probe = await probeMedia(b, output, { detectScanning: true });
-  return { plan, output, result, progress, probe, src };
-}
-
-async function streamInfo(file: string): Promise<Record<string, string>> {
-  const { stdout } = await run(b.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=codec_name,profile,pix_fmt,field_order,bit_rate,sample_aspect_ratio', '-of', 'json', file]);
-  return JSON.parse(stdout).streams[0];
-}
-
-async function audioCodec(file: string): Promise<string | undefined> {
-  const { stdout } = await run(b.ffprobe, ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=codec_name,sample_rate', '-of', 'json', file]);
-  return JSON.parse(stdout).streams[0]?.codec_name;
-}
 
 function assertDurationWithinOneFrame(probe: ProbeResult, plan: ProcessingPlan): void {
   const frameMs = 1000 / (plan.output.fps.num / plan.output.fps.den);
@@ -93,7 +30,7 @@ describe('Processing with ffmpeg', function () {
 
   before(async function () {
     b = await bins();
-    caps = await engineCapabilities(b);
+    caps = await capabilities();
   });
 
   it('this ffmpeg has every filter and encoder the engine uses (Debian 12 ffmpeg 5.1)', function () {
@@ -292,7 +229,7 @@ describe('Processing with ffmpeg', function () {
 
   it('the estimate is in the range of the real run (same machine)', async function () {
     const { plan, src, result } = await processed('palInterlaced', { encodingConfiguration: { codec: 'H264', bitrate: 2_000_000 }, filters: { deinterlacer: 'BWDIF' } }, 'estimate');
-    const est = estimateProcessing(plan, src.probe, { startMs: 0, endMs: src.probe.durationMs });
+    const est = estimateProcessing(plan, src.probe);
     assert.ok(est.outputBytes > result.bytes / 2 && est.outputBytes < result.bytes * 2, `estimated ${est.outputBytes}, wrote ${result.bytes}`);
     assert.equal(est.gigapixels, Math.round(((720 * 576 * plan.output.frames) / 1e9) * 1e6) / 1e6);
     assert.ok(est.computeSeconds > 0 && est.computeSeconds < 30);

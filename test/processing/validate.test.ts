@@ -55,6 +55,7 @@ const INVALID: [string, unknown, string, string][] = [
   ['FFV1 bitrate', { encodingConfiguration: { codec: 'FFV1', bitrate: 5_000_000 } }, 'UNSUPPORTED_PROCESSING_OPTION', 'encodingConfiguration.bitrate'],
   ['XDCAM bitrate', { encodingConfiguration: { codec: 'XDCAM', bitrate: 25_000_000 } }, 'UNSUPPORTED_PROCESSING_OPTION', 'encodingConfiguration.bitrate'],
   ['interlaced HEVC', { encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, 'UNSUPPORTED_PROCESSING_OPTION', 'processingSettings.outputScanning'],
+  ['interlaced DNxHR', { encodingProfile: 'DNXHR_SQ', container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_BOTTOM_FIRST' } }, 'UNSUPPORTED_PROCESSING_OPTION', 'processingSettings.outputScanning'],
   ['FACEFORWARD background blur', { filters: { augmenter: 'FACEFORWARD' }, filterSettings: { faceForward: { colorBoost: 5, autoWhiteBalance: false, relightIntensity: 0, backgroundBlur: 5 } } }, 'UNSUPPORTED_PROCESSING_OPTION', 'filterSettings.faceForward.backgroundBlur'],
   ['inverse HABLE', HDR_OUT({ hdrFormat: 'PQ10' }, { inverseToneMapper: { algorithm: 'HABLE' } }), 'UNSUPPORTED_PROCESSING_OPTION', 'processingSettings.outputColorSpaceConversion.inverseToneMapper.algorithm'],
   ['mastering display on H.264', { encodingConfiguration: { codec: 'H264' }, ...HDR_OUT({ hdrFormat: 'PQ10', masteringDisplay: { tag: 'P3_D65' } }) }, 'UNSUPPORTED_PROCESSING_OPTION', 'processingSettings.outputColorSpaceConversion.colorProfile.masteringDisplay'],

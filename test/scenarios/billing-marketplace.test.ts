@@ -117,7 +117,7 @@ describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
     assert.equal(only.totalElements, 1);
     assert.equal(only.filterProcessingCreditsUsageMode, 'EXCLUDE');
     assert.equal((await get(`/v2/cloud-marketplace/credits-usage?videoId=${video}`)).body.totalElements, 1);
-    await h.services.ledger.refund(u.teamId, 'job-1');
+    await h.services.ledger.refund(u.teamId, 'job-1', 'PROCESSED_VIDEO_INGESTION_FAILED');
     const after = (await get('/v2/cloud-marketplace/credits-usage')).body;
     assert.equal(after.totals.totalsForAllCategories.totalCredits, 18);
     expectError(await get(`/v2/cloud-marketplace/credits-usage?fromDateTime=${enc('2026-05-05T00:00:00Z')}&toDateTime=${enc('2026-05-04T00:00:00Z')}`), 400, 'INVALID_DATE_TIME_RANGE');

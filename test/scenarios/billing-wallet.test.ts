@@ -45,8 +45,9 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     const spend = -(charge as any).amountMicros / 1e6;
     assert.equal(res.body.processingLifetimeSpendUsd, spend);
     assert.equal(res.body.processingCreditsBalanceUsd, Math.round((100 - spend) * 1000) / 1000);
-    await h.services.ledger.refund(u.teamId, 'job-1');
-    await h.services.ledger.refund(u.teamId, 'job-1');
+    // A processing failure's refund (type OTHER) counts against the spend like an ingestion failure's; once.
+    await h.services.ledger.refund(u.teamId, 'job-1', 'PROCESSING_FAILED');
+    await h.services.ledger.refund(u.teamId, 'job-1', 'PROCESSED_VIDEO_INGESTION_FAILED');
     res = await get('/v2/wallet/financial-details');
     assert.equal(res.body.processingLifetimeSpendUsd, 0);
     assert.equal(res.body.processingCreditsBalanceUsd, 100);

@@ -199,6 +199,11 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       assert.deepEqual(await eventsOf(started.body.videoId), ['video_processing.started', 'video_processing.failed']);
       const balance = await h.services.ledger.processingBalance(u.teamId);
       assert.equal(balance, 100_000_000, 'the charge was given back');
+      // The refund names what failed: processing, not the ingestion of its result.
+      const refunds = (await processingCharges()).filter((t: any) => t.accountAdjustment);
+      assert.equal(refunds.length, 1, JSON.stringify(refunds));
+      assert.equal(refunds[0].accountAdjustment.type, 'OTHER');
+      assert.match(refunds[0].accountAdjustment.reason, /^Refund: processing failed: SOURCE_VIDEO_NOT_AVAILABLE/);
     });
 
     it('a video not yet ingested is 409 VIDEO_NOT_FULLY_INGESTED; another team\'s video 404', async () => {
@@ -206,6 +211,74 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       expectError(await post(`/v1/videos/${source}/processing/start`, H264_MP4, other), 404, 'RESOURCE_NOT_FOUND');
       await h.database.db('videos').where({ id: source }).update({ ingestion_status: 'IN_PROGRESS', metadata_available: false });
       expectError(await post(`/v1/videos/${source}/processing/start`, H264_MP4), 409, 'VIDEO_NOT_FULLY_INGESTED');
+    });
+  });
+
+  describe('fidelity (issue 17)', () => {
+    /** Interlaced PAL SD, 16:9, top field first, MPEG-2 in MPEG-TS, 1 s. */
+    const palInterlaced = () =>
+      fixtureBytes({ seconds: 1, width: 720, height: 576, fps: 50, ext: 'ts', video: ['-vf', 'setsar=64/45,interlace=scan=tff,setfield=tff', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-top', '1', '-b:v', '4M', '-g', '12'] });
+
+    it('DNxHR: an interlaced output is 400 UNSUPPORTED_PROCESSING_OPTION at appraisal; the DNxHR built-in deinterlaces and finishes, showing what it applied next to what was asked', async () => {
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      const source = await ingested(palInterlaced(), 'ts');
+      const refused = await post(`/v1/videos/${source}/processing/appraisals/create`, { encodingProfile: 'DNXHR_SQ', container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } });
+      expectError(refused, 400, 'UNSUPPORTED_PROCESSING_OPTION');
+      assert.equal(refused.body.validationErrors[0].field, 'body.processingSettings.outputScanning');
+      const builtIn = (await get('/v1/processing-configurations?builtInMode=ONLY&pageSize=100')).body.items.find((c: any) => c.name === 'DNxHR HQ MXF');
+      const started = await post(`/v1/videos/${source}/processing/start/${builtIn.id}`);
+      assert.equal(started.status, 202, JSON.stringify(started.body));
+      const processing = await waitStage(started.body.videoId, 'processing');
+      assert.equal(processing.status, 'DONE', JSON.stringify(processing.error));
+      assert.equal((await waitStage(started.body.videoId, 'ingestion')).status, 'DONE');
+      const video = (await get(`/v1/videos/${started.body.videoId}`)).body;
+      assert.deepEqual(video.processing.options, builtIn.options, 'options: as requested');
+      const applied = video.processing.appliedOptions;
+      assert.equal(applied.options.processingSettings.outputScanning, 'PROGRESSIVE');
+      assert.deepEqual(
+        [applied.output.codec, applied.output.codecProfile, applied.output.pixelFormat.name, `${applied.output.width}x${applied.output.height}`, applied.output.sampleAspectRatio, applied.output.frameRate.rational, applied.output.scanning],
+        ['DNXHR', 'DNXHR HQ', 'yuv422p', '720x576', '64:45', '50:1', 'PROGRESSIVE'],
+      );
+      assert.equal(video.ingestion.metadata.averageFrameRate.rational, '50:1');
+      assert.ok(video.processing.appliedNotes.some((n: any) => n.field === 'processingSettings.outputScanning'));
+    });
+
+    it("an HDR10 source processed with {}: the result keeps its mastering display and light levels and ingests as HDR10; a start between frames is frame exact", async () => {
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      const hdr10 = fixtureBytes({
+        seconds: 2,
+        width: 320,
+        height: 180,
+        video: [
+          '-c:v', 'libx265', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p10le', '-color_primaries', 'bt2020', '-color_trc', 'smpte2084', '-colorspace', 'bt2020nc',
+          '-x265-params', 'log-level=error:hdr10=1:master-display=G(8500,39850)B(6550,2300)R(35400,14600)WP(15635,16450)L(40000000,50):max-cll=4000,1000',
+        ],
+      });
+      const source = await ingested(hdr10);
+      const sourceVideo = (await get(`/v1/videos/${source}`)).body;
+      assert.equal(sourceVideo.ingestion.metadata.hdrStandardName, 'HDR10');
+      const appraisal = await post(`/v1/videos/${source}/processing/appraisals/create?startPosMs=500&endPosMs=2000`, {});
+      assert.equal(appraisal.status, 201, JSON.stringify(appraisal.body));
+      const planned = appraisal.body.video.processing.appliedOptions.output;
+      assert.equal(planned.colorProfile.hdrFormat, 'HDR10', 'the appraisal shows what will be applied');
+      assert.equal(planned.startPositionMilliseconds, 520); // frame 13 of 25 frames/s
+      const accepted = await post(`/v1/videos/${source}/processing/appraisals/${appraisal.body.appraisalId}/accept`);
+      assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+      const videoId = accepted.body.videoId;
+      assert.equal((await waitStage(videoId, 'processing')).status, 'DONE');
+      const ingestion = await waitStage(videoId, 'ingestion');
+      assert.equal(ingestion.status, 'DONE', JSON.stringify(ingestion.error));
+      const video = (await get(`/v1/videos/${videoId}`)).body;
+      assert.equal(video.ingestion.metadata.hdrStandardName, 'HDR10');
+      assert.equal(video.ingestion.metadata.totalFrames, 37);
+      assert.deepEqual(video.processing.options, {});
+      const cp = video.processing.appliedOptions.output.colorProfile;
+      assert.deepEqual([cp.hdrFormat, cp.maxCll, cp.maxFall, cp.masteringDisplay.maxLuminance, cp.masteringDisplay.red], ['HDR10', 4000, 1000, 4000, { x: 0.708, y: 0.292 }]);
+      assert.equal(video.processing.appliedOptions.output.codecProfile, 'Main 10');
+      const stored = await videosStore.byId(h.database.db, videoId);
+      const probe = await probeMedia(await resolveMediaBinaries({}), h.services.blobs.localPath!(stored!.blobKey!));
+      assert.equal(probe.hdr10?.masteringDisplay?.maxLuminance, 4000);
+      assert.equal(probe.hdr10?.maxCll, 4000);
     });
   });
 

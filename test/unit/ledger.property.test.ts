@@ -73,7 +73,7 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
               break;
             }
             case 'refund': {
-              const ok = await ledger.refund(teamId, `${teamId}:job:${c.job}`);
+              const ok = await ledger.refund(teamId, `${teamId}:job:${c.job}`, 'PROCESSING_FAILED');
               assert.equal(ok, charged.has(c.job));
               if (ok && !refunded.has(c.job)) {
                 refunded.add(c.job);

@@ -565,12 +565,12 @@ export const ledgerStore = {
       .groupBy('category');
     return { count: int(n), totals: sumTotals(rows), fromAggregates: false };
   },
-  /** Processing spend: charges minus refunds, as a positive number. */
+  /** Processing spend: charges minus refunds (job id `refund:<job>`, whatever failed), as a positive number. */
   async lifetimeProcessingSpend(db: Knex, teamId: string): Promise<number> {
     const [r] = await db('ledger_transactions')
       .sum({ s: 'amount_micros' })
       .where({ team_id: teamId, balance_kind: 'processing' })
-      .where((w) => w.whereNull('adjustment_type').orWhere('adjustment_type', 'PROCESSED_VIDEO_INGESTION_FAILED'));
+      .where((w) => w.whereNull('adjustment_type').orWhere('job_id', 'like', 'refund:%'));
     return -int(r?.s);
   },
   async allForTeam(db: Knex, teamId: string): Promise<LedgerTransaction[]> {

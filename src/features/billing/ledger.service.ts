@@ -37,6 +37,11 @@ export type ChargeResult =
   | { billingType: 'WALLET'; jobId: string; amountMicros: number; duplicate: boolean }
   | { billingType: 'CLOUD_MARKETPLACE'; jobId: string; credits: number; duplicate: boolean };
 
+/** What failed when a job's charge is given back. */
+export type RefundFailure = 'PROCESSING_FAILED' | 'PROCESSED_VIDEO_INGESTION_FAILED';
+const REFUND_ADJUSTMENT: Record<RefundFailure, AdjustmentType> = { PROCESSING_FAILED: 'OTHER', PROCESSED_VIDEO_INGESTION_FAILED: 'PROCESSED_VIDEO_INGESTION_FAILED' };
+const REFUND_REASON: Record<RefundFailure, string> = { PROCESSING_FAILED: 'Refund: processing failed', PROCESSED_VIDEO_INGESTION_FAILED: 'Refund: the processed video could not be ingested' };
+
 /** First instant of the UTC month of `d`. */
 export function monthStart(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
@@ -123,11 +128,15 @@ export class LedgerService {
   }
 
   /**
-   * Gives back what a job was charged (`PROCESSED_VIDEO_INGESTION_FAILED`), once. Returns false
-   * when the job was never charged.
+   * Gives back what a job was charged, once, labelled with what failed: the processed video's
+   * ingestion (`PROCESSED_VIDEO_INGESTION_FAILED`) or the processing itself (the contract's
+   * AccountAdjustmentType has no value for that, so `OTHER`, with the reason naming the failure).
+   * Returns false when the job was never charged.
    */
-  async refund(teamId: string, jobId: string, reason = 'Processed video could not be ingested'): Promise<boolean> {
+  async refund(teamId: string, jobId: string, failure: RefundFailure, detail?: string): Promise<boolean> {
     const refundId = `refund:${jobId}`;
+    const adjustmentType = REFUND_ADJUSTMENT[failure];
+    const reason = `${REFUND_REASON[failure]}${detail ? `: ${detail}` : ''}`.slice(0, 500);
     return this.db.transaction(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const charged = await ledgerStore.byJobId(trx, jobId);
@@ -141,7 +150,7 @@ export class LedgerService {
           amount: -charged.amountMicros,
           videoId: charged.videoId,
           sourceVideoId: charged.sourceVideoId,
-          adjustmentType: 'PROCESSED_VIDEO_INGESTION_FAILED',
+          adjustmentType,
           reason,
           jobId: refundId,
         });
@@ -152,7 +161,7 @@ export class LedgerService {
         if (await creditsStore.byJobId(trx, refundId)) return true;
         await creditsStore.insert(
           trx,
-          { ...usage, credits: -usage.credits, adjustmentType: 'PROCESSED_VIDEO_INGESTION_FAILED', reason, jobId: refundId, createdAt: this.clock.now() },
+          { ...usage, credits: -usage.credits, adjustmentType, reason, jobId: refundId, createdAt: this.clock.now() },
           (usage.products ?? []).map((p) => ({ category: p.category, amount: -p.costCredits })),
         );
         return true;

@@ -41,11 +41,11 @@ export class FfmpegProcessingEngine implements ProcessingEngine {
 
   plan(options: Record<string, unknown>, source: Parameters<ProcessingEngine['plan']>[1], range: { startMs: number; endMs: number }): EnginePlan {
     const plan = prefixed('body', () => buildProcessingPlan(options as ProcessingOptions, source, range, { capabilities: this.capabilities ?? FULL_CAPABILITIES }));
-    return Object.assign(plan, { applied: plan.applied as unknown as Record<string, unknown> });
+    return plan as unknown as EnginePlan;
   }
 
-  estimate(plan: EnginePlan, source: Parameters<ProcessingEngine['estimate']>[1], range: { startMs: number; endMs: number }) {
-    return estimateProcessing(plan as unknown as ProcessingPlan, source, range);
+  estimate(plan: EnginePlan, source: Parameters<ProcessingEngine['estimate']>[1]) {
+    return estimateProcessing(plan as unknown as ProcessingPlan, source);
   }
 
   async run(bins: MediaBinaries, input: string, output: string, plan: EnginePlan, opts: Parameters<ProcessingEngine['run']>[4]): Promise<void> {

@@ -7,6 +7,8 @@ import type { MediaBinaries, ProbeResult } from '../../media';
 export interface PlannedOutput {
   width: number;
   height: number;
+  /** Duration of the output: from the first frame at or after the range's start to its end. */
+  durationMs: number;
   /** Output codec as a product name source (e.g. H264, HEVC, PRORES, DNXHR...). */
   codec: string;
 }
@@ -16,8 +18,16 @@ export interface EnginePlan {
   fileExtension: string;
   mimeType: string;
   output: PlannedOutput;
-  /** The options as applied, with notes on classical equivalents of proprietary filters. */
-  applied: Record<string, unknown>;
+  /**
+   * The options as applied (resolved), the output they make (the contract's
+   * VideoProcessingAppliedOutput shape) and notes on how options were applied (classical
+   * equivalents of proprietary filters...).
+   */
+  applied: {
+    options: Record<string, unknown>;
+    output: Record<string, unknown>;
+    notes: { field: string; requested: string; appliedAs: string; note: string }[];
+  };
 }
 
 export interface EngineEstimate {
@@ -33,7 +43,8 @@ export interface ProcessingEngine {
   validate(options: Record<string, unknown>, fieldPrefix?: string): void;
   /** Throws a 400 DomainError for options that do not fit this source. */
   plan(options: Record<string, unknown>, source: ProbeResult, range: { startMs: number; endMs: number }): EnginePlan;
-  estimate(plan: EnginePlan, source: ProbeResult, range: { startMs: number; endMs: number }): EngineEstimate;
+  /** Size, compute time and gigapixels of the output the plan makes. */
+  estimate(plan: EnginePlan, source: ProbeResult): EngineEstimate;
   run(
     bins: MediaBinaries,
     input: string,

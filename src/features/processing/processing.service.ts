@@ -52,6 +52,18 @@ export interface JobAppraisal {
   charge: ProductUse[];
   /** How each requested option is applied by this installation (classical equivalents of AI filters). */
   notes: Array<{ field: string; requested: string; appliedAs: string; note: string }>;
+  /** What the plan applies: the options resolved and the output they make (`processing.appliedOptions`). */
+  appliedOptions: AppliedOptions;
+}
+
+/** `processing.appliedOptions`: the options as the plan resolved them and the output it makes. */
+export interface AppliedOptions {
+  options: Record<string, unknown>;
+  output: Record<string, unknown>;
+}
+
+function appliedOptionsOf(plan: EnginePlan): AppliedOptions {
+  return { options: plan.applied.options, output: plan.applied.output };
 }
 
 export interface Appraisal {
@@ -96,7 +108,7 @@ export class ProcessingService {
     const probe = probeOf(source);
     const range = positions(probe.durationMs, req.startPosMs, req.endPosMs);
     const plan = this.engine.plan(options, probe, range);
-    const estimate = this.engine.estimate(plan, probe, range);
+    const estimate = this.engine.estimate(plan, probe);
     const charge = processingProducts(options, plan, probe, estimate.gigapixels);
     const priced = await this.ledger.estimate(source.teamId, charge);
     const gb = estimate.outputBytes / 1e9;
@@ -105,7 +117,7 @@ export class ProcessingService {
     const appraisal: JobAppraisal = {
       billingType: priced.billingType,
       estimation: { fileSize: Math.round(estimate.outputBytes), totalComputeTimeSeconds: Math.max(1, Math.ceil(estimate.computeSeconds)) },
-      outputDurationMillis: range.endMs - range.startMs,
+      outputDurationMillis: plan.output.durationMs,
       products: priced.products,
       discountPercentage: priced.discountPercentage,
       costMicros: priced.costMicros,
@@ -115,7 +127,8 @@ export class ProcessingService {
       storage: { costMicros: storage.costMicros, costCredits: storage.costCredits },
       download: { costMicros: download.costMicros, costCredits: download.costCredits },
       charge,
-      notes: ((plan.applied as { notes?: JobAppraisal['notes'] }).notes ?? []).map(({ field, requested, appliedAs, note }) => ({ field, requested, appliedAs, note })),
+      notes: plan.applied.notes.map(({ field, requested, appliedAs, note }) => ({ field, requested, appliedAs, note })),
+      appliedOptions: appliedOptionsOf(plan),
     };
     const now = this.clock.now();
     const record: AppraisalRecord = {
@@ -180,7 +193,7 @@ export class ProcessingService {
         sourceVideoId: source.id,
         clipId: video.clipId,
         fullIngestion: true,
-        processing: { startMs: a.startMs, endMs: a.endMs, options: a.options, appraisal: a.appraisal },
+        processing: { startMs: a.startMs, endMs: a.endMs, options: a.options, appliedOptions: appliedOf(a), appraisal: a.appraisal },
         createdAt: now,
       });
       await ledger.charge(source.teamId, { jobId: video.id, videoId: video.id, sourceVideoId: source.id, products: appraisal.charge, reason: `Processing of ${source.name}` });
@@ -226,7 +239,7 @@ export class ProcessingService {
   /** Refunds a processed video whose result could not be ingested (an ingestion failure listener). */
   readonly refundFailedIngestion = async (trx: Knex, video: Video): Promise<void> => {
     if (video.kind !== 'PROCESSED') return;
-    await this.ledger.within(trx).refund(video.teamId, video.id, 'Processed video could not be ingested');
+    await this.ledger.within(trx).refund(video.teamId, video.id, 'PROCESSED_VIDEO_INGESTION_FAILED', video.ingestion?.error?.message);
   };
 
   private readonly processJob: JobHandler<{ videoId: string }> = async ({ videoId }, ctx) => {
@@ -251,6 +264,7 @@ export class ProcessingService {
       const probe = probeOf(source);
       const range = { startMs: video.processing.startMs ?? 0, endMs: video.processing.endMs ?? probe.durationMs };
       const plan: EnginePlan = this.engine.plan(video.processing.options ?? {}, probe, range);
+      await videosStore.updateProcessing(this.db, videoId, { appliedOptions: appliedOptionsOf(plan) as unknown as Record<string, unknown> }, this.clock.now());
       const out = path.join(dir, `output${plan.fileExtension}`);
       let lastWrite = 0;
       await withLocalFile(this.blobs, source.blobKey, dir, (file) =>
@@ -296,7 +310,7 @@ export class ProcessingService {
     const events = source?.kind === 'CLIP' || source?.clipId ? VideoEvents.clipProcessing : VideoEvents.videoProcessing;
     await videosStore.updateProcessing(trx, v.id, { status: 'FAILED', error, etaSeconds: null }, now);
     await recordEvent(trx, { teamId: v.teamId, eventType: events.failed, videoId: v.id, occurredAt: now });
-    await this.ledger.within(trx).refund(v.teamId, v.id, 'Processing failed');
+    await this.ledger.within(trx).refund(v.teamId, v.id, 'PROCESSING_FAILED', `${error.code}: ${error.message}`);
   }
 
   private async locked(videoId: string, from: 'INITIAL' | 'IN_PROGRESS', fn: (trx: Knex, v: Video, now: Date) => Promise<void>): Promise<void> {
@@ -340,11 +354,25 @@ export class ProcessingService {
       clipId,
       isSample: false,
       fullIngestion: true,
-      processing: { status: 'INITIAL', progress: 0, updatedAt: now, startMs: a.startMs, endMs: a.endMs, options: a.options, appraisal: a.appraisal },
+      processing: {
+        status: 'INITIAL',
+        progress: 0,
+        updatedAt: now,
+        startMs: a.startMs,
+        endMs: a.endMs,
+        options: a.options,
+        ...(appliedOf(a) ? { appliedOptions: appliedOf(a) } : {}),
+        appraisal: a.appraisal,
+      },
       createdAt: now,
       updatedAt: now,
     };
   }
+}
+
+/** What an appraisal planned to apply (absent in appraisals stored before it was recorded). */
+function appliedOf(a: AppraisalRecord): Record<string, unknown> | undefined {
+  return (a.appraisal as { appliedOptions?: Record<string, unknown> }).appliedOptions;
 }
 
 /** The probe facts ingestion kept, as the engine wants them. */
@@ -359,6 +387,8 @@ export function probeOf(v: Video): ProbeResult {
     hasAudio: Boolean(p.hasAudio),
     fps: Number(p.fps ?? 0),
     formatNames: (p.formatNames as string[]) ?? [],
+    ...(Number(p.videoStartMs) > 0 ? { videoStartMs: Number(p.videoStartMs) } : {}),
+    ...(p.hdr10 ? { hdr10: p.hdr10 } : {}),
   };
 }
 

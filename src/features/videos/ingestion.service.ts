@@ -169,8 +169,9 @@ export class IngestionService {
         });
         const metadata = { ...probe.metadata } as Record<string, any>;
         if (heuristics) metadata.scanning = { ...(metadata.scanning ?? {}), heuristics };
-        const { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
-        await update({ metadata, metadataAvailable: true, probe: { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames } });
+        const { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames, videoStartMs, hdr10 } = probe;
+        const facts = { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames, ...(videoStartMs ? { videoStartMs } : {}), ...(hdr10 ? { hdr10 } : {}) };
+        await update({ metadata, metadataAvailable: true, probe: facts });
         await progress(full ? 10 : 99);
         if (!full) return;
 

@@ -36,6 +36,7 @@ export function toVideoProcessing(v: Video): Schemas['VideoProcessing'] | undefi
   const notes = (p.appraisal as { notes?: Schemas['AppliedOptionNote'][] } | undefined)?.notes;
   return {
     ...(p.options ? { options: p.options as Schemas['VideoProcessingConfigurationOptions'] } : {}),
+    ...(p.appliedOptions ? { appliedOptions: p.appliedOptions as Schemas['VideoProcessingAppliedOptions'] } : {}),
     ...(notes ? { appliedNotes: notes } : {}),
     processingState: {
       updatedAt: p.updatedAt.toISOString(),

@@ -69,8 +69,10 @@ export interface ProcessingState {
   error?: StageError;
   startMs?: number;
   endMs?: number;
-  /** The options as applied (processing jobs). */
+  /** The options as requested (processing jobs). */
   options?: Record<string, unknown>;
+  /** What the job applies: the options resolved and the output they make (processing jobs). */
+  appliedOptions?: Record<string, unknown>;
   /** The appraisal the job was charged by (processing jobs). */
   appraisal?: Record<string, unknown>;
 }
@@ -116,7 +118,7 @@ export interface NewVideo {
   /** Videos made by video in start with upload INITIAL. */
   uploadStatus?: OperationStatus;
   /** Videos made by processing (the clip too) start with processing INITIAL over this range. */
-  processing?: { startMs?: number; endMs?: number; options?: Record<string, unknown>; appraisal?: Record<string, unknown> };
+  processing?: { startMs?: number; endMs?: number; options?: Record<string, unknown>; appliedOptions?: Record<string, unknown>; appraisal?: Record<string, unknown> };
   createdAt: Date;
 }
 
@@ -238,6 +240,7 @@ export function videoFromRow(r: any): Video {
       startMs: num(r.processing_start_ms),
       endMs: num(r.processing_end_ms),
       options: json(r.processing_options_json),
+      appliedOptions: json(r.processing_applied_options_json),
       appraisal: json(r.processing_appraisal_json),
     };
   }
@@ -280,8 +283,8 @@ export interface IngestionUpdate {
 }
 
 export interface ProcessingUpdate {
-  /** The options as applied, once the job has planned them. */
-  options?: Record<string, unknown>;
+  /** What the job applies, once it has planned (replaces what the appraisal planned). */
+  appliedOptions?: Record<string, unknown>;
   status?: OperationStatus;
   progress?: number;
   etaSeconds?: number | null;
@@ -321,6 +324,7 @@ export const videosStore = {
             processing_start_ms: v.processing.startMs ?? null,
             processing_end_ms: v.processing.endMs ?? null,
             processing_options_json: v.processing.options ? JSON.stringify(v.processing.options) : null,
+            processing_applied_options_json: v.processing.appliedOptions ? JSON.stringify(v.processing.appliedOptions) : null,
             processing_appraisal_json: v.processing.appraisal ? JSON.stringify(v.processing.appraisal) : null,
           }
         : {}),
@@ -384,7 +388,7 @@ export const videosStore = {
 
   async updateProcessing(db: Knex, id: string, u: ProcessingUpdate, now: Date): Promise<void> {
     const patch = stagePatch('processing', u, now);
-    if (u.options !== undefined) patch.processing_options_json = JSON.stringify(u.options);
+    if (u.appliedOptions !== undefined) patch.processing_applied_options_json = JSON.stringify(u.appliedOptions);
     await db('videos').where({ id }).update(patch);
   },
 

@@ -1,0 +1,152 @@
+/**
+ * Every combination of encoding (each encodingProfile; each codec with each pixel format or
+ * none), container (each, or none), outputScanning and source scanning that the planner accepts
+ * must be one this ffmpeg can encode: an accepted appraisal may never fail for a reason known in
+ * advance. Each accepted combination is planned against a real source of the smallest size its
+ * codec takes (64x64; DNxHR 256x120; DNxHD and XDCAM their smallest fixed frame) and the plan is
+ * run for real into a file of its container: a few frames, x264/x265 at `ultrafast`. Identical
+ * ffmpeg commands (an absent container that resolves to an explicit one, AUTO that resolves to
+ * PROGRESSIVE...) run once. Refusals must be the engine's 400, never another error.
+ *
+ * Runs on the SQLite pass of `npm test` only: it touches no database.
+ */
+import { strict as assert } from 'node:assert';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { probeMedia, type ProbeResult } from '../../src/media';
+import {
+  buildProcessingPlan,
+  CODECS,
+  CONTAINERS,
+  ENCODING_PROFILES,
+  processingArgs,
+  ProcessingOptionsError,
+  runProcessing,
+  type BitDepth,
+  type ChromaSubsampling,
+  type EncodingProfile,
+  type ProcessingOptions,
+  type ProcessingPlan,
+} from '../../src/processing';
+import { dnxhdFrameSizes, PROFILE_SPECS } from '../../src/processing/encoders';
+import { TEST_DIALECT } from '../helpers/database';
+import { bins } from '../media/fixtures';
+import { capabilities, run, workDir } from './engine-fixtures';
+
+const SCANNINGS = ['AUTO', 'PROGRESSIVE', 'INTERLACED_TOP_FIRST', 'INTERLACED_BOTTOM_FIRST'] as const;
+const PIXEL_FORMATS: ({ yuv: ChromaSubsampling; bitDepth: BitDepth } | undefined)[] = [undefined];
+for (const yuv of ['4:2:0', '4:2:2', '4:4:4'] as const) for (const bitDepth of [8, 10, 12] as const) PIXEL_FORMATS.push({ yuv, bitDepth });
+
+type Encoding = Pick<ProcessingOptions, 'encodingProfile' | 'encodingConfiguration'>;
+const ENCODINGS: Encoding[] = [
+  ...ENCODING_PROFILES.map((encodingProfile) => ({ encodingProfile })),
+  ...CODECS.flatMap((codec) => PIXEL_FORMATS.map((pixelFormat) => ({ encodingConfiguration: { codec, ...(pixelFormat ? { pixelFormat } : {}) } }))),
+];
+
+interface Size {
+  width: number;
+  height: number;
+}
+
+/** The smallest frame the encoding takes (for DNxHD an interlaced one for an interlaced source where the profile has one). */
+function sourceSize(e: Encoding, interlaced: boolean): Size {
+  if (e.encodingProfile?.startsWith('DNXHD')) {
+    const spec = PROFILE_SPECS[e.encodingProfile as EncodingProfile];
+    const sizes = dnxhdFrameSizes(spec.mbps!, spec.pixel.bitDepth as 8 | 10).sort((a, b) => a.width * a.height - b.width * b.height);
+    const s = sizes.find((x) => x.interlaced === interlaced) ?? sizes[0] ?? { width: 1920, height: 1080 };
+    return { width: s.width, height: s.height };
+  }
+  if (e.encodingProfile?.startsWith('DNXHR')) return { width: 256, height: 120 };
+  if (e.encodingConfiguration?.codec === 'XDCAM') return { width: 1280, height: 720 };
+  return { width: 64, height: 64 };
+}
+
+interface MatrixSource {
+  file: string;
+  probe: ProbeResult;
+}
+const sources = new Map<string, Promise<MatrixSource>>();
+
+/** MPEG-2 + MP2 in MPEG-TS, 0.12 s: progressive 50 frames/s (6 frames) or interlaced top field first 25 frames/s (3 frames). */
+function matrixSource(size: Size, interlaced: boolean): Promise<MatrixSource> {
+  const key = `${size.width}x${size.height}${interlaced ? 'i' : 'p'}`;
+  let p = sources.get(key);
+  if (!p) {
+    p = (async () => {
+      const b = await bins();
+      const file = path.join(workDir, `matrix-${key}.ts`);
+      await run(b.ffmpeg, [
+        '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
+        '-f', 'lavfi', '-i', `testsrc2=size=${key.slice(0, -1)}:rate=50:duration=0.12`, '-f', 'lavfi', '-i', 'sine=sample_rate=48000:duration=0.12',
+        ...(interlaced ? ['-vf', 'interlace=scan=tff,setfield=tff', '-flags', '+ilme+ildct'] : []),
+        '-c:v', 'mpeg2video', '-b:v', '8M', '-c:a', 'mp2', file,
+      ]);
+      return { file, probe: await probeMedia(b, file) };
+    })();
+    sources.set(key, p);
+  }
+  return p;
+}
+
+/** Runs `fn` over `items`, `limit` at a time. */
+async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: limit }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  }));
+}
+
+(TEST_DIALECT === 'sqlite' ? describe : describe.skip)('Capability matrix: every accepted combination runs on this ffmpeg', function () {
+  this.timeout(900_000);
+
+  it('codec x profile x container x scanning x pixel format x source scanning: planned, and every accepted plan encoded', async function () {
+    const caps = await capabilities();
+    const b = await bins();
+    let total = 0;
+    const accepted: { label: string; source: MatrixSource; plan: ProcessingPlan }[] = [];
+    const refusedBy = new Map<string, number>();
+    for (const encoding of ENCODINGS) {
+      for (const container of [undefined, ...CONTAINERS]) {
+        for (const outputScanning of SCANNINGS) {
+          for (const interlaced of [false, true]) {
+            total++;
+            const options: ProcessingOptions = { ...encoding, ...(container ? { container } : {}), processingSettings: { outputScanning } };
+            const source = await matrixSource(sourceSize(encoding, interlaced), interlaced);
+            const label = `${JSON.stringify(options)} from a ${interlaced ? 'interlaced' : 'progressive'} ${source.probe.width}x${source.probe.height} source`;
+            try {
+              const plan = buildProcessingPlan(options, source.probe, { startMs: 0, endMs: source.probe.durationMs }, { capabilities: caps, encoderPreset: 'ultrafast' });
+              accepted.push({ label, source, plan });
+            } catch (err) {
+              assert.ok(err instanceof ProcessingOptionsError, `${label}: ${(err as Error).stack}`);
+              refusedBy.set(err.errorCode, (refusedBy.get(err.errorCode) ?? 0) + 1);
+            }
+          }
+        }
+      }
+    }
+    // One encode per distinct ffmpeg command.
+    const distinct = new Map<string, (typeof accepted)[number]>();
+    for (const a of accepted) {
+      const key = JSON.stringify([a.source.file, processingArgs(a.plan, 'in', 'out')]);
+      if (!distinct.has(key)) distinct.set(key, a);
+    }
+    const failures: string[] = [];
+    let n = 0;
+    await pool([...distinct.values()], 2, async ({ label, source, plan }) => {
+      const output = path.join(workDir, `matrix-out-${n++}${plan.fileExtension}`);
+      try {
+        const r = await runProcessing(b, source.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: 60_000 });
+        if (!(r.bytes > 0)) failures.push(`${label}: empty output`);
+      } catch (err) {
+        failures.push(`${label}: ${(err as Error).message.slice(0, 400)}`);
+      } finally {
+        await rm(output, { force: true });
+      }
+    });
+    console.log(
+      `      matrix: ${total} combinations, ${accepted.length} accepted (${[...refusedBy].map(([c, k]) => `${k} ${c}`).join(', ')} refused), ` +
+        `${distinct.size} distinct ffmpeg commands, all ${distinct.size} run, ${failures.length} failed`,
+    );
+    assert.deepEqual(failures, [], `${failures.length} accepted combinations failed in ffmpeg:\n${failures.slice(0, 30).join('\n')}`);
+  });
+});
