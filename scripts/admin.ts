@@ -21,7 +21,8 @@
  *   replace-agreement  --agreement-id A --new-agreement-id A2 [--offer-id O] [--note T]
  *   reassign-agreement --agreement-id A --new-agreement-id A2 --team-id ID [--note T]
  *   roll-billing-periods                           close ended months, open new periods now
- *   rotate-webhook-key                             new webhook signing key now; the old one keeps its grace period
+ *   rotate-webhook-key                             publish the next webhook signing key now; it signs after
+ *                                                  VIDMILL_WEBHOOK_KEY_PUBLISH_AHEAD_MINUTES, then the old one keeps its grace period
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config';
@@ -221,8 +222,12 @@ async function main(): Promise<void> {
         console.log(`deleted ${await s.apiKeys.sweepIdleKeys()} API keys unused for 90 days`);
         break;
       case 'rotate-webhook-key': {
-        const key = await s.signingKeys.rotate();
-        console.log(`new webhook signing key ${key.id}`);
+        const { key, activatesAt, alreadyPending } = await s.signingKeys.rotate();
+        console.log(
+          alreadyPending
+            ? `webhook signing key ${key.id} is already published; it signs from ${activatesAt.toISOString()}`
+            : `new webhook signing key ${key.id} published; it signs from ${activatesAt.toISOString()}`,
+        );
         break;
       }
       default:

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   const blobs = createBlobStore(config.storage);
   const services = createServices({ db, clock: systemClock, masterKey, blobs, config });
   await services.accounts.bootstrap(config.bootstrap, log);
-  // The webhook signing key exists from the first start (created, or rotated when due).
+  // The webhook signing key exists from the first start (rotation is a periodic task below).
   await services.signingKeys.current();
   // The built-in processing configurations exist from the first start (updated on upgrade).
   await services.configurations.ensureBuiltIns();
@@ -75,6 +75,11 @@ async function main(): Promise<void> {
         const { batches, bytes } = await services.videoOut.billDownloads();
         if (batches) log.info({ batches, bytes }, 'download bytes billed');
       }, { intervalMs: 10 * 60_000, log }),
+      // Publishes the next webhook signing key ahead of the end of the current key's period.
+      new PeriodicTask('webhook-key-rotation', async () => {
+        const rotation = await services.signingKeys.rotateWhenDue();
+        if (rotation) log.info({ keyId: rotation.key.id, activatesAt: rotation.activatesAt }, 'next webhook signing key published');
+      }, { intervalMs: 60_000, log }),
       new PeriodicTask('webhook-history-sweep', async () => {
         const deleted = await services.webhooks.sweepHistory();
         await services.signingKeys.sweepExpired();
