@@ -2900,7 +2900,10 @@ export interface components {
         VideoProcessingJobAppraisalCostUsd: {
             /** @description Overall discount on processing in percent. */
             readonly discountPercentage: number;
-            /** @description Processing cost after discount. */
+            /**
+             * @description Processing cost after discount: the exact cost of the job rounded once, up to the mill
+             *     (a job never costs 0). Accepting the appraisal charges exactly this amount.
+             */
             totalProcessingCostUsd: number;
             /** @description Discount on processing. */
             totalProcessingDiscountUsd: number;
@@ -2941,13 +2944,17 @@ export interface components {
             readonly amountUnit: components["schemas"]["AmountUnit"];
             /** @description Discount on this product in percent. */
             readonly discountPercentage: number;
-            /** @description Price per unit. */
+            /** @description Price per unit in USD, as the price list states it (up to 6 decimals, not rounded). */
             unitPriceUsd: number;
-            /** @description Cost after discount. */
+            /**
+             * @description Cost after discount, in USD with up to 3 decimals: this product's share of the job's
+             *     total, which is rounded once, up to the mill. The items add up to
+             *     `cost.totalProcessingCostUsd`, and accepting books exactly these amounts.
+             */
             costUsd: number;
-            /** @description Discount amount. */
+            /** @description Discount amount (`normalCostUsd` - `costUsd`), up to 3 decimals. */
             discountUsd: number;
-            /** @description Cost before discount. */
+            /** @description Cost before discount, up to 3 decimals; the items add up to `cost.totalNormalProcessingCostUsd`. */
             normalCostUsd: number;
         };
         /** @description One billed product of a job, priced in credits. */
@@ -3726,9 +3733,9 @@ export interface components {
             readonly amountUnit: components["schemas"]["AmountUnit"];
             /** @description Discount applied to this product in percent. */
             readonly discountPercentage: number;
-            /** @description Price per unit, in USD with up to 3 decimals. */
+            /** @description Price per unit in USD, as the price list states it (up to 6 decimals, not rounded); the same value the appraisal showed. */
             unitPriceUsd: number;
-            /** @description Cost of the consumed amount after discount, in USD with up to 3 decimals. */
+            /** @description Cost of the consumed amount after discount, in USD with up to 3 decimals. A processing job is rounded once, up to the mill, and shared out over its products, so the products add up to the transaction amount. */
             costUsd: number;
         };
         /** @description What a processing transaction paid for. */

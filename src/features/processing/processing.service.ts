@@ -100,8 +100,8 @@ export class ProcessingService {
     const charge = processingProducts(options, plan, probe, estimate.gigapixels);
     const priced = await this.ledger.estimate(source.teamId, charge);
     const gb = estimate.outputBytes / 1e9;
-    const storage = await this.ledger.estimate(source.teamId, [{ productName: 'Storage', category: 'STORAGE', amount: gb }]);
-    const download = await this.ledger.estimate(source.teamId, [{ productName: 'Download', category: 'DOWNLOAD_HTTPS', amount: gb }]);
+    const storage = this.ledger.estimateUtility({ productName: 'Storage', category: 'STORAGE', amount: gb });
+    const download = this.ledger.estimateUtility({ productName: 'Download', category: 'DOWNLOAD_HTTPS', amount: gb });
     const appraisal: JobAppraisal = {
       billingType: priced.billingType,
       estimation: { fileSize: Math.round(estimate.outputBytes), totalComputeTimeSeconds: Math.max(1, Math.ceil(estimate.computeSeconds)) },
@@ -183,7 +183,13 @@ export class ProcessingService {
         processing: { startMs: a.startMs, endMs: a.endMs, options: a.options, appraisal: a.appraisal },
         createdAt: now,
       });
-      await ledger.charge(source.teamId, { jobId: video.id, videoId: video.id, sourceVideoId: source.id, products: appraisal.charge, reason: `Processing of ${source.name}` });
+      const booked = await ledger.charge(source.teamId, { jobId: video.id, videoId: video.id, sourceVideoId: source.id, products: appraisal.charge, reason: `Processing of ${source.name}` });
+      // The appraisal's amounts are what is booked; only a changed price list (a restart with
+      // another VIDMILL_PRICE_LIST_FILE) could make them differ, and then the appraisal is out of date.
+      const bookedCost = booked.billingType === 'WALLET' ? -booked.amountMicros : booked.credits;
+      if (bookedCost !== (a.billingType === 'WALLET' ? appraisal.costMicros : appraisal.costCredits)) {
+        throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `Prices changed since appraisal ${a.id} was made; create a new one`);
+      }
       await appraisalsStore.markAccepted(trx, a.id, video.id);
       await this.jobs.enqueue(trx, { kind: PROCESS_JOB, payload: { videoId: video.id }, maxAttempts: PROCESS_ATTEMPTS });
       return video.id;
