@@ -139,6 +139,8 @@ export function buildApp(deps: AppDeps): express.Express {
   app.set('query parser', 'extended');
 
   app.use(requestId);
+  // A browser pointed at the server lands on the interactive documentation.
+  app.get('/', (_req, res) => res.redirect(302, '/docs'));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -181,7 +183,14 @@ export function buildApp(deps: AppDeps): express.Express {
   api.use(dispatch(deps.handlers));
   app.use('/api', api);
 
-  app.use((req, res) => sendError(req, res, 404, 'NOT_FOUND', `No such path: ${req.method} ${req.path}`));
+  app.use((req, res) => sendError(req, res, 404, 'NOT_FOUND', notFoundMessage(req.method, req.path)));
   app.use(errorMapper);
   return app;
+}
+
+/** A 404 outside `/api` says where API paths are: `/v1/projects` suggests `/api/v1/projects`. */
+export function notFoundMessage(method: string, path: string): string {
+  if (path === '/api' || path.startsWith('/api/')) return `No such path: ${method} ${path}`;
+  if (/^\/v\d+(\/|$)/.test(path)) return `API paths start with /api: did you mean /api${path}?`;
+  return `No such path: ${method} ${path}. API paths start with /api (for example /api/v1/account); the documentation is at /docs`;
 }
