@@ -85,6 +85,18 @@ export class AccountsService {
     await teamsStore.addMember(this.db, teamId, user.id, role, this.clock.now());
   }
 
+  /** Every team with its members (admin CLI: where a top-up's team id comes from). */
+  async listTeams(): Promise<Array<Team & { members: Array<{ email: string; role: 'owner' | 'member' }> }>> {
+    const [teams, memberships] = await Promise.all([teamsStore.all(this.db), teamsStore.allMemberships(this.db)]);
+    return teams.map((t) => ({ ...t, members: memberships.filter((m) => m.teamId === t.id).map(({ email, role }) => ({ email, role })) }));
+  }
+
+  /** Every user with the teams they belong to (admin CLI). */
+  async listUsers(): Promise<Array<User & { teams: Array<{ teamId: string; role: 'owner' | 'member' }> }>> {
+    const [users, memberships] = await Promise.all([usersStore.all(this.db), teamsStore.allMemberships(this.db)]);
+    return users.map((u) => ({ ...u, teams: memberships.filter((m) => m.userId === u.id).map(({ teamId, role }) => ({ teamId, role })) }));
+  }
+
   async updateTeam(teamId: string, changes: { name?: string; apiEnabled?: boolean; billingType?: BillingType }): Promise<void> {
     if (!(await teamsStore.byId(this.db, teamId))) throw new NotFoundError(`No team ${teamId}`, 'TEAM_NOT_FOUND');
     await teamsStore.update(this.db, teamId, changes, this.clock.now());
