@@ -11,7 +11,7 @@ import type { AccountsService } from '../features/accounts/accounts.service';
 import type { ApiKeysService } from '../features/api-keys/api-keys.service';
 import { accessLog } from './access-log';
 import { authenticate, principalOf } from './auth';
-import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper';
+import { errorMapper, notFoundMessage, sendError, setDocumentedErrorCodes } from './error-mapper';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
@@ -186,11 +186,4 @@ export function buildApp(deps: AppDeps): express.Express {
   app.use((req, res) => sendError(req, res, 404, 'NOT_FOUND', notFoundMessage(req.method, req.path)));
   app.use(errorMapper);
   return app;
-}
-
-/** A 404 outside `/api` says where API paths are: `/v1/projects` suggests `/api/v1/projects`. */
-export function notFoundMessage(method: string, path: string): string {
-  if (path === '/api' || path.startsWith('/api/')) return `No such path: ${method} ${path}`;
-  if (/^\/v\d+(\/|$)/.test(path)) return `API paths start with /api: did you mean /api${path}?`;
-  return `No such path: ${method} ${path}. API paths start with /api (for example /api/v1/account); the documentation is at /docs`;
 }
