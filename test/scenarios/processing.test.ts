@@ -242,6 +242,15 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       }
       assert.equal(await h.services.ledger.processingBalance(u.teamId), 100_000_000 - 3_000);
       for (const id of [accepted.body.videoId, started.body.videoId]) assert.equal((await waitStage(id, 'processing')).status, 'DONE');
+
+      // The processed file keeps its readable name, and downloads under it.
+      const sourceName = (await get(`/v1/videos/${source}`)).body.name;
+      const url = (await post(`/v1/videos/${accepted.body.videoId}/out/https`)).body;
+      assert.equal(url.suggestedFileName, `${sourceName} (processed).mp4`);
+      const link = new URL(url.presignedUrl);
+      const download = await h.request.head(link.pathname + link.search);
+      assert.equal(download.status, 200);
+      assert.equal(download.headers['content-disposition'], `attachment; filename="${sourceName} (processed).mp4"`);
     });
 
     it('when the price list changed since the appraisal (a restart with another price list), accepting is 409 APPRAISAL_BILLING_OUT_DATED and books nothing', async () => {

@@ -6,6 +6,7 @@
  * Accepting writes the processed video, the charge (idempotent by the video's id) and the job in
  * ONE transaction. A job that fails, or whose result cannot be ingested, is refunded once.
  */
+import { fileNameFrom } from '../../shared/file-names';
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -277,7 +278,7 @@ export class ProcessingService {
       const stored = await storeFile(this.blobs, key, out, { signal: ctx.signal });
       const { mtime } = await stat(out);
       await this.locked(videoId, 'IN_PROGRESS', async (trx, v, now) => {
-        await videosStore.setFile(trx, videoId, { name: outputFileName(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime }, now);
+        await videosStore.setFile(trx, videoId, { name: fileNameFrom(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime }, now);
         await videosStore.setStored(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size }, now);
         await videosStore.updateProcessing(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
         await recordEvent(trx, { teamId: v.teamId, eventType: events.done, videoId, occurredAt: now });
@@ -383,9 +384,4 @@ export function positions(durationMs: number, startPosMs?: number, endPosMs?: nu
     throw new BadRequestError('INVALID_START_POSITION', `startPosMs ${start} leaves less than ${MIN_LENGTH_MS} ms of the source (duration ${durationMs} ms${endPosMs !== undefined ? `, endPosMs ${endPosMs}` : ''})`);
   }
   return { startMs: start, endMs: end };
-}
-
-function outputFileName(videoName: string, extension: string): string {
-  const base = videoName.replace(/[^A-Za-z0-9._ -]+/g, '_').trim().slice(0, 200) || 'video';
-  return `${base}${extension.startsWith('.') ? extension : `.${extension}`}`;
 }
