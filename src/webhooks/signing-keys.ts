@@ -193,7 +193,7 @@ export class SigningKeys {
    * Rotation on schedule (periodic task): publishes the next key once the signing key's
    * rotation period is over but for the publish-ahead time, so the new key signs when the
    * period ends (or the publish-ahead time from now, when the task ran late). Undefined when
-   * nothing was due.
+   * nothing was due (or the next key is published already).
    */
   async rotateWhenDue(): Promise<Rotation | undefined> {
     return this.publishNext(false);
@@ -239,7 +239,7 @@ export class SigningKeys {
         const first = await this.insertKey(trx, now, now);
         return { key: this.toView(first, now), activatesAt: first.activatesAt, alreadyPending: false };
       }
-      if (newest.activatesAt > now) return { key: this.toView(newest, now), activatesAt: newest.activatesAt, alreadyPending: true };
+      if (newest.activatesAt > now) return onDemand ? { key: this.toView(newest, now), activatesAt: newest.activatesAt, alreadyPending: true } : undefined;
       const ahead = this.policy.publishAheadMinutes * 60_000;
       const periodEnd = newest.activatesAt.getTime() + this.policy.rotationDays * DAY_MS;
       if (!onDemand && now.getTime() < periodEnd - ahead) return undefined;
