@@ -1511,10 +1511,19 @@ export interface paths {
         };
         /**
          * List webhook public keys
-         * @description Every public key that currently verifies webhook signatures, as a plain JSON array (not
-         *     paged). Usually there is one key; signing keys are rotated at least every three months,
-         *     and for a short grace period after a rotation the previous key is listed too, with
-         *     `expiresAt` set. The current signing key has no `expiresAt`.
+         * @description Every public key that verifies webhook signatures now or will sign soon, as a plain JSON
+         *     array (not paged), oldest first. Usually there is one key. Signing keys are rotated at
+         *     least every three months:
+         *
+         *     - the next key is published (here, by id and in the JWKS) some minutes before it signs
+         *       (10 by default), with `activatesAt` set to when it starts signing and `expiresAt` to a
+         *       time it verifies at least until;
+         *     - the key that signs now is the only one without `expiresAt`;
+         *     - after the switch the replaced key is listed for a grace period (24 hours by default)
+         *       with `expiresAt` set.
+         *
+         *     So the last key with `expiresAt` is the next key while one is published, else the most
+         *     recently replaced one. Always verify with the key named in `X-Vidmill-Public-Key-Id`.
          */
         get: operations["getWebhookPublicKeys"];
         put?: never;
@@ -1534,7 +1543,8 @@ export interface paths {
         };
         /**
          * Get webhook public keys as a JWKS
-         * @description The same keys as `GET /v1/webhooks/public-keys`, as a JSON Web Key Set (RFC 7517) for
+         * @description The same keys as `GET /v1/webhooks/public-keys` in the same order (a published next key
+         *     included), as a JSON Web Key Set (RFC 7517) for
          *     receivers whose tooling is JOSE-native. `kid` is the key's `id`, which is the value of the
          *     `X-Vidmill-Public-Key-Id` header.
          *
@@ -1569,8 +1579,8 @@ export interface paths {
         /**
          * Get a webhook public key
          * @description One public key, by the id carried in the `X-Vidmill-Public-Key-Id` header of a webhook
-         *     request. An unknown id, or the id of a key past its grace period, gives `404`. Caching
-         *     keys is recommended.
+         *     request (or a published next key, with `activatesAt`). An unknown id, or the id of a key
+         *     past its grace period, gives `404`. Caching keys is recommended.
          */
         get: operations["getWebhookPublicKeyById"];
         put?: never;
@@ -2905,7 +2915,10 @@ export interface components {
         VideoProcessingJobAppraisalCostUsd: {
             /** @description Overall discount on processing in percent. */
             readonly discountPercentage: number;
-            /** @description Processing cost after discount. */
+            /**
+             * @description Processing cost after discount: the exact cost of the job rounded once, up to the mill
+             *     (a job never costs 0). Accepting the appraisal charges exactly this amount.
+             */
             totalProcessingCostUsd: number;
             /** @description Discount on processing. */
             totalProcessingDiscountUsd: number;
@@ -2946,13 +2959,17 @@ export interface components {
             readonly amountUnit: components["schemas"]["AmountUnit"];
             /** @description Discount on this product in percent. */
             readonly discountPercentage: number;
-            /** @description Price per unit. */
+            /** @description Price per unit in USD, as the price list states it (up to 6 decimals, not rounded). */
             unitPriceUsd: number;
-            /** @description Cost after discount. */
+            /**
+             * @description Cost after discount, in USD with up to 3 decimals: this product's share of the job's
+             *     total, which is rounded once, up to the mill. The items add up to
+             *     `cost.totalProcessingCostUsd`, and accepting books exactly these amounts.
+             */
             costUsd: number;
-            /** @description Discount amount. */
+            /** @description Discount amount (`normalCostUsd` - `costUsd`), up to 3 decimals. */
             discountUsd: number;
-            /** @description Cost before discount. */
+            /** @description Cost before discount, up to 3 decimals; the items add up to `cost.totalNormalProcessingCostUsd`. */
             normalCostUsd: number;
         };
         /** @description One billed product of a job, priced in credits. */
@@ -3804,9 +3821,9 @@ export interface components {
             readonly amountUnit: components["schemas"]["AmountUnit"];
             /** @description Discount applied to this product in percent. */
             readonly discountPercentage: number;
-            /** @description Price per unit, in USD with up to 3 decimals. */
+            /** @description Price per unit in USD, as the price list states it (up to 6 decimals, not rounded); the same value the appraisal showed. */
             unitPriceUsd: number;
-            /** @description Cost of the consumed amount after discount, in USD with up to 3 decimals. */
+            /** @description Cost of the consumed amount after discount, in USD with up to 3 decimals. A processing job is rounded once, up to the mill, and shared out over its products, so the products add up to the transaction amount. */
             costUsd: number;
         };
         /** @description What a processing transaction paid for. */
@@ -4096,9 +4113,20 @@ export interface components {
             readonly publicKey: string;
             /**
              * Format: date-time
-             * @description When a replaced key stops being valid; null on the current signing key.
+             * @description Null on the key that signs now, and only on it. On a replaced key: when it stops being
+             *     valid. On a published next key (with `activatesAt`): its activation plus the grace
+             *     period, a time until which it surely verifies; once it signs it is listed without
+             *     `expiresAt`.
              */
             readonly expiresAt?: string | null;
+            /**
+             * Format: date-time
+             * @description Present only on a key that is published but does not sign yet: when it starts
+             *     signing. Fetch or cache it ahead so that its first signatures verify without a
+             *     lookup.
+             * @example 2026-01-01T00:00:00Z
+             */
+            readonly activatesAt?: string;
         };
         /** @description A webhook public key in JSON Web Key form (RFC 7517/7518). */
         JsonWebKey: {
@@ -10381,7 +10409,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The valid public keys. */
+            /** @description The valid public keys, oldest first. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10394,20 +10422,20 @@ export interface operations {
                     /**
                      * @example [
                      *       {
+                     *         "id": "2a9e6d14-7c3b-4f80-b5e2-9d1c4a7f6e38",
+                     *         "createdAt": "2025-10-01T00:00:00Z",
+                     *         "updatedAt": "2025-12-31T23:50:00Z",
+                     *         "algorithm": "EC",
+                     *         "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEscCJ2RlVNByS9My39Cpm9WnKATe46FJhuB6Zt9ban31NxGcLiKmbKcyvNhD45GFlA4FjlXASH6WlOtkj+HKbHQ==",
+                     *         "expiresAt": "2026-01-02T00:00:00Z"
+                     *       },
+                     *       {
                      *         "id": "5f0c3a8e-2b7d-4e19-9c46-1a8d7e3b2f50",
-                     *         "createdAt": "2026-01-01T00:00:00Z",
-                     *         "updatedAt": "2026-01-01T00:00:00Z",
+                     *         "createdAt": "2025-12-31T23:50:00Z",
+                     *         "updatedAt": "2025-12-31T23:50:00Z",
                      *         "algorithm": "EC",
                      *         "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEnn0PXraOg9bZTzw8bjniPvQwdWuhOPJnzaBW1/KvaM4N9SlvpsJM2gkbHyYmLu+g92+loOb0WhzUBlkPAF5n4g==",
                      *         "expiresAt": null
-                     *       },
-                     *       {
-                     *         "id": "2a9e6d14-7c3b-4f80-b5e2-9d1c4a7f6e38",
-                     *         "createdAt": "2025-10-01T00:00:00Z",
-                     *         "updatedAt": "2026-01-01T00:00:00Z",
-                     *         "algorithm": "EC",
-                     *         "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEscCJ2RlVNByS9My39Cpm9WnKATe46FJhuB6Zt9ban31NxGcLiKmbKcyvNhD45GFlA4FjlXASH6WlOtkj+HKbHQ==",
-                     *         "expiresAt": "2026-01-08T00:00:00Z"
                      *       }
                      *     ]
                      */
@@ -10506,8 +10534,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "5f0c3a8e-2b7d-4e19-9c46-1a8d7e3b2f50",
-                     *       "createdAt": "2026-01-01T00:00:00Z",
-                     *       "updatedAt": "2026-01-01T00:00:00Z",
+                     *       "createdAt": "2025-12-31T23:50:00Z",
+                     *       "updatedAt": "2025-12-31T23:50:00Z",
                      *       "algorithm": "EC",
                      *       "publicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEnn0PXraOg9bZTzw8bjniPvQwdWuhOPJnzaBW1/KvaM4N9SlvpsJM2gkbHyYmLu+g92+loOb0WhzUBlkPAF5n4g==",
                      *       "expiresAt": null

@@ -1,32 +1,15 @@
 /**
  * `npm run admin -- <command> [--flag value ...]`: operator tasks against the configured
- * database (same VIDMILL_* settings as the server).
- *
- *   create-user     --email E [--password P] [--name N] [--team-name T]   user with an own team
- *   create-team     --name N [--owner-email E] [--billing-type WALLET|CLOUD_MARKETPLACE] [--api-enabled true|false]
- *   add-member      --team-id ID --email E [--role member|owner]
- *   update-team     --team-id ID [--name N] [--billing-type ...] [--api-enabled true|false]
- *                   [--free-clip true|false]   whether video in makes the free 10-second clip (default true)
- *   reset-password  --email E [--password P]       (also clears a sign-in lock)
- *   sweep-api-keys                                 delete keys unused for 90 days now
- *
- * Billing (every action appends a ledger or history row; nothing is edited in place):
- *   top-up             --team-id ID --amount-usd N [--reason R]            CREDITS_BOUGHT on the processing balance
- *   adjust             --team-id ID --amount-usd=[-]N --reason R [--balance processing|utilities]
- *                      [--type MANUAL_ADJUSTMENT|UTILITIES_INVOICE_PAID|PROCESSED_VIDEO_COMPUTE_SAVING|OTHER]
- *   set-billing-type   --team-id ID --billing-type WALLET|CLOUD_MARKETPLACE [--reason R]
- *   link-agreement     --team-id ID --agreement-id A --license-id L --offer-id O --product-id P
- *                      --product-name N --buyer-account-id B --seller-account-id S
- *   agreement-status   --agreement-id A --status SUBSCRIBED|UNSUBSCRIBE_PENDING|UNSUBSCRIBED [--note T]
- *   replace-agreement  --agreement-id A --new-agreement-id A2 [--offer-id O] [--note T]
- *   reassign-agreement --agreement-id A --new-agreement-id A2 --team-id ID [--note T]
- *   roll-billing-periods                           close ended months, open new periods now
- *   rotate-webhook-key                             new webhook signing key now; the old one keeps its grace period
+ * database (same VIDMILL_* settings as the server). USAGE below lists the commands; `--help`
+ * prints it. Every command first names the database it uses on stderr, and refuses to run on
+ * an SQLite file that does not exist (a wrong data directory would otherwise create an empty
+ * database and answer TEAM_NOT_FOUND).
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config';
 import { createServices } from '../src/composition';
-import { migrateToLatest, openDatabase } from '../src/db/database';
+import { existsSync } from 'node:fs';
+import { describeDatabase, migrateToLatest, openDatabase } from '../src/db/database';
 import { loadMasterKey } from '../src/security/secret-box';
 import { systemClock } from '../src/shared/clock';
 import { createBlobStore } from '../src/storage/create-blob-store';
@@ -34,8 +17,37 @@ import { DomainError } from '../src/shared/errors';
 import { generatePassword } from '../src/security/passwords';
 import { usdToMicros } from '../src/features/billing/money';
 
-const USAGE = `usage: npm run admin -- <create-user|create-team|add-member|update-team|reset-password|sweep-api-keys|top-up|adjust|set-billing-type|link-agreement|agreement-status|replace-agreement|reassign-agreement|roll-billing-periods|rotate-webhook-key> [--flags]
-see the header of scripts/admin.ts or docs/operations.md`;
+const USAGE = `usage: npm run admin -- <command> [--flag value ...]
+Runs against the database the VIDMILL_* settings name (VIDMILL_DATA_DIR, VIDMILL_DATABASE_URL), as the server does.
+
+Users and teams:
+  list-teams                                     every team: id, name, billing type, members
+  list-users                                     every user: id, e-mail, teams
+  create-user     --email E [--password P] [--name N] [--team-name T]   user with an own team
+  create-team     --name N [--owner-email E] [--billing-type WALLET|CLOUD_MARKETPLACE] [--api-enabled true|false]
+  add-member      --team-id ID --email E [--role member|owner]
+  update-team     --team-id ID [--name N] [--billing-type ...] [--api-enabled true|false]
+                  [--free-clip true|false]       whether video in makes the free 10-second clip (default true)
+  reset-password  --email E [--password P]       (also clears a sign-in lock)
+  sweep-api-keys                                 delete keys unused for 90 days now
+
+Billing (every action appends a ledger or history row; nothing is edited in place):
+  top-up             --team-id ID --amount-usd N [--reason R]            CREDITS_BOUGHT on the processing balance
+  adjust             --team-id ID --amount-usd=[-]N --reason R [--balance processing|utilities]
+                     [--type MANUAL_ADJUSTMENT|UTILITIES_INVOICE_PAID|PROCESSED_VIDEO_COMPUTE_SAVING|OTHER]
+  set-billing-type   --team-id ID --billing-type WALLET|CLOUD_MARKETPLACE [--reason R]
+  link-agreement     --team-id ID --agreement-id A --license-id L --offer-id O --product-id P
+                     --product-name N --buyer-account-id B --seller-account-id S
+  agreement-status   --agreement-id A --status SUBSCRIBED|UNSUBSCRIBE_PENDING|UNSUBSCRIBED [--note T]
+  replace-agreement  --agreement-id A --new-agreement-id A2 [--offer-id O] [--note T]
+  reassign-agreement --agreement-id A --new-agreement-id A2 --team-id ID [--note T]
+  roll-billing-periods                           close ended months, open new periods now
+
+Webhooks:
+  rotate-webhook-key                             publish the next signing key now; it signs after
+                                                 VIDMILL_WEBHOOK_KEY_PUBLISH_AHEAD_MINUTES, then the old one keeps its grace period
+
+More in docs/operations.md.`;
 
 function billingType(v: string | undefined): 'WALLET' | 'CLOUD_MARKETPLACE' | undefined {
   if (v === undefined) return undefined;
@@ -85,18 +97,41 @@ async function main(): Promise<void> {
       'seller-account-id': { type: 'string' },
       status: { type: 'string' },
       note: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
   const command = positionals[0];
+  if (values.help || command === 'help') {
+    console.log(USAGE);
+    return;
+  }
   if (!command) throw new Error(USAGE);
 
   const config = loadConfig();
+  process.stderr.write(`database: ${describeDatabase(config.database)}\n`);
+  if (config.database.client === 'sqlite' && !existsSync(config.database.filename)) {
+    throw new Error(
+      `no database at ${config.database.filename}; the admin commands do not create one.\n` +
+        'Run them with the VIDMILL_DATA_DIR (or VIDMILL_DATABASE_URL) the server uses, or start the server once (npm start) to create the database.',
+    );
+  }
   const db = openDatabase(config.database);
   try {
     await migrateToLatest(db);
     const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, embedded: config.database.client === 'sqlite' });
     const s = createServices({ db, clock: systemClock, masterKey, blobs: createBlobStore(config.storage), config });
     switch (command) {
+      case 'list-teams':
+        for (const t of await s.accounts.listTeams()) {
+          console.log(JSON.stringify({ teamId: t.id, name: t.name, billingType: t.billingType, apiEnabled: t.apiEnabled, members: t.members }));
+        }
+        break;
+      case 'list-users':
+        for (const u of await s.accounts.listUsers()) {
+          const locked = u.lockedUntil && u.lockedUntil > new Date() ? { lockedUntil: u.lockedUntil.toISOString() } : {};
+          console.log(JSON.stringify({ userId: u.id, email: u.email, name: u.name, ...locked, teams: u.teams }));
+        }
+        break;
       case 'create-user': {
         const email = required(values.email, 'email');
         const password = values.password ?? generatePassword();
@@ -221,8 +256,12 @@ async function main(): Promise<void> {
         console.log(`deleted ${await s.apiKeys.sweepIdleKeys()} API keys unused for 90 days`);
         break;
       case 'rotate-webhook-key': {
-        const key = await s.signingKeys.rotate();
-        console.log(`new webhook signing key ${key.id}`);
+        const { key, activatesAt, alreadyPending } = await s.signingKeys.rotate();
+        console.log(
+          alreadyPending
+            ? `webhook signing key ${key.id} is already published; it signs from ${activatesAt.toISOString()}`
+            : `new webhook signing key ${key.id} published; it signs from ${activatesAt.toISOString()}`,
+        );
         break;
       }
       default:

@@ -4,10 +4,14 @@
  *
  * - Routes with openapi-backend under `/api` (the servers' base path); literal paths win over
  *   templated ones (`/v1/projects/default` is not read as `/v1/projects/{id}`).
- * - Validates requests (parameters and bodies) against the contract: bad input is a 400 with the
- *   contract's `Error` body (errorCode VALIDATION_ERROR, validationErrors[] of field/value/message),
- *   a missing body 400 MISSING_REQUEST_BODY, a non-JSON body 415 UNSUPPORTED_CONTENT_TYPE, unknown
- *   paths 404 NOT_FOUND, a method the path lacks 405 METHOD_NOT_ALLOWED (codes as the real server's).
+ * - Validates requests (parameters and bodies) against the contract, with the real server's
+ *   statuses and codes: bad input is a 400 with the contract's `Error` body (errorCode
+ *   VALIDATION_ERROR, validationErrors[] of field/value/message; a JSON object such as `{}` that
+ *   lacks required fields is one), a required body that is missing (no bytes at all, whatever the
+ *   Content-Type says) 400 MISSING_REQUEST_BODY, a body that is not JSON 415
+ *   UNSUPPORTED_CONTENT_TYPE, malformed JSON 400 INVALID_REQUEST_BODY, unknown paths 404
+ *   NOT_FOUND (outside `/api` the message says that API paths start with `/api`), a method the
+ *   path lacks 405 METHOD_NOT_ALLOWED.
  * - Answers each operation with its success status and the example of that response (a mock
  *   generated from the schema only when no example exists); responses without a body (204)
  *   send no body. The mock does not authenticate and keeps no state.
@@ -18,20 +22,30 @@
  * (docs/architecture.md). For a mock, speed does not matter and one library doing routing,
  * validation and example responses is the simplest.
  *
- * Environment: VIDMILL_MOCK_HOST (default 127.0.0.1), VIDMILL_MOCK_PORT (default 4010).
+ * Settings: see USAGE (`npm run mock -- --help`).
  */
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import express, { ErrorRequestHandler, Request, Response } from 'express';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { dereference } from 'openapi-backend/refparser';
-import { echoedValue, errorBody, hasBody, setDocumentedErrorCodes } from '../src/http/error-mapper';
+import { echoedValue, errorBody, hasBody, notFoundMessage, setDocumentedErrorCodes } from '../src/http/error-mapper';
 import { requestId } from '../src/http/request-id';
 import type { ValidationIssue } from '../src/shared/errors';
 
 export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
 const API_ROOT = '/api';
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+export const USAGE = `usage: npm run mock [-- --host H] [-- --port P]
+Serves the whole Vidmill contract (generated/openapi.json) from its examples at http://H:P/api:
+requests are validated like the real server's, answers are the contract's examples, no state.
+
+  --host H    address to listen on; default VIDMILL_MOCK_HOST, else 127.0.0.1
+  --port P    port (0 picks a free one); default VIDMILL_MOCK_PORT, else 4010
+  --help      this text`;
 
 export interface MockServer {
   /** Base URL of the API, e.g. http://127.0.0.1:4010/api */
@@ -119,12 +133,12 @@ export async function createMockApp(definition: any = JSON.parse(readFileSync(CO
   for (const scheme of Object.keys(expanded.components?.securitySchemes ?? {})) api.registerSecurityHandler(scheme, () => true);
 
   api.register({
-    notFound: (_c: Context, req: Request, res: Response) => errorReply(req, res, 404, 'NOT_FOUND', `No such path: ${req.method} ${req.path}`),
+    notFound: (_c: Context, req: Request, res: Response) => errorReply(req, res, 404, 'NOT_FOUND', notFoundMessage(req.method, req.path)),
     methodNotAllowed: (_c: Context, req: Request, res: Response) =>
       errorReply(req, res, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${req.path}`),
     // Like the real server: no body is MISSING_REQUEST_BODY, a body that is not JSON is a 415.
     validationFail: (c: Context, req: Request, res: Response) => {
-      if (bodyMissing(c) && hasBody(req)) return errorReply(req, res, 415, 'UNSUPPORTED_CONTENT_TYPE', 'Request bodies must be sent as application/json');
+      if (bodyMissing(c) && hasBody(req) && !req.is(JSON_TYPES)) return errorReply(req, res, 415, 'UNSUPPORTED_CONTENT_TYPE', 'Request bodies must be sent as application/json');
       if (bodyMissing(c)) return errorReply(req, res, 400, 'MISSING_REQUEST_BODY', 'This operation requires a JSON request body');
       return errorReply(req, res, 400, 'VALIDATION_ERROR', 'Request validation failed', validationIssues(c));
     },
@@ -142,12 +156,14 @@ export async function createMockApp(definition: any = JSON.parse(readFileSync(CO
   const app = express();
   app.disable('x-powered-by');
   app.use(requestId);
-  app.use(express.json({ type: ['application/json', 'application/*+json'] }));
+  // The parser turns an empty JSON body into `{}`; the byte count tells a missing body apart.
+  app.use(express.json({ type: JSON_TYPES, verify: (req, _res, buf) => void ((req as any).bodyBytes = buf.length) }));
   app.use(async (req, res, next) => {
     try {
       const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
+      const body = (req as any).bodyBytes > 0 ? req.body : undefined;
       const reply: Reply = await api.handleRequest(
-        { method: req.method, path: req.path, query: rawQuery, headers: req.headers as Record<string, string | string[]>, body: req.body },
+        { method: req.method, path: req.path, query: rawQuery, headers: req.headers as Record<string, string | string[]>, body },
         req,
         res,
       );
@@ -190,15 +206,30 @@ export async function startMockServer(opts: { host?: string; port?: number } = {
   };
 }
 
-if (require.main === module) {
-  const host = process.env.VIDMILL_MOCK_HOST || '127.0.0.1';
-  const rawPort = process.env.VIDMILL_MOCK_PORT || '4010';
+/** The command line: flags, else VIDMILL_MOCK_HOST / VIDMILL_MOCK_PORT, else the defaults. */
+export function mockSettings(argv: string[], env: NodeJS.ProcessEnv): { help: true } | { help: false; host: string; port: number } {
+  const { values } = parseArgs({ args: argv, options: { host: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) return { help: true };
+  const host = values.host || env.VIDMILL_MOCK_HOST || '127.0.0.1';
+  const rawPort = values.port || env.VIDMILL_MOCK_PORT || '4010';
   const port = Number(rawPort);
-  if (!/^\d+$/.test(rawPort) || port > 65535) {
-    process.stderr.write(`VIDMILL_MOCK_PORT must be a port number (0-65535), got "${rawPort}"\n`);
+  if (!/^\d+$/.test(rawPort) || port > 65535) throw new Error(`the port must be a number from 0 to 65535, got "${rawPort}"`);
+  return { help: false, host, port };
+}
+
+if (require.main === module) {
+  let settings: ReturnType<typeof mockSettings>;
+  try {
+    settings = mockSettings(process.argv.slice(2), process.env);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
     process.exit(2);
   }
-  startMockServer({ host, port }).then(
+  if (settings.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  startMockServer({ host: settings.host, port: settings.port }).then(
     (mock) => {
       process.stdout.write(`Vidmill mock server (examples from generated/openapi.json) at ${mock.url}\n`);
       const stop = () => void mock.close().then(() => process.exit(0));

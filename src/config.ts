@@ -85,6 +85,7 @@ const schema = z.object({
   VIDMILL_PRICE_LIST_FILE: z.string().min(1).optional(),
   VIDMILL_WEBHOOK_KEY_ROTATION_DAYS: int(1, 3650).default(90),
   VIDMILL_WEBHOOK_KEY_GRACE_HOURS: int(1, 24 * 30).default(24),
+  VIDMILL_WEBHOOK_KEY_PUBLISH_AHEAD_MINUTES: int(0, 7 * 24 * 60).default(10),
   VIDMILL_EXTRA_CA_FILE: z.string().min(1).optional(),
   VIDMILL_PUBLIC_URL: httpUrl.optional(),
   VIDMILL_FFMPEG_PATH: z.string().min(1).optional(),
@@ -121,8 +122,11 @@ export interface Config {
   storage: StorageConfig;
   /** Prices and volume discount used by billing (default in code, or VIDMILL_PRICE_LIST_FILE). */
   priceList: PriceList;
-  /** Webhook signing keys: rotation period and how long a replaced key keeps verifying. */
-  webhookSigningKeys: { rotationDays: number; graceHours: number };
+  /**
+   * Webhook signing keys: rotation period, how long a replaced key keeps verifying, and how long
+   * a new key is published before it signs.
+   */
+  webhookSigningKeys: { rotationDays: number; graceHours: number; publishAheadMinutes: number };
   /**
    * ffmpeg and ffprobe: configured paths (else PATH, else the npm-shipped binaries; see
    * src/media/binaries.ts) and the time limit of one ffmpeg/ffprobe child process.
@@ -212,7 +216,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           }
         : { kind: 'disk', root: path.join(dataDir, 'blobs') },
     priceList,
-    webhookSigningKeys: { rotationDays: raw.VIDMILL_WEBHOOK_KEY_ROTATION_DAYS, graceHours: raw.VIDMILL_WEBHOOK_KEY_GRACE_HOURS },
+    webhookSigningKeys: {
+      rotationDays: raw.VIDMILL_WEBHOOK_KEY_ROTATION_DAYS,
+      graceHours: raw.VIDMILL_WEBHOOK_KEY_GRACE_HOURS,
+      publishAheadMinutes: raw.VIDMILL_WEBHOOK_KEY_PUBLISH_AHEAD_MINUTES,
+    },
     media: {
       ffmpegPath: raw.VIDMILL_FFMPEG_PATH,
       ffprobePath: raw.VIDMILL_FFPROBE_PATH,

@@ -4,6 +4,7 @@
  * a second signal forces exit.
  */
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig, startupWarnings } from './config';
@@ -17,6 +18,7 @@ import { systemClock } from './shared/clock';
 import { createBlobStore } from './storage/create-blob-store';
 import { createLogger, flushLogger } from './shared/logger';
 import { DeliveryWorker } from './webhooks/delivery-worker';
+import { firstStartNotice } from './features/accounts/first-start-notice';
 
 /** The logger once created, so a fatal error can flush it before exiting. */
 let startedLog: Logger | undefined;
@@ -40,8 +42,20 @@ async function main(): Promise<void> {
   const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, embedded: config.database.client === 'sqlite' });
   const blobs = createBlobStore(config.storage);
   const services = createServices({ db, clock: systemClock, masterKey, blobs, config });
-  await services.accounts.bootstrap(config.bootstrap, log);
-  // The webhook signing key exists from the first start (created, or rotated when due).
+  const owner = await services.accounts.bootstrap(config.bootstrap);
+  if (owner) {
+    const generated = owner.generatedPassword !== undefined;
+    log.info(
+      { userId: owner.userId, teamId: owner.teamId, email: owner.email, passwordGenerated: generated },
+      generated ? 'created the owner user, team and Default Project; the generated password is shown once on stdout, not logged' : 'created the owner user, team and Default Project',
+    );
+    if (owner.generatedPassword) {
+      // After every log line so far, not among them; straight to stdout, never through the logger.
+      flushLogger(log);
+      process.stdout.write(firstStartNotice(owner.email, owner.generatedPassword));
+    }
+  }
+  // The webhook signing key exists from the first start (rotation is a periodic task below).
   await services.signingKeys.current();
   // The built-in processing configurations exist from the first start (updated on upgrade).
   await services.configurations.ensureBuiltIns();
@@ -77,6 +91,11 @@ async function main(): Promise<void> {
         const { batches, bytes } = await services.videoOut.billDownloads();
         if (batches) log.info({ batches, bytes }, 'download bytes billed');
       }, { intervalMs: 10 * 60_000, log }),
+      // Publishes the next webhook signing key ahead of the end of the current key's period.
+      new PeriodicTask('webhook-key-rotation', async () => {
+        const rotation = await services.signingKeys.rotateWhenDue();
+        if (rotation) log.info({ keyId: rotation.key.id, activatesAt: rotation.activatesAt }, 'next webhook signing key published');
+      }, { intervalMs: 60_000, log }),
       new PeriodicTask('idempotency-key-purge', async () => {
         const deleted = await services.idempotency.purgeExpired();
         if (deleted) log.info({ deleted }, 'purged idempotency keys past retention or lease');
@@ -101,8 +120,10 @@ async function main(): Promise<void> {
       const s = app.listen(config.port, config.host, () => resolve(s));
       s.on('error', reject);
     });
+    // The port actually bound (VIDMILL_PORT=0 picks a free one).
+    const { port } = server.address() as AddressInfo;
     log.info(
-      { url: `http://${config.host}:${config.port}`, docs: `http://${config.host}:${config.port}/docs`, role: config.role, database: config.database.client },
+      { url: `http://${config.host}:${port}`, docs: `http://${config.host}:${port}/docs`, role: config.role, database: config.database.client },
       'Vidmill is listening',
     );
   } else {

@@ -70,6 +70,21 @@ function cachePreparedStatements(conn: any): void {
   };
 }
 
+/**
+ * Which database a configuration names, without secrets: `SQLite file /abs/path` or
+ * `PostgreSQL user@host:port/name` (the password is never shown).
+ */
+export function describeDatabase(database: Config['database']): string {
+  if (database.client === 'sqlite') return `SQLite file ${database.filename}`;
+  try {
+    const url = new URL(database.connectionString);
+    const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
+    return `PostgreSQL ${user}${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}`;
+  } catch {
+    return 'PostgreSQL (connection string not shown)';
+  }
+}
+
 export function isPostgres(db: Db): boolean {
   return db.client.config.client === 'pg';
 }

@@ -15,7 +15,7 @@ import type { AccountsService } from '../features/accounts/accounts.service';
 import type { ApiKeysService } from '../features/api-keys/api-keys.service';
 import { accessLog } from './access-log';
 import { authenticate, principalOf } from './auth';
-import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper';
+import { errorMapper, notFoundMessage, sendError, setDocumentedErrorCodes } from './error-mapper';
 import { idempotency, IdempotencyKeys } from './idempotency';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
@@ -152,6 +152,8 @@ export function buildApp(deps: AppDeps): express.Express {
   app.set('trust proxy', deps.trustProxy);
 
   app.use(requestId);
+  // A browser pointed at the server lands on the interactive documentation.
+  app.get('/', (_req, res) => res.redirect(302, '/docs'));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -197,7 +199,7 @@ export function buildApp(deps: AppDeps): express.Express {
   api.use(dispatch(deps.handlers));
   app.use('/api', api);
 
-  app.use((req, res) => sendError(req, res, 404, 'NOT_FOUND', `No such path: ${req.method} ${req.path}`));
+  app.use((req, res) => sendError(req, res, 404, 'NOT_FOUND', notFoundMessage(req.method, req.path)));
   app.use(errorMapper);
   return app;
 }

@@ -32,11 +32,23 @@ export interface SentObject {
   disposition?: 'inline' | 'attachment';
 }
 
-/** `filename="..."` for every client, plus RFC 8187 `filename*` when the name is not plain ASCII. */
-function contentDisposition(disposition: 'inline' | 'attachment', fileName: string): string {
-  const plain = fileName.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  const extended = plain === fileName ? '' : `; filename*=UTF-8''${encodeURIComponent(fileName).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())}`;
-  return `${disposition}; filename="${plain}"${extended}`;
+/**
+ * The Content-Disposition of a download (RFC 6266): `filename="..."`, an ASCII fallback that
+ * keeps every readable ASCII character (spaces, parentheses, dashes, dots...; accents dropped
+ * from letters, anything else, `"`, `\` and `%` as `_`), plus `filename*=UTF-8''...` (RFC 8187,
+ * formerly 5987) with the exact name whenever the fallback differs from it.
+ */
+export function contentDisposition(disposition: 'inline' | 'attachment', fileName: string): string {
+  const plain = fileName
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^\x20-\x7e]|["\\%]/gu, '_');
+  if (plain === fileName) return `${disposition}; filename="${plain}"`;
+  // attr-char (RFC 8187): letters, digits and !#$&+-.^_`|~ stay; every other byte is %-encoded.
+  const extended = Array.from(Buffer.from(fileName.normalize('NFC'), 'utf8'), (b) =>
+    /[A-Za-z0-9!#$&+\-.^_`|~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+  ).join('');
+  return `${disposition}; filename="${plain}"; filename*=UTF-8''${extended}`;
 }
 
 /**

@@ -82,6 +82,16 @@ function validationIssues(req: Request, err: any): ValidationIssue[] {
   });
 }
 
+/**
+ * The message of a 404 for a path nothing serves (the server's and the mock's): outside `/api` it
+ * says where API paths are, e.g. `/v1/projects` suggests `/api/v1/projects`.
+ */
+export function notFoundMessage(method: string, path: string): string {
+  if (path === '/api' || path.startsWith('/api/')) return `No such path: ${method} ${path}`;
+  if (/^\/v\d+(\/|$)/.test(path)) return `API paths start with /api: did you mean /api${path}?`;
+  return `No such path: ${method} ${path}. API paths start with /api (for example /api/v1/account)`;
+}
+
 /** Whether the request carries a body at all (a missing body is not a content-type problem). */
 export function hasBody(req: Request): boolean {
   return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;

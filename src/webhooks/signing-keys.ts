@@ -1,7 +1,23 @@
 /**
- * Webhook signing keys: ECDSA P-256, created on first need, private halves sealed at rest with
- * the master key. The current key is replaced after the rotation period (or on demand); the
- * replaced key keeps verifying for the grace period and shows `expiresAt` meanwhile.
+ * Webhook signing keys: ECDSA P-256, private halves sealed at rest with the master key.
+ *
+ * A key is published before it signs. Rotation (the periodic task when the signing key's period
+ * is nearly over, or the admin command) inserts the next key with `activates_at` at least the
+ * publish-ahead time in the future, and in the same transaction sets the signing key's
+ * `retired_at` to that instant and `expires_at` to it plus the grace period. From then on every
+ * state follows from the clock, so every process switches at the same instant without another
+ * write:
+ *
+ *   pending   now < activates_at                    listed with activatesAt and expiresAt
+ *   signing   activates_at <= now < retired_at      listed without expiresAt (the only one)
+ *   replaced  retired_at <= now < expires_at        listed with expiresAt
+ *   gone      expires_at <= now                     404, deleted by the sweep
+ *
+ * The list is oldest first. Clients built like the reference client keep the key without
+ * `expiresAt` as the signing key and the last key with `expiresAt` as the other one; in this
+ * order that is the pending key while one is published, else the most recently replaced key.
+ * A pending key carries `expiresAt` (activation plus grace, a time it surely verifies until) so
+ * that exactly one listed key lacks it: the one that signs now. See docs/webhooks.md.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, randomUUID } from 'node:crypto';
 import { exportJWK } from 'jose';
@@ -14,9 +30,11 @@ import { NotFoundError } from '../shared/errors';
 export interface SigningKeyPolicy {
   rotationDays: number;
   graceHours: number;
+  /** How long a new key is listed (and in the JWKS) before it signs. */
+  publishAheadMinutes: number;
 }
 
-export const DEFAULT_SIGNING_KEY_POLICY: SigningKeyPolicy = { rotationDays: 90, graceHours: 24 };
+export const DEFAULT_SIGNING_KEY_POLICY: SigningKeyPolicy = { rotationDays: 90, graceHours: 24, publishAheadMinutes: 10 };
 
 export interface PublicKeyView {
   id: string;
@@ -25,7 +43,10 @@ export interface PublicKeyView {
   publicKey: string;
   createdAt: Date;
   updatedAt: Date;
+  /** Set on a replaced key (and on a pending one, see above); absent on the signing key. */
   expiresAt?: Date;
+  /** Set only while the key is published but does not sign yet. */
+  activatesAt?: Date;
 }
 
 export interface Jwk {
@@ -43,14 +64,25 @@ export interface ActiveSigningKey {
   privateKey: KeyObject;
 }
 
+/** What a rotation did: the next key, and whether it was already pending before this call. */
+export interface Rotation {
+  key: PublicKeyView;
+  activatesAt: Date;
+  alreadyPending: boolean;
+}
+
 const TABLE = 'webhook_signing_keys';
-/** Other processes may rotate; a cached key is re-read at least this often. */
+/**
+ * Other processes may publish a key; the key rows are re-read at least this often. A key is
+ * published `publishAheadMinutes` before it signs, so every process knows it before its switch.
+ */
 const RECHECK_MS = 60_000;
 
 interface KeyRow {
   id: string;
   publicKey: string;
   privateKeySealed: string;
+  activatesAt: Date;
   retiredAt?: Date;
   expiresAt?: Date;
   createdAt: Date;
@@ -62,6 +94,7 @@ function toRow(r: any): KeyRow {
     id: r.id,
     publicKey: r.public_key,
     privateKeySealed: r.private_key_sealed,
+    activatesAt: asDate(r.activates_at),
     retiredAt: asOptionalDate(r.retired_at),
     expiresAt: asOptionalDate(r.expires_at),
     createdAt: asDate(r.created_at),
@@ -70,14 +103,16 @@ function toRow(r: any): KeyRow {
 }
 
 const signingKeysStore = {
-  async current(db: Knex): Promise<KeyRow | undefined> {
-    const r = await db(TABLE).whereNull('retired_at').orderBy('created_at', 'desc').first();
+  /** The newest key: the one no other key replaces yet (pending or signing). */
+  async newest(db: Knex): Promise<KeyRow | undefined> {
+    const r = await db(TABLE).whereNull('retired_at').orderBy('activates_at', 'desc').first();
     return r && toRow(r);
   },
-  async valid(db: Knex, now: Date): Promise<KeyRow[]> {
+  /** Keys not past their grace period, oldest first. */
+  async unexpired(db: Knex, now: Date): Promise<KeyRow[]> {
     const rows = await db(TABLE)
-      .where((w) => w.whereNull('retired_at').orWhere('expires_at', '>', now))
-      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
+      .where((w) => w.whereNull('expires_at').orWhere('expires_at', '>', now))
+      .orderBy([{ column: 'activates_at', order: 'asc' }, { column: 'id' }]);
     return rows.map(toRow);
   },
   async insert(db: Knex, k: KeyRow): Promise<void> {
@@ -86,17 +121,18 @@ const signingKeysStore = {
       algorithm: 'EC',
       public_key: k.publicKey,
       private_key_sealed: k.privateKeySealed,
+      activates_at: k.activatesAt,
       retired_at: null,
       expires_at: null,
       created_at: k.createdAt,
       updated_at: k.updatedAt,
     });
   },
-  async retire(db: Knex, id: string, now: Date, expiresAt: Date): Promise<void> {
-    await db(TABLE).where({ id }).whereNull('retired_at').update({ retired_at: now, expires_at: expiresAt, updated_at: now });
+  async retire(db: Knex, id: string, at: Date, expiresAt: Date, now: Date): Promise<void> {
+    await db(TABLE).where({ id }).whereNull('retired_at').update({ retired_at: at, expires_at: expiresAt, updated_at: now });
   },
   async deleteExpired(db: Knex, now: Date): Promise<number> {
-    return db(TABLE).whereNotNull('retired_at').where('expires_at', '<=', now).delete();
+    return db(TABLE).whereNotNull('expires_at').where('expires_at', '<=', now).delete();
   },
   /** Serialises key creation and rotation across processes (SQLite has one writer anyway). */
   async lock(db: Knex): Promise<void> {
@@ -104,8 +140,16 @@ const signingKeysStore = {
   },
 };
 
+/** The key that signs at `now`: the newest key whose activation has come. */
+function signerAt(rows: KeyRow[], now: Date): KeyRow | undefined {
+  let signer: KeyRow | undefined;
+  for (const r of rows) if (r.activatesAt <= now && (!signer || r.activatesAt >= signer.activatesAt)) signer = r;
+  return signer;
+}
+
 export class SigningKeys {
-  private cached?: { key: ActiveSigningKey; recheckAt: number };
+  private cached?: { rows: KeyRow[]; recheckAt: number };
+  private readonly privateKeys = new Map<string, KeyObject>();
 
   constructor(
     private readonly db: Db,
@@ -114,37 +158,52 @@ export class SigningKeys {
     private readonly policy: SigningKeyPolicy = DEFAULT_SIGNING_KEY_POLICY,
   ) {}
 
-  /** The key that signs now; created on first need and rotated when its period is over. */
+  /** The key that signs now; the first key is created on first need. */
   async current(): Promise<ActiveSigningKey> {
-    const now = this.clock.now().getTime();
-    if (this.cached && now < this.cached.recheckAt) return this.cached.key;
-    const row = await this.db.transaction(async (trx) => {
-      const existing = await signingKeysStore.current(trx);
-      if (existing && !this.due(existing)) return existing;
-      await signingKeysStore.lock(trx);
-      const again = await signingKeysStore.current(trx);
-      if (again && !this.due(again)) return again;
-      return this.replace(trx, again);
-    });
-    const key = { id: row.id, privateKey: createPrivateKey(this.secretBox.open(row.privateKeySealed, sealingContext(row.id))) };
-    this.cached = { key, recheckAt: Math.min(row.createdAt.getTime() + this.rotationMs(), now + RECHECK_MS) };
-    return key;
+    const now = this.clock.now();
+    if (!this.cached || now.getTime() >= this.cached.recheckAt || !signerAt(this.cached.rows, now)) {
+      let rows = await signingKeysStore.unexpired(this.db, now);
+      if (!signerAt(rows, now)) {
+        await this.db.transaction(async (trx) => {
+          await signingKeysStore.lock(trx);
+          if (!(await signingKeysStore.newest(trx))) await this.insertKey(trx, now, now);
+        });
+        rows = await signingKeysStore.unexpired(this.db, now);
+      }
+      this.cached = { rows, recheckAt: now.getTime() + RECHECK_MS };
+    }
+    const row = signerAt(this.cached.rows, now)!;
+    let privateKey = this.privateKeys.get(row.id);
+    if (!privateKey) {
+      privateKey = createPrivateKey(this.secretBox.open(row.privateKeySealed, sealingContext(row.id)));
+      this.privateKeys.set(row.id, privateKey);
+    }
+    return { id: row.id, privateKey };
   }
 
-  /** Rotates now (admin CLI): a new current key; the previous one enters its grace period. */
-  async rotate(): Promise<PublicKeyView> {
-    const row = await this.db.transaction(async (trx) => {
-      await signingKeysStore.lock(trx);
-      return this.replace(trx, await signingKeysStore.current(trx));
-    });
-    this.cached = undefined;
-    return toView(row);
+  /**
+   * Rotation on demand (admin): publishes the next key now; it signs `publishAheadMinutes`
+   * later. When a key is already pending, that key is the answer and nothing changes.
+   */
+  async rotate(): Promise<Rotation> {
+    return (await this.publishNext(true))!;
   }
 
-  /** Every key that verifies now: the current one first, then keys in their grace period. */
+  /**
+   * Rotation on schedule (periodic task): publishes the next key once the signing key's
+   * rotation period is over but for the publish-ahead time, so the new key signs when the
+   * period ends (or the publish-ahead time from now, when the task ran late). Undefined when
+   * nothing was due (or the next key is published already).
+   */
+  async rotateWhenDue(): Promise<Rotation | undefined> {
+    return this.publishNext(false);
+  }
+
+  /** Every key that verifies now or will sign soon, oldest first (see the top of this file). */
   async publicKeys(): Promise<PublicKeyView[]> {
     await this.current();
-    return (await signingKeysStore.valid(this.db, this.clock.now())).map(toView);
+    const now = this.clock.now();
+    return (await signingKeysStore.unexpired(this.db, now)).map((k) => this.toView(k, now));
   }
 
   async publicKey(id: string): Promise<PublicKeyView> {
@@ -170,36 +229,57 @@ export class SigningKeys {
     return signingKeysStore.deleteExpired(this.db, this.clock.now());
   }
 
-  private due(k: KeyRow): boolean {
-    return this.clock.now().getTime() >= k.createdAt.getTime() + this.rotationMs();
+  private async publishNext(onDemand: boolean): Promise<Rotation | undefined> {
+    const result = await this.db.transaction(async (trx): Promise<Rotation | undefined> => {
+      await signingKeysStore.lock(trx);
+      const now = this.clock.now();
+      const newest = await signingKeysStore.newest(trx);
+      if (!newest) {
+        // Nothing was ever published, so nobody can miss this key: it signs at once.
+        const first = await this.insertKey(trx, now, now);
+        return { key: this.toView(first, now), activatesAt: first.activatesAt, alreadyPending: false };
+      }
+      if (newest.activatesAt > now) return onDemand ? { key: this.toView(newest, now), activatesAt: newest.activatesAt, alreadyPending: true } : undefined;
+      const ahead = this.policy.publishAheadMinutes * 60_000;
+      const periodEnd = newest.activatesAt.getTime() + this.policy.rotationDays * DAY_MS;
+      if (!onDemand && now.getTime() < periodEnd - ahead) return undefined;
+      const activatesAt = new Date(onDemand ? now.getTime() + ahead : Math.max(now.getTime() + ahead, periodEnd));
+      await signingKeysStore.retire(trx, newest.id, activatesAt, new Date(activatesAt.getTime() + this.graceMs()), now);
+      const next = await this.insertKey(trx, now, activatesAt);
+      return { key: this.toView(next, now), activatesAt, alreadyPending: false };
+    });
+    if (result && !result.alreadyPending) this.cached = undefined;
+    return result;
   }
 
-  private rotationMs(): number {
-    return this.policy.rotationDays * DAY_MS;
+  private graceMs(): number {
+    return this.policy.graceHours * 3_600_000;
   }
 
-  private async replace(trx: Knex, previous: KeyRow | undefined): Promise<KeyRow> {
-    const now = this.clock.now();
-    if (previous) await signingKeysStore.retire(trx, previous.id, now, new Date(now.getTime() + this.policy.graceHours * 3_600_000));
+  private async insertKey(trx: Knex, now: Date, activatesAt: Date): Promise<KeyRow> {
     const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const id = randomUUID();
     const row: KeyRow = {
       id,
       publicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
       privateKeySealed: this.secretBox.seal(privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, sealingContext(id)),
+      activatesAt,
       createdAt: now,
       updatedAt: now,
     };
     await signingKeysStore.insert(trx, row);
     return row;
   }
+
+  private toView(k: KeyRow, now: Date): PublicKeyView {
+    const view: PublicKeyView = { id: k.id, algorithm: 'EC', publicKey: k.publicKey, createdAt: k.createdAt, updatedAt: k.updatedAt };
+    if (k.activatesAt > now) return { ...view, activatesAt: k.activatesAt, expiresAt: new Date(k.activatesAt.getTime() + this.graceMs()) };
+    if (k.retiredAt && k.retiredAt <= now) return { ...view, expiresAt: k.expiresAt };
+    return view;
+  }
 }
 
 /** Binds a sealed private key to its key id. */
 export function sealingContext(keyId: string): string {
   return `webhook-signing-key:${keyId}`;
-}
-
-function toView(k: KeyRow): PublicKeyView {
-  return { id: k.id, algorithm: 'EC', publicKey: k.publicKey, createdAt: k.createdAt, updatedAt: k.updatedAt, expiresAt: k.expiresAt };
 }

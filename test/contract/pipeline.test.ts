@@ -37,9 +37,21 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
     }
   });
 
-  it('unknown paths are 404 NOT_FOUND with the Error body', async () => {
+  it('unknown paths are 404 NOT_FOUND with the Error body; outside /api the message says where API paths are', async () => {
     expectError(await h.request.get('/api/v1/nothing-here').set('X-API-Key', u.apiKey), 404, 'NOT_FOUND');
-    expectError(await h.request.get('/nothing-here'), 404, 'NOT_FOUND');
+    const other = await h.request.get('/nothing-here');
+    expectError(other, 404, 'NOT_FOUND');
+    assert.match(other.body.message, /API paths start with \/api/);
+    const unprefixed = await h.request.get('/v1/projects').set('X-API-Key', u.apiKey);
+    expectError(unprefixed, 404, 'NOT_FOUND');
+    assert.equal(unprefixed.body.message, 'API paths start with /api: did you mean /api/v1/projects?');
+    assert.match((await h.request.post('/v2/wallet/billing-periods').send({})).body.message, /did you mean \/api\/v2\/wallet\/billing-periods\?/);
+  });
+
+  it('GET / redirects to the documentation at /docs', async () => {
+    const res = await h.request.get('/');
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.location, '/docs');
   });
 
   it('a method the path does not have is 405 METHOD_NOT_ALLOWED', async () => {

@@ -282,6 +282,93 @@ describe(`Processing (${TEST_DIALECT})`, function () {
     });
   });
 
+  describe('the appraisal is what is booked (one price)', () => {
+    let source: string;
+    beforeEach(async () => {
+      source = await ingested(fixtureBytes({ seconds: 4, width: 640, height: 480 }));
+    });
+    const usdItem = (i: any) => ({ productName: i.productName, category: i.category, amount: i.amount, amountUnit: i.amountUnit, discountPercentage: i.discountPercentage, unitPriceUsd: i.unitPriceUsd, costUsd: i.costUsd });
+    const creditsItem = (i: any) => ({ productName: i.productName, category: i.category, amount: i.amount, amountUnit: i.amountUnit, unitPriceCredits: i.unitPriceCredits, costCredits: i.costCredits });
+    const mills = (usd: number) => Math.round(usd * 1000);
+
+    it('wallet: appraise and accept, or start: the transaction books the appraisal\'s total and items (a 640x480 4 s job costs 0.001, not 0; 3 s of Full HD 0.002, not 0.001)', async () => {
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      const appraised = (await post(`/v1/videos/${source}/processing/appraisals/create`, H264_MP4)).body;
+      const small = appraised.video.processingJobAppraisal;
+      assert.equal(small.cost.totalProcessingCostUsd, 0.001, JSON.stringify(small));
+      assert.equal(small.jobItems.find((i: any) => i.productName === 'H.264 / AVC').unitPriceUsd, 0.0075);
+      const accepted = await post(`/v1/videos/${source}/processing/appraisals/${appraised.appraisalId}/accept`);
+      assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+      const started = await post(`/v1/videos/${source}/processing/start?startPosMs=1000`, { ...H264_MP4, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'FULL_HD' } } });
+      assert.equal(started.status, 202, JSON.stringify(started.body));
+      const fullHd = (await get(`/v1/videos/${started.body.videoId}`)).body.processingJobAppraisal;
+      assert.equal(fullHd.cost.totalProcessingCostUsd, 0.002, '1920x1080 x 75 frames: 0.0014774 USD exact, rounded up once (0.001 when each product was rounded)');
+
+      const charges = await processingCharges();
+      assert.equal(charges.length, 2, JSON.stringify(charges));
+      for (const [videoId, appraisal] of [[accepted.body.videoId, small], [started.body.videoId, fullHd]]) {
+        const t = charges.find((c: any) => c.videoId === videoId);
+        assert.equal(t.amountUsd, -appraisal.cost.totalProcessingCostUsd);
+        assert.deepEqual(t.details.products.map(usdItem), appraisal.jobItems.map(usdItem));
+        assert.equal(t.details.discountPercentage, appraisal.cost.discountPercentage);
+        assert.equal(t.details.products.reduce((s: number, p: any) => s + mills(p.costUsd), 0), -mills(t.amountUsd), 'the items add up to the amount');
+      }
+      assert.equal(await h.services.ledger.processingBalance(u.teamId), 100_000_000 - 3_000);
+      for (const id of [accepted.body.videoId, started.body.videoId]) assert.equal((await waitStage(id, 'processing')).status, 'DONE');
+
+      // The processed file keeps its readable name, and downloads under it.
+      const sourceName = (await get(`/v1/videos/${source}`)).body.name;
+      const url = (await post(`/v1/videos/${accepted.body.videoId}/out/https`)).body;
+      assert.equal(url.suggestedFileName, `${sourceName} (processed).mp4`);
+      const link = new URL(url.presignedUrl);
+      const download = await h.request.head(link.pathname + link.search);
+      assert.equal(download.status, 200);
+      assert.equal(download.headers['content-disposition'], `attachment; filename="${sourceName} (processed).mp4"`);
+    });
+
+    it('when the price list changed since the appraisal (a restart with another price list), accepting is 409 APPRAISAL_BILLING_OUT_DATED and books nothing', async () => {
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      const appraised = (await post(`/v1/videos/${source}/processing/appraisals/create`, H264_MP4)).body;
+      const prices = h.services.ledger.prices;
+      const before = prices.encoders['H.264 / AVC'];
+      prices.encoders['H.264 / AVC'] = { ...before, usd: 0.5 };
+      try {
+        expectError(await post(`/v1/videos/${source}/processing/appraisals/${appraised.appraisalId}/accept`), 409, 'APPRAISAL_BILLING_OUT_DATED');
+      } finally {
+        prices.encoders['H.264 / AVC'] = before;
+      }
+      assert.deepEqual(await processingCharges(), []);
+      assert.equal(await h.services.ledger.processingBalance(u.teamId), 100_000_000);
+    });
+
+    it('cloud marketplace: the credits usage books the appraisal\'s credits and items', async () => {
+      await h.services.ledger.switchBillingType(u.teamId, 'CLOUD_MARKETPLACE', 'test');
+      await h.services.billing.linkAgreement({
+        teamId: u.teamId,
+        agreementId: `agmt-${u.teamId}`,
+        licenseId: 'lic-1',
+        offerId: 'offer-1',
+        productId: 'prod-1',
+        productName: 'Vidmill',
+        buyerAccountId: '111122223333',
+        sellerAccountId: '444455556666',
+      });
+      h.clock.advance(1000);
+      const appraised = (await post(`/v1/videos/${source}/processing/appraisals/create`, { ...H264_MP4, filters: { denoiser: 'HQDN3D' } })).body;
+      const appraisal = appraised.video.processingJobAppraisal;
+      assert.equal(appraisal.billingType, 'CLOUD_MARKETPLACE');
+      assert.equal(appraisal.cost.totalProcessingCostCredits, 1, 'never free in credits either');
+      const accepted = await post(`/v1/videos/${source}/processing/appraisals/${appraised.appraisalId}/accept`);
+      assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+      const usage = (await get('/v2/cloud-marketplace/credits-usage?pageSize=100')).body;
+      const item = usage.items.find((i: any) => i.videoId === accepted.body.videoId);
+      assert.ok(item, JSON.stringify(usage));
+      assert.equal(item.credits, appraisal.cost.totalProcessingCostCredits);
+      assert.deepEqual(item.details.products.map(creditsItem), appraisal.jobItems.map(creditsItem));
+      assert.equal((await waitStage(accepted.body.videoId, 'processing')).status, 'DONE');
+    });
+  });
+
   it('end to end: an interlaced SD clip processed to 1080p HEVC MP4 with deinterlace and denoise, checked with ffprobe, copied out to a bucket and fetched back identical, charged once', async () => {
     await h.services.ledger.topUp(u.teamId, 100_000_000);
     const sd = fixtureBytes({

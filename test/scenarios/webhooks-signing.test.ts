@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { importJWK } from 'jose';
 import pino from 'pino';
-import { sealingContext } from '../../src/webhooks/signing-keys';
+import { sealingContext, SigningKeys } from '../../src/webhooks/signing-keys';
 import { DeliveryWorker } from '../../src/webhooks/delivery-worker';
 import { recordEvent } from '../../src/webhooks/events';
 import { verifySignature, WebhookVerificationError, WebhookVerifier } from '../../src/webhooks/verify';
@@ -16,6 +16,7 @@ import { Received, Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const KEYS = '/api/v1/webhooks/public-keys';
 const DAY = 24 * 3600_000;
+const MINUTE = 60_000;
 
 const JAVA_VERIFIER = `
 import java.nio.charset.StandardCharsets;
@@ -203,38 +204,170 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.equal(verifySignature(other, headers['x-vidmill-timestamp'], r.body, headers['x-vidmill-signature']), false);
   });
 
-  it('rotation: after 90 days a new key signs; the old one is listed with expiresAt for 24 h, still verifies, then is gone', async () => {
-    const before = (await get(KEYS)).body;
+  /** The keys of the list (or JWKS) as the API shows them now. */
+  const list = async () => (await get(KEYS)).body as Array<{ id: string; expiresAt: string | null; activatesAt?: string; createdAt: string }>;
+  const signer = (r: Received) => String(r.headers['x-vidmill-public-key-id']);
+  const verifiesWith = (publicKey: string | undefined, r: Received) =>
+    !!publicKey && verifySignature(publicKey, String(r.headers['x-vidmill-timestamp']), r.body, String(r.headers['x-vidmill-signature']));
+
+  /**
+   * The reference client's key cache (wire facts §8): from the list it keeps the key without
+   * `expiresAt` as the active key and the last key with `expiresAt` as the expiring one; an
+   * unknown key id triggers one re-fetch, at most once per 60 s.
+   */
+  class ReferenceKeyCache {
+    keys = new Map<string, string>();
+    fetchedAt = -Infinity;
+    fetches = 0;
+    async refresh(): Promise<void> {
+      this.fetchedAt = h.clock.now().getTime();
+      this.fetches++;
+      let active: any;
+      let expiring: any;
+      for (const k of (await get(KEYS)).body) {
+        if (k.expiresAt == null) active = k;
+        else expiring = k;
+      }
+      if (!active) throw new Error('no active key in the list: cache not replaced');
+      this.keys = new Map([active, expiring].filter(Boolean).map((k: any) => [k.id, k.publicKey]));
+    }
+    async verify(r: Received): Promise<boolean> {
+      const id = signer(r);
+      if (!this.keys.has(id) && h.clock.now().getTime() - this.fetchedAt >= 60_000) await this.refresh();
+      return verifiesWith(this.keys.get(id), r);
+    }
+  }
+
+  it('scheduled rotation: the next key is listed 10 minutes before the 90 days are over, then signs; the old one keeps 24 h of grace', async () => {
+    const before = await list();
     assert.equal(before.length, 1);
     const old = before[0];
     const oldDelivery = await deliverOne();
-    h.clock.advance(90 * DAY + 1000);
+    const periodEnd = Date.parse(old.createdAt) + 90 * DAY;
+    h.clock.set(new Date(periodEnd - 10 * MINUTE - 1000));
+    assert.equal(await h.services.signingKeys.rotateWhenDue(), undefined, 'not due before the publish-ahead time');
+    h.clock.advance(1000);
+    const rotation = await h.services.signingKeys.rotateWhenDue();
+    assert.ok(rotation && !rotation.alreadyPending);
+    assert.equal(rotation.activatesAt.getTime(), periodEnd, 'signs exactly when the period ends');
+    assert.equal(await h.services.signingKeys.rotateWhenDue(), undefined, 'one pending key at a time: nothing more to do');
+
+    const pending = await list();
+    assert.deepEqual(pending.map((k) => k.id), [old.id, rotation.key.id], 'oldest first; the next key is listed before it signs');
+    assert.equal(pending[0].expiresAt, null, 'the signing key is still the only one without expiresAt');
+    assert.equal(pending[0].activatesAt, undefined);
+    assert.equal(Date.parse(pending[1].activatesAt!), periodEnd);
+    assert.equal(Date.parse(pending[1].expiresAt!), periodEnd + DAY);
+    assert.deepEqual((await get(`${KEYS}/jwks`)).body.keys.map((k: any) => k.kid), [old.id, rotation.key.id], 'the JWKS carries it too');
+    assert.equal((await get(`${KEYS}/${rotation.key.id}`)).body.activatesAt, pending[1].activatesAt);
+
+    h.clock.set(new Date(periodEnd - 1000));
+    assert.equal(signer(await deliverOne()), old.id, 'the old key signs until the switch');
+    h.clock.set(new Date(periodEnd));
     const fresh = await deliverOne();
-    assert.notEqual(fresh.headers['x-vidmill-public-key-id'], old.id);
+    assert.equal(signer(fresh), rotation.key.id, 'the new key signs from its activation on');
     assert.ok(fresh.verified, fresh.verifyError);
-    const during = (await get(KEYS)).body;
-    assert.equal(during.length, 2);
-    assert.equal(during[0].expiresAt, null, 'the current key comes first, without expiresAt');
-    assert.equal(during[1].id, old.id);
-    assert.equal(Date.parse(during[1].expiresAt), Date.parse(during[0].createdAt) + DAY, 'grace of 24 h from the rotation');
+
+    const during = await list();
+    assert.deepEqual(during.map((k) => k.id), [old.id, rotation.key.id]);
+    assert.equal(Date.parse(during[0].expiresAt!), periodEnd + DAY, 'grace of 24 h from the switch');
+    assert.equal(during[1].expiresAt, null);
+    assert.equal(during[1].activatesAt, undefined);
     // the old signature still verifies through the API during the grace period
     const v = new WebhookVerifier({ now: () => new Date(Number(oldDelivery.headers['x-vidmill-timestamp']) * 1000), fetchKey: keyFromApi });
     await v.verify(oldDelivery.headers, oldDelivery.body);
     h.clock.advance(DAY + 1000);
-    const after = (await get(KEYS)).body;
-    assert.deepEqual(after.map((k: any) => k.id), [during[0].id]);
+    assert.deepEqual((await list()).map((k) => k.id), [rotation.key.id]);
     expectError(await get(`${KEYS}/${old.id}`), 404, 'RESOURCE_NOT_FOUND');
+    assert.equal(await h.services.signingKeys.sweepExpired(), 1);
   });
 
-  it('rotation on demand (admin): the new key signs at once', async () => {
-    const current = (await get(KEYS)).body[0];
+  it('a rotation task that runs late still publishes ahead: the due key keeps signing until then', async () => {
+    const [current] = await list();
+    h.clock.set(new Date(Date.parse(current.createdAt) + 91 * DAY));
+    const rotation = (await h.services.signingKeys.rotateWhenDue())!;
+    assert.equal(rotation.activatesAt.getTime(), h.clock.now().getTime() + 10 * MINUTE);
+    assert.equal(signer(await deliverOne()), current.id);
+    h.clock.advance(10 * MINUTE);
+    assert.equal(signer(await deliverOne()), rotation.key.id);
+  });
+
+  it('rotation on demand (admin): the next key is published at once and signs 10 minutes later; asking again answers the pending key', async () => {
+    const [current] = (await list()).filter((k) => k.expiresAt === null);
     const rotated = await h.services.signingKeys.rotate();
-    assert.notEqual(rotated.id, current.id);
+    assert.notEqual(rotated.key.id, current.id);
+    assert.equal(rotated.activatesAt.getTime(), h.clock.now().getTime() + 10 * MINUTE);
+    const again = await h.services.signingKeys.rotate();
+    assert.deepEqual([again.key.id, again.alreadyPending], [rotated.key.id, true]);
+    assert.equal(signer(await deliverOne()), current.id);
+    h.clock.advance(10 * MINUTE);
     const r = await deliverOne();
-    assert.equal(r.headers['x-vidmill-public-key-id'], rotated.id);
+    assert.equal(signer(r), rotated.key.id);
     assert.ok(r.verified, r.verifyError);
-    const list = (await get(KEYS)).body;
-    assert.deepEqual(list.map((k: any) => k.id), [rotated.id, current.id]);
-    assert.ok(list[1].expiresAt);
+    const keys = await list();
+    assert.deepEqual(keys.slice(-2).map((k) => k.id), [current.id, rotated.key.id]);
+    assert.ok(keys.at(-2)!.expiresAt);
+    assert.equal(keys.at(-1)!.expiresAt, null);
+  });
+
+  it('every process switches at the activation instant, not up to a minute later (no stale signer cache)', async () => {
+    const other = new SigningKeys(h.services.db, h.clock, h.services.secretBox, h.config.webhookSigningKeys);
+    const before = await other.current();
+    const rotated = await h.services.signingKeys.rotate();
+    h.clock.set(new Date(rotated.activatesAt.getTime() - 1));
+    assert.equal((await other.current()).id, before.id);
+    h.clock.set(rotated.activatesAt);
+    assert.equal((await other.current()).id, rotated.key.id);
+    assert.equal((await h.services.signingKeys.current()).id, rotated.key.id);
+  });
+
+  it('two rotations inside the grace period: the reference client keeps the most recently replaced key and verifies across the second switch', async () => {
+    const first = await h.services.signingKeys.rotate();
+    h.clock.set(first.activatesAt);
+    const second = await h.services.signingKeys.rotate();
+    assert.equal(signer(await deliverOne()), first.key.id);
+
+    // A client that fetched while the second key was pending holds the signer and the next key.
+    const early = new ReferenceKeyCache();
+    await early.refresh();
+    assert.deepEqual([...early.keys.keys()], [first.key.id, second.key.id]);
+
+    h.clock.set(new Date(second.activatesAt.getTime() - 2000));
+    const justBefore = await deliverOne();
+    h.clock.set(second.activatesAt);
+    const after = await deliverOne();
+    assert.deepEqual([signer(justBefore), signer(after)], [first.key.id, second.key.id]);
+    assert.ok(await early.verify(justBefore));
+    assert.ok(await early.verify(after));
+    assert.equal(early.fetches, 1, 'no re-fetch was needed: the new key was known before it signed');
+
+    // A client that fetches after the second switch: two replaced keys are in their grace period.
+    const keys = await list();
+    assert.ok(keys.filter((k) => k.expiresAt !== null).length >= 2, JSON.stringify(keys));
+    assert.deepEqual(keys.slice(-2).map((k) => k.id), [first.key.id, second.key.id]);
+    const late = new ReferenceKeyCache();
+    await late.refresh();
+    assert.deepEqual([...late.keys.keys()].sort(), [first.key.id, second.key.id].sort(), 'active = the new key, expiring = the one it replaced');
+    assert.ok(await late.verify(after));
+    assert.ok(await late.verify(justBefore), 'a delivery signed just before the second switch verifies');
+    assert.equal(late.fetches, 1);
+  });
+
+  it('a verifier that refreshes the JWKS once a minute on its own schedule never meets an unknown key id across a rotation', async () => {
+    let known = new Set<string>();
+    let refreshedAt = -Infinity;
+    const rotated = await h.services.signingKeys.rotate();
+    const end = rotated.activatesAt.getTime() + 3 * MINUTE;
+    h.clock.advance(17_000); // the client's schedule is not aligned with the rotation
+    while (h.clock.now().getTime() < end) {
+      if (h.clock.now().getTime() - refreshedAt >= MINUTE) {
+        known = new Set((await get(`${KEYS}/jwks`)).body.keys.map((k: any) => k.kid));
+        refreshedAt = h.clock.now().getTime();
+      }
+      const r = await deliverOne();
+      assert.ok(known.has(signer(r)), `unknown key id at ${h.clock.now().toISOString()}`);
+      h.clock.advance(40_000);
+    }
+    assert.equal(signer(await deliverOne()), rotated.key.id);
   });
 });

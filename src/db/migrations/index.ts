@@ -13,6 +13,7 @@ import * as m007 from './007_processing';
 import * as m008 from './008_video_out';
 import * as m009 from './009_idempotency_keys';
 import * as m010 from './010_processing_applied_options';
+import * as m011 from './011_webhook_key_activation';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -25,6 +26,7 @@ const migrations: Record<string, Knex.Migration> = {
   '008_video_out': m008,
   '009_idempotency_keys': m009,
   '010_processing_applied_options': m010,
+  '011_webhook_key_activation': m011,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -3,7 +3,6 @@
  * lockout, team selection rules, and the operations behind the admin CLI.
  */
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../shared/errors';
@@ -14,6 +13,15 @@ import type { TeamScope } from './team-scope';
 import { projectsStore } from '../projects/projects.store';
 
 export const DEFAULT_PROJECT_NAME = 'Default Project';
+
+/** The owner user created on the first start. */
+export interface FirstOwner {
+  userId: string;
+  teamId: string;
+  email: string;
+  /** Set when no password was configured: to be shown once, never logged. */
+  generatedPassword?: string;
+}
 
 export interface AccountsServiceOptions {
   login: { maxFailures: number; lockMinutes: number };
@@ -27,22 +35,16 @@ export class AccountsService {
   ) {}
 
   /**
-   * On an empty database: creates the owner user, a team and its Default Project. Returns the
-   * generated password when none was configured (to be shown once), else undefined.
+   * On an empty database: creates the owner user, a team and its Default Project. Returns what
+   * it created, with the generated password when none was configured (the caller shows it once;
+   * it is never logged); undefined when the database has users already.
    */
-  async bootstrap(opts: { email?: string; password?: string }, log: Logger): Promise<void> {
-    if ((await usersStore.count(this.db)) > 0) return;
+  async bootstrap(opts: { email?: string; password?: string }): Promise<FirstOwner | undefined> {
+    if ((await usersStore.count(this.db)) > 0) return undefined;
     const email = opts.email ?? 'owner@vidmill.local';
     const password = opts.password ?? generatePassword();
     const { user, team } = await this.createUserWithTeam({ email, password, name: 'Owner', teamName: 'My team' });
-    log.info({ userId: user.id, teamId: team.id, email }, 'created the owner user, team and Default Project');
-    if (!opts.password) {
-      // Printed once, on purpose: there is no other way to learn a generated password.
-      process.stdout.write(
-        `\nVidmill first start: owner ${email} with password ${password}\n` +
-          `(set VIDMILL_BOOTSTRAP_EMAIL / VIDMILL_BOOTSTRAP_PASSWORD to choose them; reset with npm run admin -- reset-password)\n\n`,
-      );
-    }
+    return { userId: user.id, teamId: team.id, email: user.email, ...(opts.password ? {} : { generatedPassword: password }) };
   }
 
   async createUserWithTeam(input: {
@@ -83,6 +85,18 @@ export class AccountsService {
     if (!user) throw new NotFoundError(`No user with e-mail ${email}`, 'NOT_FOUND');
     if (!(await teamsStore.byId(this.db, teamId))) throw new NotFoundError(`No team ${teamId}`, 'TEAM_NOT_FOUND');
     await teamsStore.addMember(this.db, teamId, user.id, role, this.clock.now());
+  }
+
+  /** Every team with its members (admin CLI: where a top-up's team id comes from). */
+  async listTeams(): Promise<Array<Team & { members: Array<{ email: string; role: 'owner' | 'member' }> }>> {
+    const [teams, memberships] = await Promise.all([teamsStore.all(this.db), teamsStore.allMemberships(this.db)]);
+    return teams.map((t) => ({ ...t, members: memberships.filter((m) => m.teamId === t.id).map(({ email, role }) => ({ email, role })) }));
+  }
+
+  /** Every user with the teams they belong to (admin CLI). */
+  async listUsers(): Promise<Array<User & { teams: Array<{ teamId: string; role: 'owner' | 'member' }> }>> {
+    const [users, memberships] = await Promise.all([usersStore.all(this.db), teamsStore.allMemberships(this.db)]);
+    return users.map((u) => ({ ...u, teams: memberships.filter((m) => m.userId === u.id).map(({ teamId, role }) => ({ teamId, role })) }));
   }
 
   async updateTeam(teamId: string, changes: { name?: string; apiEnabled?: boolean; billingType?: BillingType }): Promise<void> {

@@ -41,6 +41,14 @@ function toUser(r: any): User {
   };
 }
 
+/** A membership as the admin lists show it. */
+export interface MembershipRow {
+  teamId: string;
+  userId: string;
+  email: string;
+  role: 'owner' | 'member';
+}
+
 export function toTeam(r: any): Team {
   return {
     id: r.id,
@@ -104,6 +112,10 @@ export const usersStore = {
   async clearFailedLogins(db: Knex, id: string): Promise<void> {
     await db('users').where({ id }).andWhere('failed_logins', '>', 0).update({ failed_logins: 0, locked_until: null });
   },
+  /** Every user, oldest first (admin CLI). */
+  async all(db: Knex): Promise<User[]> {
+    return (await db('users').orderBy([{ column: 'created_at' }, { column: 'id' }])).map(toUser);
+  },
 };
 
 export const teamsStore = {
@@ -149,6 +161,18 @@ export const teamsStore = {
   pageForUser(db: Knex, userId: string, req: PageRequest) {
     const base = db('teams').join('memberships', 'memberships.team_id', 'teams.id').where('memberships.user_id', userId);
     return fetchPage(base, req, toTeam, 'teams');
+  },
+  /** Every team, oldest first (admin CLI). */
+  async all(db: Knex): Promise<Team[]> {
+    return (await db('teams').orderBy([{ column: 'created_at' }, { column: 'id' }])).map(toTeam);
+  },
+  /** Every membership with the member's e-mail (admin CLI). */
+  async allMemberships(db: Knex): Promise<MembershipRow[]> {
+    const rows = await db('memberships')
+      .join('users', 'users.id', 'memberships.user_id')
+      .orderBy([{ column: 'memberships.created_at' }, { column: 'users.email' }])
+      .select('memberships.team_id', 'memberships.user_id', 'users.email', 'memberships.role');
+    return rows.map((r: any) => ({ teamId: r.team_id, userId: r.user_id, email: r.email, role: r.role }));
   },
 };
 

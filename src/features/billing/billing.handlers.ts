@@ -3,7 +3,7 @@ import type { HandlerMap } from '../../http/operations';
 import { pageRequest } from '../../shared/paging';
 import type { AgreementView, CategoryTotal, CreditsUsage, LedgerTransaction } from './billing.store';
 import type { BillingService, PeriodView } from './billing.service';
-import { microsToUsd } from './money';
+import { microsToUsd, unitPriceToUsd } from './money';
 import { CATEGORIES, PricedProduct } from './pricing';
 
 type S = components['schemas'];
@@ -29,7 +29,7 @@ function productUsd(p: PricedProduct): S['ProductUsd'] {
     amount: p.amount,
     amountUnit: p.amountUnit,
     discountPercentage: p.discountPercentage,
-    unitPriceUsd: microsToUsd(p.unitPriceMicros),
+    unitPriceUsd: unitPriceToUsd(p.unitPriceMicros),
     costUsd: microsToUsd(p.costMicros),
   };
 }

@@ -22,7 +22,7 @@ import {
 } from './billing.store';
 import { roundToMills } from './money';
 import type { PriceList } from './price-list';
-import { Category, priceJob, PricedJob, ProductUse } from './pricing';
+import { Category, priceJob, PricedJob, PricedProduct, priceUtility, ProductUse } from './pricing';
 
 export interface ChargeInput {
   /** The processing job; a second charge with the same id returns the first. */
@@ -74,13 +74,21 @@ export class LedgerService {
     return team;
   }
 
-  /** Prices products for the team without booking anything. */
+  /**
+   * Prices a processing job for the team without booking anything: the same function and price
+   * list `charge` books with, so an appraisal shows exactly what accepting it costs.
+   */
   async estimate(teamId: string, products: ProductUse[]): Promise<PricedJob & { billingType: BillingType }> {
     const team = await this.team(this.db, teamId);
     return { billingType: team.billingType, ...priceJob(this.priceList, products) };
   }
 
-  /** Charges a processing job to the team's ledger; idempotent by `jobId`. */
+  /** Prices a storage or download use as `accrueUtility` would book it. */
+  estimateUtility(product: ProductUse): PricedProduct {
+    return priceUtility(this.priceList, product);
+  }
+
+  /** Charges a processing job to the team's ledger (priced like `estimate`); idempotent by `jobId`. */
   async charge(teamId: string, input: ChargeInput): Promise<ChargeResult> {
     const priced = priceJob(this.priceList, input.products);
     return this.db.transaction(async (trx) => {
@@ -203,11 +211,7 @@ export class LedgerService {
 
   /** Storage (GB-months) or download (GB) use of a video, charged as a UTILITIES record. */
   async accrueUtility(teamId: string, u: { jobId: string; videoId?: string; product: ProductUse }): Promise<ChargeResult> {
-    if (!['STORAGE', 'DOWNLOAD_S3', 'DOWNLOAD_HTTPS'].includes(u.product.category)) {
-      throw new DomainError(400, 'INVALID_INPUT', 'Utilities are storage or download products');
-    }
-    const priced = priceJob(this.priceList, [u.product]);
-    const p = priced.products[0];
+    const p = priceUtility(this.priceList, u.product);
     return this.db.transaction(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
@@ -316,7 +320,7 @@ export class LedgerService {
       amount?: number;
       videoId?: string;
       sourceVideoId?: string;
-      products?: import('./pricing').PricedProduct[];
+      products?: PricedProduct[];
       discountPercentage?: number;
       adjustmentType?: AdjustmentType;
       reason?: string;

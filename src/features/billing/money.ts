@@ -1,7 +1,8 @@
 /**
  * Money as integers: micro-USD (1 USD = 1,000,000) inside, rendered as USD numbers with at most
  * three decimals. Ledger amounts are whole mills (multiples of 1,000 micro-USD), so every
- * rendered amount is exact and rendered sums equal the sum of rendered items.
+ * rendered amount is exact and rendered sums equal the sum of rendered items. Unit prices are
+ * the price list's, up to 6 decimals, and are rendered as they are (`unitPriceToUsd`).
  */
 export const MICROS_PER_USD = 1_000_000;
 export const MICROS_PER_MILL = 1_000;
@@ -21,6 +22,11 @@ export function roundToMills(micros: number): number {
 export function microsToUsd(micros: number): number {
   const v = Math.round(micros / MICROS_PER_MILL) / 1000;
   return v === 0 ? 0 : v;
+}
+
+/** A unit price in micro-USD to USD as the price list states it (up to 6 decimals, never rounded). */
+export function unitPriceToUsd(micros: number): number {
+  return micros / MICROS_PER_USD;
 }
 
 /** A database BIGINT/aggregate (number, string or null) as a safe integer. */

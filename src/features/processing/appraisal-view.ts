@@ -3,7 +3,7 @@
  * for wallet teams and in credits for cloud-marketplace teams (discriminator `billingType`).
  */
 import type { components } from '../../../generated/api';
-import { microsToUsd } from '../billing/money';
+import { microsToUsd, unitPriceToUsd } from '../billing/money';
 import type { JobAppraisal } from './processing.service';
 
 type Schemas = components['schemas'];
@@ -39,7 +39,7 @@ export function toJobAppraisalDto(raw: Record<string, unknown>): Schemas['VideoP
       amount: p.amount,
       amountUnit: p.amountUnit,
       discountPercentage: p.discountPercentage,
-      unitPriceUsd: p.unitPriceMicros / 1e6,
+      unitPriceUsd: unitPriceToUsd(p.unitPriceMicros),
       costUsd: microsToUsd(p.costMicros),
       discountUsd: microsToUsd(p.normalCostMicros - p.costMicros),
       normalCostUsd: microsToUsd(p.normalCostMicros),

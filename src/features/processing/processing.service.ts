@@ -6,6 +6,7 @@
  * Accepting writes the processed video, the charge (idempotent by the video's id) and the job in
  * ONE transaction. A job that fails, or whose result cannot be ingested, is refunded once.
  */
+import { fileNameFrom } from '../../shared/file-names';
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -112,8 +113,8 @@ export class ProcessingService {
     const charge = processingProducts(options, plan, probe, estimate.gigapixels);
     const priced = await this.ledger.estimate(source.teamId, charge);
     const gb = estimate.outputBytes / 1e9;
-    const storage = await this.ledger.estimate(source.teamId, [{ productName: 'Storage', category: 'STORAGE', amount: gb }]);
-    const download = await this.ledger.estimate(source.teamId, [{ productName: 'Download', category: 'DOWNLOAD_HTTPS', amount: gb }]);
+    const storage = this.ledger.estimateUtility({ productName: 'Storage', category: 'STORAGE', amount: gb });
+    const download = this.ledger.estimateUtility({ productName: 'Download', category: 'DOWNLOAD_HTTPS', amount: gb });
     const appraisal: JobAppraisal = {
       billingType: priced.billingType,
       estimation: { fileSize: Math.round(estimate.outputBytes), totalComputeTimeSeconds: Math.max(1, Math.ceil(estimate.computeSeconds)) },
@@ -196,7 +197,13 @@ export class ProcessingService {
         processing: { startMs: a.startMs, endMs: a.endMs, options: a.options, appliedOptions: appliedOf(a), appraisal: a.appraisal },
         createdAt: now,
       });
-      await ledger.charge(source.teamId, { jobId: video.id, videoId: video.id, sourceVideoId: source.id, products: appraisal.charge, reason: `Processing of ${source.name}` });
+      const booked = await ledger.charge(source.teamId, { jobId: video.id, videoId: video.id, sourceVideoId: source.id, products: appraisal.charge, reason: `Processing of ${source.name}` });
+      // The appraisal's amounts are what is booked; only a changed price list (a restart with
+      // another VIDMILL_PRICE_LIST_FILE) could make them differ, and then the appraisal is out of date.
+      const bookedCost = booked.billingType === 'WALLET' ? -booked.amountMicros : booked.credits;
+      if (bookedCost !== (a.billingType === 'WALLET' ? appraisal.costMicros : appraisal.costCredits)) {
+        throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `Prices changed since appraisal ${a.id} was made; create a new one`);
+      }
       await appraisalsStore.markAccepted(trx, a.id, video.id);
       await this.jobs.enqueue(trx, { kind: PROCESS_JOB, payload: { videoId: video.id }, maxAttempts: PROCESS_ATTEMPTS });
       return video.id;
@@ -285,7 +292,7 @@ export class ProcessingService {
       const stored = await storeFile(this.blobs, key, out, { signal: ctx.signal });
       const { mtime } = await stat(out);
       await this.locked(videoId, 'IN_PROGRESS', async (trx, v, now) => {
-        await videosStore.setFile(trx, videoId, { name: outputFileName(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime }, now);
+        await videosStore.setFile(trx, videoId, { name: fileNameFrom(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime }, now);
         await videosStore.setStored(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size }, now);
         await videosStore.updateProcessing(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
         await recordEvent(trx, { teamId: v.teamId, eventType: events.done, videoId, occurredAt: now });
@@ -407,9 +414,4 @@ export function positions(durationMs: number, startPosMs?: number, endPosMs?: nu
     throw new BadRequestError('INVALID_START_POSITION', `startPosMs ${start} leaves less than ${MIN_LENGTH_MS} ms of the source (duration ${durationMs} ms${endPosMs !== undefined ? `, endPosMs ${endPosMs}` : ''})`);
   }
   return { startMs: start, endMs: end };
-}
-
-function outputFileName(videoName: string, extension: string): string {
-  const base = videoName.replace(/[^A-Za-z0-9._ -]+/g, '_').trim().slice(0, 200) || 'video';
-  return `${base}${extension.startsWith('.') ? extension : `.${extension}`}`;
 }

@@ -58,6 +58,7 @@ function toKeyDto(k: PublicKeyView): Schemas['WebhookPublicKey'] {
     algorithm: k.algorithm,
     publicKey: k.publicKey,
     expiresAt: k.expiresAt?.toISOString() ?? null,
+    ...(k.activatesAt ? { activatesAt: k.activatesAt.toISOString() } : {}),
   };
 }
 
