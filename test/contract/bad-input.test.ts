@@ -5,46 +5,19 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import type { Test } from 'supertest';
-import { loadContract } from '../../src/composition';
 import { MAX_ECHOED_VALUE } from '../../src/http/error-mapper';
-import { PENDING_OPERATIONS } from '../../src/http/pending-operations';
+import { contractOperations, ContractOperation, resolveRef } from '../helpers/contract-operations';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 
-const doc = loadContract();
-const METHODS = ['get', 'post', 'patch', 'delete', 'put'] as const;
-
-interface Op {
-  method: (typeof METHODS)[number];
-  path: string;
-  operationId: string;
-  params: any[];
-  bodySchema?: any;
-  /** False for an optional body (deleteVideoById's list of expected derived ids). */
-  bodyRequired: boolean;
-}
-
-const resolve = (x: any): any => (x?.$ref ? resolve(x.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc)) : x);
-
-function operations(): Op[] {
-  const ops: Op[] = [];
-  for (const [path, item] of Object.entries<any>(doc.paths)) {
-    for (const method of METHODS) {
-      const op = item[method];
-      if (!op || (PENDING_OPERATIONS as readonly string[]).includes(op.operationId)) continue;
-      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map(resolve);
-      ops.push({ method, path, operationId: op.operationId, params, bodySchema: resolve(op.requestBody?.content?.['application/json']?.schema), bodyRequired: op.requestBody?.required === true });
-    }
-  }
-  return ops;
-}
+type Op = ContractOperation;
 
 /** A string property with maxLength somewhere in the body schema, to overflow. */
 function boundedString(schema: any): { name: string; maxLength: number } | undefined {
-  const s = resolve(schema);
-  for (const part of [s, ...(s?.allOf ?? []).map(resolve)]) {
+  const s = resolveRef(schema);
+  for (const part of [s, ...(s?.allOf ?? []).map((x: any) => resolveRef(x))]) {
     for (const [name, prop] of Object.entries<any>(part?.properties ?? {})) {
-      const p = resolve(prop);
+      const p = resolveRef(prop);
       if (p.type === 'string' && p.maxLength && !p.format) return { name, maxLength: p.maxLength };
     }
   }
@@ -60,7 +33,7 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
   });
   after(() => h.close());
 
-  const ops = operations();
+  const ops = contractOperations();
   const withAuth = (op: Op, t: Test) => (op.path.startsWith('/v1/api-keys') ? t.set('Authorization', basic(u.email, u.password)) : t.set('X-API-Key', u.apiKey));
   const fill = (path: string, value: string = randomUUID()) => path.replace(/\{[^}]+\}/g, value);
   const call = (op: Op, path: string) => withAuth(op, (h.request as any)[op.method](`/api${path}`));
@@ -72,7 +45,7 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
   for (const op of ops) {
     describe(`${op.operationId} (${op.method.toUpperCase()} ${op.path})`, () => {
       // Only uuid path parameters (an agreement id is a free string of 1..128 characters).
-      if (op.params.some((p) => p.in === 'path' && resolve(p.schema)?.format === 'uuid')) {
+      if (op.params.some((p) => p.in === 'path' && resolveRef(p.schema)?.format === 'uuid')) {
         it('invalid uuid in the path is 400 VALIDATION_ERROR', async () => {
           const req = call(op, fill(op.path, 'not-a-uuid'));
           const res = await (op.bodySchema ? req.send({ name: 'valid' }) : req);
@@ -82,7 +55,7 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       }
 
       for (const p of op.params.filter((p) => p.in === 'query')) {
-        const schema = resolve(p.schema);
+        const schema = resolveRef(p.schema);
         const bad: string[] = [];
         if (schema.format === 'uuid') bad.push('not-a-uuid');
         if (schema.type === 'integer') bad.push('abc', String((schema.minimum ?? 0) - 1));
