@@ -1,7 +1,8 @@
 /**
- * The HTTP application. Request path (DESIGN.md): request id -> access log -> JSON parser (raw
- * body kept, size limit) -> auth -> rate limit -> express-openapi-validator -> dispatch by
- * operationId -> handler. One error mapper answers every failure with the `Error` body.
+ * The HTTP application. Request path (DESIGN.md): request id -> undecodable path check -> access
+ * log -> JSON parser (raw body kept, size limit) -> auth -> rate limit -> express-openapi-validator
+ * -> dispatch by operationId -> handler. One error mapper answers every failure with the `Error`
+ * body, and never throws.
  */
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -15,6 +16,7 @@ import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper'
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
+import { rejectUndecodablePath } from './request-path';
 import { cacheRouteRegexps } from './route-regexp-cache';
 
 export interface AppDeps {
@@ -139,6 +141,7 @@ export function buildApp(deps: AppDeps): express.Express {
   app.set('query parser', 'extended');
 
   app.use(requestId);
+  app.use(rejectUndecodablePath);
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

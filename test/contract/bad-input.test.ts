@@ -4,8 +4,10 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import type { Test } from 'supertest';
-import { MAX_ECHOED_VALUE } from '../../src/http/error-mapper';
+import express from 'express';
+import supertest, { type Test } from 'supertest';
+import { echoedValue, errorMapper, MAX_ECHOED_VALUE } from '../../src/http/error-mapper';
+import { requestId } from '../../src/http/request-id';
 import { contractOperations, ContractOperation, resolveRef } from '../helpers/contract-operations';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
@@ -51,6 +53,12 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
           const res = await (op.bodySchema ? req.send({ name: 'valid' }) : req);
           expectError(res, 400, 'VALIDATION_ERROR');
           assert.ok(res.body.validationErrors?.some((e: any) => e.field.startsWith('path.')), JSON.stringify(res.body));
+        });
+      }
+
+      if (op.path.includes('{')) {
+        it('a malformed percent-escape in the path is 400 INVALID_REQUEST_PATH', async () => {
+          for (const bad of ['%ZZ', 'a%E0%A4%A', '%ED%A0%80', '%']) expectError(await call(op, fill(op.path, bad)), 400, 'INVALID_REQUEST_PATH');
         });
       }
 
@@ -138,5 +146,43 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
     assert.ok(issue, JSON.stringify(res.body.validationErrors));
     assert.equal(issue.value, undefined);
     assert.doesNotMatch(res.text, /SSSSSSSS/);
+  });
+
+  describe('Malformed input rules', () => {
+    const project = () => h.request.post('/api/v1/projects').set('X-API-Key', u.apiKey).set('Content-Type', 'application/json');
+
+    it('a malformed percent-escape anywhere (media links, /docs, /openapi.json, /healthz, unknown paths) is 400 INVALID_REQUEST_PATH, as JSON', async () => {
+      for (const path of ['/media/v1/videos/%ZZ/download', `/media/v1/videos/${randomUUID()}/assets/%E0%A4%A`, '/media/v1/compare/%ZZ/x', '/docs/%ZZ', '/openapi.json%ZZ', '/healthz%', '/%ZZ', '/api/%ZZ']) {
+        expectError(await h.request.get(path), 400, 'INVALID_REQUEST_PATH');
+      }
+    });
+
+    it('a field name that is not a valid percent-escape is named as sent', async () => {
+      const query = await h.request.get('/api/v1/projects?%ZZ=1').set('X-API-Key', u.apiKey);
+      expectError(query, 400, 'VALIDATION_ERROR');
+      assert.ok(query.body.validationErrors.some((e: any) => e.field === 'query.%ZZ'), JSON.stringify(query.body));
+      const body = await project().send('{"name":"x","a%ZZ":1}');
+      expectError(body, 400, 'VALIDATION_ERROR');
+      assert.ok(body.body.validationErrors.some((e: any) => e.field === 'body.a%ZZ'), JSON.stringify(body.body));
+    });
+
+    it('a rejected value too deep to serialise is not echoed', () => {
+      let deep: unknown = 1;
+      for (let i = 0; i < 100_000; i++) deep = [deep];
+      assert.equal(echoedValue({ body: { v: deep } }, ['body', 'v']), undefined);
+    });
+
+    it('the error mapper never throws: a failure while mapping answers a minimal JSON 500', async () => {
+      const app = express();
+      app.use(requestId);
+      const unmappable = Object.defineProperty(new Error('boom'), 'status', {
+        get() {
+          throw new Error('a getter that throws');
+        },
+      });
+      app.get('/x', (_req, _res, next) => next(unmappable));
+      app.use(errorMapper);
+      expectError(await supertest(app).get('/x'), 500, 'INTERNAL_SERVER_ERROR');
+    });
   });
 });
