@@ -26,7 +26,8 @@ import path from 'node:path';
 import express, { ErrorRequestHandler, Request, Response } from 'express';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { dereference } from 'openapi-backend/refparser';
-import { echoedValue, errorBody, hasBody, setDocumentedErrorCodes } from '../src/http/error-mapper';
+import { echoedValue, errorBody, setDocumentedErrorCodes } from '../src/http/error-mapper';
+import { hasBody } from '../src/http/json-body';
 import { requestId } from '../src/http/request-id';
 import type { ValidationIssue } from '../src/shared/errors';
 

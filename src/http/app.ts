@@ -1,7 +1,8 @@
 /**
  * The HTTP application. Request path (DESIGN.md): request id -> undecodable path check -> access
- * log -> JSON parser (raw body kept, size limit) -> auth -> rate limit -> express-openapi-validator
- * -> dispatch by operationId -> handler. One error mapper answers every failure with the `Error`
+ * log -> JSON parser (raw body kept; size, encoding and nesting limits) -> auth -> rate limit ->
+ * express-openapi-validator (operation lookup, required body check, request validation) ->
+ * dispatch by operationId -> handler. One error mapper answers every failure with the `Error`
  * body, and never throws.
  */
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -13,6 +14,7 @@ import type { ApiKeysService } from '../features/api-keys/api-keys.service';
 import { accessLog } from './access-log';
 import { authenticate, principalOf } from './auth';
 import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper';
+import { jsonBody, requireBody } from './json-body';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
@@ -91,12 +93,24 @@ function contractValidation(deps: AppDeps): RequestHandler {
       validateFormats: true,
       ignoreUndocumented: false,
     });
-  const stack = (validateResponses: boolean) => inSequence(validator(validateResponses));
+  const bodyCheck = requireBody(deps.contract);
+  const stack = (validateResponses: boolean) => inSequence(beforeRequestValidation(validator(validateResponses), bodyCheck));
   if (deps.strictResponses || deps.responseValidationSample >= 1) return stack(true);
   if (deps.responseValidationSample <= 0) return stack(false);
   const sampled = stack(true);
   const requestsOnly = stack(false);
   return (req, res, next) => (Math.random() < deps.responseValidationSample ? sampled : requestsOnly)(req, res, next);
+}
+
+/**
+ * Inserts `check` into the validator's stack right before its request validation, where the
+ * operation is resolved (`req.openapi`) and nothing is validated yet. Found by the name
+ * express-openapi-validator gives that step; a version that renames it fails here at start.
+ */
+function beforeRequestValidation(stack: RequestHandler[], check: RequestHandler): RequestHandler[] {
+  const i = stack.findIndex((h) => h.name === 'requestMiddleware');
+  if (i < 0) throw new Error('express-openapi-validator has no requestMiddleware step; place the required body check again');
+  return [...stack.slice(0, i), check, ...stack.slice(i)];
 }
 
 /**
@@ -165,19 +179,7 @@ export function buildApp(deps: AppDeps): express.Express {
   const api = express.Router();
   // One child logger per request (reqId) and one flat access line when it finishes.
   api.use(accessLog(deps.logger));
-  const json = express.json({
-    limit: deps.bodyLimitBytes,
-    type: ['application/json', 'application/*+json'],
-    verify: (req, _res, buf) => {
-      (req as any).rawBody = buf;
-    },
-  });
-  // The parser only when there is a body (its own test, type-is hasBody), without its layer
-  // of checks on every GET.
-  api.use((req, res, next) => {
-    if (req.headers['transfer-encoding'] === undefined && isNaN(req.headers['content-length'] as any)) return next();
-    json(req, res, next);
-  });
+  api.use(jsonBody(deps.bodyLimitBytes));
   api.use(authenticate(deps.accounts, deps.apiKeys));
   api.use(rateLimit(deps.rateLimiter));
   api.use(contractValidation(deps));

@@ -1,6 +1,6 @@
 /**
- * One error mapper for the whole app: request-validation errors, body-parser errors, domain
- * errors (the path check's included) and unexpected errors all become the contract's `Error` body.
+ * One error mapper for the whole app: request-validation errors, domain errors (the body parser's
+ * and the path check's included) and unexpected errors all become the contract's `Error` body.
  * Unexpected errors are logged with their stack and answered without internals. The mapper never
  * throws: should mapping fail, a minimal JSON 500 is sent, so nothing reaches Express's final
  * handler (which would answer an HTML page with the stack when NODE_ENV is not production).
@@ -99,11 +99,6 @@ function validationIssues(req: Request, err: any): ValidationIssue[] {
   });
 }
 
-/** Whether the request carries a body at all (a missing body is not a content-type problem). */
-export function hasBody(req: Request): boolean {
-  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-}
-
 const VALIDATOR_STATUS_CODES: Record<number, [string, string]> = {
   400: ['VALIDATION_ERROR', 'Request validation failed'],
   404: ['NOT_FOUND', 'No such operation'],
@@ -121,23 +116,10 @@ function mapError(err: any, req: Request, res: Response): void {
   if (err instanceof DomainError) {
     return sendError(req, res, err.status, err.errorCode, err.message, err.details);
   }
-  // body-parser
-  if (err?.type === 'entity.parse.failed') {
-    return sendError(req, res, 400, 'INVALID_REQUEST_BODY', 'The request body is not valid JSON');
-  }
-  if (err?.type === 'entity.too.large') {
-    return sendError(req, res, 413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${err.limit} bytes`);
-  }
-  if (err?.type === 'charset.unsupported' || err?.type === 'encoding.unsupported') {
-    return sendError(req, res, 415, 'UNSUPPORTED_CONTENT_TYPE', err.message);
-  }
   // express-openapi-validator request errors (response errors carry status 500 and fall through)
   const known = typeof err?.status === 'number' && err.status < 500 ? VALIDATOR_STATUS_CODES[err.status] : undefined;
   if (known && Array.isArray(err.errors)) {
     const [code, message] = known;
-    if (err.status === 415 && !hasBody(req)) {
-      return sendError(req, res, 400, 'MISSING_REQUEST_BODY', 'This operation requires a JSON request body');
-    }
     if (err.status === 400) {
       return sendError(req, res, 400, code, message, { validationErrors: validationIssues(req, err) });
     }

@@ -4,13 +4,15 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import express from 'express';
 import supertest, { type Test } from 'supertest';
 import { echoedValue, errorMapper, MAX_ECHOED_VALUE } from '../../src/http/error-mapper';
+import { MAX_BODY_DEPTH } from '../../src/http/json-body';
 import { requestId } from '../../src/http/request-id';
 import { contractOperations, ContractOperation, resolveRef } from '../helpers/contract-operations';
 import { TEST_DIALECT } from '../helpers/database';
-import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { basic, createHarness, expectError, Harness, TestUser, withoutBodyFraming } from '../helpers/harness';
 
 type Op = ContractOperation;
 
@@ -29,16 +31,19 @@ function boundedString(schema: any): { name: string; maxLength: number } | undef
 describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
+  /** The app on a port of its own, for requests without body framing. */
+  let agent: supertest.Agent;
   before(async () => {
     h = await createHarness({ bodyLimitBytes: 4096 });
     u = await h.user();
+    agent = await h.listen();
   });
   after(() => h.close());
 
   const ops = contractOperations();
   const withAuth = (op: Op, t: Test) => (op.path.startsWith('/v1/api-keys') ? t.set('Authorization', basic(u.email, u.password)) : t.set('X-API-Key', u.apiKey));
   const fill = (path: string, value: string = randomUUID()) => path.replace(/\{[^}]+\}/g, value);
-  const call = (op: Op, path: string) => withAuth(op, (h.request as any)[op.method](`/api${path}`));
+  const call = (op: Op, path: string, on: supertest.Agent = h.request) => withAuth(op, (on as any)[op.method](`/api${path}`));
 
   it('covers the implemented operations', () => {
     assert.ok(ops.length >= 16, `only ${ops.length} operations walked`);
@@ -96,7 +101,24 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
         it('a missing body is 400 MISSING_REQUEST_BODY', async () => {
           expectError(await call(op, target), 400, 'MISSING_REQUEST_BODY');
         });
+        it('a body announced by neither Content-Length nor Transfer-Encoding is missing: 400 MISSING_REQUEST_BODY', async () => {
+          expectError(await withoutBodyFraming(call(op, target, agent).set('Content-Type', 'application/json')), 400, 'MISSING_REQUEST_BODY');
+        });
+        it('an empty chunked body is missing: 400 MISSING_REQUEST_BODY', async () => {
+          const req = call(op, target, agent).set('Content-Type', 'application/json').set('Transfer-Encoding', 'chunked');
+          req.write('');
+          expectError(await req, 400, 'MISSING_REQUEST_BODY');
+        });
       }
+      it(`a body nested deeper than ${MAX_BODY_DEPTH} levels is 400 REQUEST_BODY_TOO_DEEP`, async () => {
+        for (const deep of ['['.repeat(1000) + ']'.repeat(1000), '{"a":'.repeat(600) + '1' + '}'.repeat(600)]) {
+          expectError(await call(op, target).set('Content-Type', 'application/json').send(deep), 400, 'REQUEST_BODY_TOO_DEEP');
+        }
+      });
+      it('Content-Encoding: gzip on a body that is not gzip is 400 INVALID_REQUEST_BODY', async () => {
+        const res = await call(op, target).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send(JSON.stringify(op.bodyExample));
+        expectError(res, 400, 'INVALID_REQUEST_BODY');
+      });
       it('an unknown property is 400 VALIDATION_ERROR', async () => {
         const res = await call(op, target).send({ unexpected: true });
         expectError(res, 400, 'VALIDATION_ERROR');
@@ -148,6 +170,20 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
     assert.doesNotMatch(res.text, /SSSSSSSS/);
   });
 
+  it(`a body nested exactly ${MAX_BODY_DEPTH} levels is read (and validated)`, async () => {
+    const res = await h.request
+      .post('/api/v1/projects')
+      .set('X-API-Key', u.apiKey)
+      .set('Content-Type', 'application/json')
+      .send(`{"name":"deep","description":${'['.repeat(MAX_BODY_DEPTH - 1)}${']'.repeat(MAX_BODY_DEPTH - 1)}}`);
+    expectError(res, 400, 'VALIDATION_ERROR');
+  });
+
+  it(`MAX_BODY_DEPTH (${MAX_BODY_DEPTH}) is above the deepest request body the contract allows`, () => {
+    const depths = Object.fromEntries(ops.filter((op) => op.bodySchema).map((op) => [op.operationId, schemaDepth(op.bodySchema)]));
+    for (const [id, depth] of Object.entries(depths)) assert.ok(depth < MAX_BODY_DEPTH, `${id} allows bodies ${depth} deep`);
+  });
+
   describe('Malformed input rules', () => {
     const project = () => h.request.post('/api/v1/projects').set('X-API-Key', u.apiKey).set('Content-Type', 'application/json');
 
@@ -155,6 +191,37 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       for (const path of ['/media/v1/videos/%ZZ/download', `/media/v1/videos/${randomUUID()}/assets/%E0%A4%A`, '/media/v1/compare/%ZZ/x', '/docs/%ZZ', '/openapi.json%ZZ', '/healthz%', '/%ZZ', '/api/%ZZ']) {
         expectError(await h.request.get(path), 400, 'INVALID_REQUEST_PATH');
       }
+    });
+
+    it('a body compressed with gzip, deflate or br is read', async () => {
+      for (const [encoding, compress] of [['gzip', gzipSync], ['deflate', deflateSync], ['br', brotliCompressSync]] as const) {
+        const res = await project().set('Content-Encoding', encoding).serialize((x: any) => x).send(compress(Buffer.from(JSON.stringify({ name: `sent as ${encoding}` }))));
+        assert.equal(res.status, 201, res.text);
+        assert.equal(res.body.name, `sent as ${encoding}`);
+      }
+    });
+
+    it('a compressed body that does not decode (cut short, or another coding) is 400 INVALID_REQUEST_BODY', async () => {
+      const gz = gzipSync(Buffer.from(JSON.stringify({ name: 'x' })));
+      expectError(await project().set('Content-Encoding', 'gzip').serialize((x: any) => x).send(gz.subarray(0, gz.length - 6)), 400, 'INVALID_REQUEST_BODY');
+      expectError(await project().set('Content-Encoding', 'br').serialize((x: any) => x).send(gz), 400, 'INVALID_REQUEST_BODY');
+    });
+
+    it('an unknown Content-Encoding is 415 UNSUPPORTED_CONTENT_ENCODING', async () => {
+      for (const encoding of ['compress', 'x-gzip', 'gzip, gzip', 'bogus']) {
+        expectError(await project().set('Content-Encoding', encoding).send('{"name":"x"}'), 415, 'UNSUPPORTED_CONTENT_ENCODING');
+      }
+    });
+
+    it('a Content-Encoding on an empty body is no body: 400 MISSING_REQUEST_BODY', async () => {
+      expectError(await project().set('Content-Encoding', 'gzip').set('Content-Length', '0'), 400, 'MISSING_REQUEST_BODY');
+    });
+
+    it('a missing body reaches no handler: PATCH of an API key without a body changes nothing', async () => {
+      const before = await h.services.apiKeys.get(u.userId, u.apiKeyId);
+      const res = await withoutBodyFraming(agent.patch(`/api/v1/api-keys/${u.apiKeyId}`).set('Authorization', basic(u.email, u.password)).set('Content-Type', 'application/json'));
+      expectError(res, 400, 'MISSING_REQUEST_BODY');
+      assert.deepEqual(await h.services.apiKeys.get(u.userId, u.apiKeyId), before);
     });
 
     it('a field name that is not a valid percent-escape is named as sent', async () => {
@@ -184,5 +251,41 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       app.use(errorMapper);
       expectError(await supertest(app).get('/x'), 500, 'INTERNAL_SERVER_ERROR');
     });
+
+    it('whatever NODE_ENV, no error is answered with HTML or a stack', async () => {
+      const env = h.app.get('env');
+      h.app.set('env', 'development'); // Express's final handler would print the stack as HTML
+      try {
+        for (const res of [
+          await h.request.get('/api/v1/videos/%ZZ').set('X-API-Key', u.apiKey),
+          await project().send('['.repeat(1000) + ']'.repeat(1000)),
+          await project().set('Content-Encoding', 'gzip').send('{"name":"x"}'),
+          await h.request.get('/docs/%ZZ'),
+        ]) {
+          assert.match(String(res.headers['content-type']), /^application\/json/);
+          assert.doesNotMatch(res.text, /<html|<pre>|\n\s+at |\.ts:\d+/i);
+        }
+      } finally {
+        h.app.set('env', env);
+      }
+    });
   });
 });
+
+/** Deepest nesting of arrays and objects a body valid against `schema` can have (Infinity: unbounded). */
+function schemaDepth(schema: any, path: Set<any> = new Set()): number {
+  const s = resolveRef(schema);
+  if (s === true || (s && typeof s === 'object' && Object.keys(s).length === 0)) return Infinity; // any JSON
+  if (!s || typeof s !== 'object') return 0;
+  if (path.has(s)) return Infinity; // a recursive schema
+  path.add(s);
+  const sameLevel = [...(s.allOf ?? []), ...(s.oneOf ?? []), ...(s.anyOf ?? [])].map((x) => schemaDepth(x, path));
+  const types = [s.type].flat();
+  const container = types.includes('object') || types.includes('array') || s.properties || s.items;
+  const free = types.includes('object') && !s.properties && s.additionalProperties === undefined; // any object
+  const inner = [...Object.values(s.properties ?? {}), s.items, typeof s.additionalProperties === 'object' ? s.additionalProperties : s.additionalProperties === true ? true : undefined]
+    .filter((x) => x !== undefined)
+    .map((x) => schemaDepth(x, path));
+  path.delete(s);
+  return Math.max(0, ...sameLevel, free ? Infinity : container ? 1 + Math.max(0, ...inner) : 0);
+}
