@@ -14,6 +14,7 @@ import type { ApiKeysService } from '../features/api-keys/api-keys.service';
 import { accessLog } from './access-log';
 import { authenticate, principalOf } from './auth';
 import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper';
+import { STORED_VALUE_FORMATS } from './formats';
 import { jsonBody, requireBody } from './json-body';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
@@ -91,6 +92,7 @@ function contractValidation(deps: AppDeps): RequestHandler {
             },
       validateSecurity: false,
       validateFormats: true,
+      formats: STORED_VALUE_FORMATS,
       ignoreUndocumented: false,
     });
   const bodyCheck = requireBody(deps.contract);

@@ -224,6 +224,23 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       assert.deepEqual(await h.services.apiKeys.get(u.userId, u.apiKeyId), before);
     });
 
+    it('a uuid, date or date-time that a database column or a Date cannot hold is 400 VALIDATION_ERROR', async () => {
+      const cases: [string, string][] = [
+        [`/api/v1/projects/urn:uuid:${randomUUID()}`, 'path.id'],
+        ['/api/v2/wallet/billing-periods?fromDate=2026-19-39', 'query.fromDate'],
+        ['/api/v1/webhooks/events?occurredAtFrom=2026-12-31T23:59:60Z', 'query.occurredAtFrom'],
+        ['/api/v1/webhooks/events?occurredAtFrom=2026-19-39T29:59:59Z', 'query.occurredAtFrom'],
+        ['/api/v1/webhooks/events?occurredAtFrom=2026-01-01T00:00:00%2B0100', 'query.occurredAtFrom'],
+      ];
+      for (const [path, field] of cases) {
+        const res = await h.request.get(path).set('X-API-Key', u.apiKey);
+        expectError(res, 400, 'VALIDATION_ERROR');
+        assert.ok(res.body.validationErrors.some((e: any) => e.field === field), JSON.stringify(res.body));
+      }
+      const body = await h.request.post('/api/v1/webhooks/events/replay').set('X-API-Key', u.apiKey).send({ occurredAtFrom: '2026-01-01T24:61:00Z', occurredAtUntil: '2026-01-02T00:00:00Z' });
+      expectError(body, 400, 'VALIDATION_ERROR');
+    });
+
     it('a field name that is not a valid percent-escape is named as sent', async () => {
       const query = await h.request.get('/api/v1/projects?%ZZ=1').set('X-API-Key', u.apiKey);
       expectError(query, 400, 'VALIDATION_ERROR');
