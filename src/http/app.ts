@@ -1,9 +1,9 @@
 /**
  * The HTTP application. Request path (DESIGN.md): request id -> undecodable path check -> access
  * log -> JSON parser (raw body kept; size, encoding and nesting limits) -> auth -> rate limit ->
- * express-openapi-validator (operation lookup, required body check, request validation) ->
- * dispatch by operationId -> handler. One error mapper answers every failure with the `Error`
- * body, and never throws.
+ * express-openapi-validator (operation lookup, required body check, request validation) -> no
+ * U+0000 in any value -> dispatch by operationId -> handler. One error mapper answers every
+ * failure with the `Error` body, and never throws.
  */
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -16,6 +16,7 @@ import { authenticate, principalOf } from './auth';
 import { errorMapper, sendError, setDocumentedErrorCodes } from './error-mapper';
 import { STORED_VALUE_FORMATS } from './formats';
 import { jsonBody, requireBody } from './json-body';
+import { rejectNulCharacters } from './nul-characters';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
@@ -185,6 +186,7 @@ export function buildApp(deps: AppDeps): express.Express {
   api.use(authenticate(deps.accounts, deps.apiKeys));
   api.use(rateLimit(deps.rateLimiter));
   api.use(contractValidation(deps));
+  api.use(rejectNulCharacters);
   api.use(dispatch(deps.handlers));
   app.use('/api', api);
 

@@ -224,6 +224,19 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       assert.deepEqual(await h.services.apiKeys.get(u.userId, u.apiKeyId), before);
     });
 
+    it('a string holding U+0000 is 400 VALIDATION_ERROR naming the field, in the body, the path and the query', async () => {
+      const body = await project().send('{"name":"a\\u0000b"}');
+      expectError(body, 400, 'VALIDATION_ERROR');
+      assert.deepEqual(body.body.validationErrors, [{ field: 'body.name', message: 'must not contain the character U+0000' }]);
+      const market = await h.user({ billingType: 'CLOUD_MARKETPLACE' });
+      const path = await h.request.get('/api/v2/cloud-marketplace/subscriptions/a%00b').set('X-API-Key', market.apiKey);
+      expectError(path, 400, 'VALIDATION_ERROR');
+      assert.equal(path.body.validationErrors[0].field, 'path.agreementId');
+      const query = await h.request.get('/api/v1/videos?videoDescription=%00').set('X-API-Key', u.apiKey);
+      expectError(query, 400, 'VALIDATION_ERROR');
+      assert.equal(query.body.validationErrors[0].field, 'query.videoDescription');
+    });
+
     it('a uuid, date or date-time that a database column or a Date cannot hold is 400 VALIDATION_ERROR', async () => {
       const cases: [string, string][] = [
         [`/api/v1/projects/urn:uuid:${randomUUID()}`, 'path.id'],
