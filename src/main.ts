@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from './config';
 import { createApp, createJobGiveUps, createJobHandlers, createServices } from './composition';
 import { migrateToLatest, openDatabase } from './db/database';
+import { answerClientErrors } from './http/client-errors';
 import { PeriodicTask } from './jobs/periodic-task';
 import { Worker } from './jobs/worker';
 import { loadMasterKey } from './security/secret-box';
@@ -88,7 +89,7 @@ async function main(): Promise<void> {
   if (config.role !== 'worker') {
     const app = createApp(services, { logger: log, config });
     server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.port, config.host, () => resolve(s));
+      const s = answerClientErrors(app.listen(config.port, config.host, () => resolve(s)));
       s.on('error', reject);
     });
     log.info(

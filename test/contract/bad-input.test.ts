@@ -4,6 +4,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import express from 'express';
 import supertest, { type Test } from 'supertest';
@@ -280,6 +281,31 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       app.get('/x', (_req, _res, next) => next(unmappable));
       app.use(errorMapper);
       expectError(await supertest(app).get('/x'), 500, 'INTERNAL_SERVER_ERROR');
+    });
+
+    it('a request Node\'s HTTP parser refuses is answered with the Error body too (400 BAD_REQUEST, 431 REQUEST_HEADERS_TOO_LARGE)', async () => {
+      const { port } = new URL(agent.get('/').url);
+      const raw = (text: string) =>
+        new Promise<string>((resolve, reject) => {
+          let out = '';
+          const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+          socket.on('data', (d) => (out += d)).on('close', () => resolve(out)).on('error', reject);
+        });
+      const cases: [string, number, string][] = [
+        ['GET /api/v1/projects HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 400, 'BAD_REQUEST'],
+        ['POST /api/v1/projects HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}', 400, 'BAD_REQUEST'],
+        [`GET /api/v1/projects HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'REQUEST_HEADERS_TOO_LARGE'],
+      ];
+      for (const [request, status, code] of cases) {
+        const answer = await raw(request);
+        const [head, body] = answer.split('\r\n\r\n');
+        assert.match(head, new RegExp(`^HTTP/1.1 ${status} `), answer);
+        assert.match(head, /content-type: application\/json/i);
+        const error = JSON.parse(body);
+        assert.equal(error.errorCode, code);
+        assert.equal(error.statusCode, status);
+        assert.equal(error.requestId, /x-request-id: (\S+)/i.exec(head)?.[1]);
+      }
     });
 
     it('whatever NODE_ENV, no error is answered with HTML or a stack', async () => {

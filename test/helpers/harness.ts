@@ -13,6 +13,7 @@ import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
 import { createApp, createJobGiveUps, createJobHandlers, createServices, loadContract, type Services } from '../../src/composition';
+import { answerClientErrors } from '../../src/http/client-errors';
 import { Worker, type WorkerOptions } from '../../src/jobs/worker';
 import type { BlobStore } from '../../src/storage/blob-store';
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
@@ -36,7 +37,8 @@ export interface Harness {
   config: Config;
   request: supertest.Agent;
   /**
-   * The app on a port of its own (started on the first call, closed by close()), for requests
+   * The app on a port of its own, served as main.ts serves it (started on the first call, closed
+   * by close()), for requests
    * that need one server for their whole life, e.g. `withoutBodyFraming`; `request` starts a
    * server per request.
    */
@@ -80,7 +82,7 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
     request: supertest(app),
     async listen() {
       listening ??= new Promise((resolve, reject) => {
-        const server = app.listen(0, '127.0.0.1', () => resolve({ server, agent: supertest(server) }));
+        const server = answerClientErrors(app.listen(0, '127.0.0.1', () => resolve({ server, agent: supertest(server) })));
         server.once('error', reject);
       });
       return (await listening).agent;
