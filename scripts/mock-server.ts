@@ -31,7 +31,9 @@ import { parseArgs } from 'node:util';
 import express, { ErrorRequestHandler, Request, Response } from 'express';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { dereference } from 'openapi-backend/refparser';
-import { echoedValue, errorBody, hasBody, notFoundMessage, setDocumentedErrorCodes } from '../src/http/error-mapper';
+import { echoedValue, errorBody, notFoundMessage, setDocumentedErrorCodes } from '../src/http/error-mapper';
+import { STORED_VALUE_FORMATS } from '../src/http/formats';
+import { hasBody } from '../src/http/json-body';
 import { requestId } from '../src/http/request-id';
 import type { ValidationIssue } from '../src/shared/errors';
 
@@ -62,12 +64,9 @@ function errorReply(req: Request, res: Response, status: number, errorCode: stri
   return { status, body: errorBody(req, res, status, errorCode, message, { validationErrors }) };
 }
 
-/** The string formats the contract uses beyond openapi-backend's own (int32, int64, byte, ...). */
+/** The string formats the contract uses beyond openapi-backend's own (int32, int64, byte, ...): the real server's for stored values, plus email and uri. */
 const FORMATS: Record<string, (value: string) => boolean> = {
-  uuid: (v) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v),
-  date: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)),
-  'date-time': (v) =>
-    /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)),
+  ...Object.fromEntries(Object.entries(STORED_VALUE_FORMATS).map(([name, f]) => [name, f.validate])),
   email: (v) => /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)*$/.test(v),
   uri: (v) => /^[a-z][a-z0-9+.-]*:/i.test(v) && URL.canParse(v),
 };

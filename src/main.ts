@@ -11,6 +11,7 @@ import { ConfigError, loadConfig, startupWarnings } from './config';
 import { createApp, createJobGiveUps, createJobHandlers, createServices } from './composition';
 import { migrateToLatest, openDatabase } from './db/database';
 import { sweepEndedRateWindows } from './http/rate-limit';
+import { answerClientErrors } from './http/client-errors';
 import { PeriodicTask } from './jobs/periodic-task';
 import { Worker } from './jobs/worker';
 import { loadMasterKey } from './security/secret-box';
@@ -117,7 +118,7 @@ async function main(): Promise<void> {
   if (config.role !== 'worker') {
     const app = createApp(services, { logger: log, config });
     server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.port, config.host, () => resolve(s));
+      const s = answerClientErrors(app.listen(config.port, config.host, () => resolve(s)));
       s.on('error', reject);
     });
     // The port actually bound (VIDMILL_PORT=0 picks a free one).

@@ -1,11 +1,12 @@
 /**
- * The HTTP application. Request path: request id -> access log -> auth -> rate limit -> JSON
- * parser (raw body kept, size limit) -> idempotency (POST with `Idempotency-Key`) ->
- * express-openapi-validator -> dispatch by operationId -> handler. One error mapper answers
- * every failure with the `Error` body. The parser comes after the limiter (DESIGN.md puts it
- * before auth) so every answer to a counted request, a bad body included, carries the
- * rate-limit headers, and a caller without credentials gets 401 whatever its body
- * (docs/architecture.md).
+ * The HTTP application. Request path: request id -> undecodable path check -> access log ->
+ * auth -> rate limit -> JSON parser (raw body kept; size, encoding and nesting limits) ->
+ * idempotency (POST with `Idempotency-Key`) -> express-openapi-validator (operation lookup,
+ * required body check, request validation) -> no U+0000 in any value -> dispatch by operationId
+ * -> handler. One error mapper answers every failure with the `Error` body, and never throws.
+ * The parser comes after the limiter (DESIGN.md puts it before auth) so every answer to a
+ * counted request, a bad body included, carries the rate-limit headers, and a caller without
+ * credentials gets 401 whatever its body (docs/architecture.md).
  */
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -16,10 +17,14 @@ import type { ApiKeysService } from '../features/api-keys/api-keys.service';
 import { accessLog } from './access-log';
 import { authenticate, principalOf } from './auth';
 import { errorMapper, notFoundMessage, sendError, setDocumentedErrorCodes } from './error-mapper';
+import { STORED_VALUE_FORMATS } from './formats';
 import { idempotency, IdempotencyKeys } from './idempotency';
+import { jsonBody, requireBody } from './json-body';
+import { rejectNulCharacters } from './nul-characters';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
+import { rejectUndecodablePath } from './request-path';
 import { limitSignIn, SignInLimiters } from './sign-in-limit';
 import { cacheRouteRegexps } from './route-regexp-cache';
 import { servedContract } from './served-contract';
@@ -99,14 +104,27 @@ function contractValidation(deps: AppDeps): RequestHandler {
             },
       validateSecurity: false,
       validateFormats: true,
+      formats: STORED_VALUE_FORMATS,
       ignoreUndocumented: false,
     });
-  const stack = (validateResponses: boolean) => inSequence(validator(validateResponses));
+  const bodyCheck = requireBody(deps.contract);
+  const stack = (validateResponses: boolean) => inSequence(beforeRequestValidation(validator(validateResponses), bodyCheck));
   if (deps.strictResponses || deps.responseValidationSample >= 1) return stack(true);
   if (deps.responseValidationSample <= 0) return stack(false);
   const sampled = stack(true);
   const requestsOnly = stack(false);
   return (req, res, next) => (Math.random() < deps.responseValidationSample ? sampled : requestsOnly)(req, res, next);
+}
+
+/**
+ * Inserts `check` into the validator's stack right before its request validation, where the
+ * operation is resolved (`req.openapi`) and nothing is validated yet. Found by the name
+ * express-openapi-validator gives that step; a version that renames it fails here at start.
+ */
+function beforeRequestValidation(stack: RequestHandler[], check: RequestHandler): RequestHandler[] {
+  const i = stack.findIndex((h) => h.name === 'requestMiddleware');
+  if (i < 0) throw new Error('express-openapi-validator has no requestMiddleware step; place the required body check again');
+  return [...stack.slice(0, i), check, ...stack.slice(i)];
 }
 
 /**
@@ -152,6 +170,7 @@ export function buildApp(deps: AppDeps): express.Express {
   app.set('trust proxy', deps.trustProxy);
 
   app.use(requestId);
+  app.use(rejectUndecodablePath);
   // A browser pointed at the server lands on the interactive documentation.
   app.get('/', (_req, res) => res.redirect(302, '/docs'));
   app.get('/healthz', (_req, res) => {
@@ -177,25 +196,14 @@ export function buildApp(deps: AppDeps): express.Express {
   const api = express.Router();
   // One child logger per request (reqId) and one flat access line when it finishes.
   api.use(accessLog(deps.logger));
-  const json = express.json({
-    limit: deps.bodyLimitBytes,
-    type: ['application/json', 'application/*+json'],
-    verify: (req, _res, buf) => {
-      (req as any).rawBody = buf;
-    },
-  });
   api.use(authenticate(deps.accounts, deps.apiKeys, (address, email) => limitSignIn(deps.signInLimiters, address, email)));
   api.use(rateLimit(deps.rateLimiter));
-  // The parser only when there is a body (its own test, type-is hasBody), without its layer
-  // of checks on every GET.
-  api.use((req, res, next) => {
-    if (req.headers['transfer-encoding'] === undefined && isNaN(req.headers['content-length'] as any)) return next();
-    json(req, res, next);
-  });
+  api.use(jsonBody(deps.bodyLimitBytes));
   // After the parser (it fingerprints the body), before the validator: a replay does not run
   // again; a rejected request releases its key.
   api.use(idempotency(deps.idempotency));
   api.use(contractValidation(deps));
+  api.use(rejectNulCharacters);
   api.use(dispatch(deps.handlers));
   app.use('/api', api);
 

@@ -1,7 +1,9 @@
 /**
- * One error mapper for the whole API: request-validation errors, body-parser errors, domain
- * errors and unexpected errors all become the contract's `Error` body. Unexpected errors are
- * logged with their stack and answered without internals.
+ * One error mapper for the whole app: request-validation errors, domain errors (the body parser's
+ * and the path check's included) and unexpected errors all become the contract's `Error` body.
+ * Unexpected errors are logged with their stack and answered without internals. The mapper never
+ * throws: should mapping fail, a minimal JSON 500 is sent, so nothing reaches Express's final
+ * handler (which would answer an HTML page with the stack when NODE_ENV is not production).
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { DomainError, ValidationIssue } from '../shared/errors';
@@ -29,16 +31,22 @@ export type ErrorExtra = { validationErrors?: ValidationIssue[]; errorDetails?: 
 
 /** The contract's `Error` body for this request (also used by the mock server). */
 export function errorBody(req: Request, res: Response, status: number, errorCode: string, message: string, extra: ErrorExtra = {}): ErrorBody {
+  const requestId = String(res.getHeader('X-Request-Id') ?? '');
+  return errorBodyOf({ requestId, requestPath: req.originalUrl.split('?')[0], status, errorCode, message, extra });
+}
+
+/** The `Error` body from its parts, where there is no Express request (the HTTP parser's errors). */
+export function errorBodyOf(p: { requestId: string; requestPath: string; status: number; errorCode: string; message: string; extra?: ErrorExtra }): ErrorBody {
   return {
     timestamp: new Date().toISOString(),
-    requestId: String(res.getHeader('X-Request-Id') ?? ''),
-    requestPath: req.originalUrl.split('?')[0],
-    errorCode,
-    ...(documentedCodes.has(errorCode) ? { errorCodeEnum: errorCode } : {}),
-    message,
-    statusCode: status,
-    ...(extra.validationErrors ? { validationErrors: extra.validationErrors } : {}),
-    ...(extra.errorDetails ? { errorDetails: extra.errorDetails } : {}),
+    requestId: p.requestId,
+    requestPath: p.requestPath,
+    errorCode: p.errorCode,
+    ...(documentedCodes.has(p.errorCode) ? { errorCodeEnum: p.errorCode } : {}),
+    message: p.message,
+    statusCode: p.status,
+    ...(p.extra?.validationErrors ? { validationErrors: p.extra.validationErrors } : {}),
+    ...(p.extra?.errorDetails ? { errorDetails: p.extra.errorDetails } : {}),
   };
 }
 
@@ -64,19 +72,28 @@ export function echoedValue(root: Record<string, unknown>, parts: string[]): str
     cur = cur[part];
   }
   if (cur === undefined) return undefined;
-  const text = typeof cur === 'string' ? cur : (JSON.stringify(cur) ?? '');
+  let text: string;
+  try {
+    text = typeof cur === 'string' ? cur : (JSON.stringify(cur) ?? '');
+  } catch {
+    return undefined; // not representable (too deep to serialise): not echoed
+  }
   return text.length > MAX_ECHOED_VALUE ? text.slice(0, MAX_ECHOED_VALUE) + '…' : text;
+}
+
+/** The segments of a JSON Pointer (`/body/a~1b` -> ['body', 'a/b']), as the validator reports fields. */
+function pointerSegments(pointer: string): string[] {
+  return pointer
+    .split('/')
+    .filter(Boolean)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function validationIssues(req: Request, err: any): ValidationIssue[] {
   const root = { body: req.body, query: req.query, path: (req as any).openapi?.pathParams ?? req.params, headers: req.headers };
   return (err.errors ?? []).map((e: any) => {
     // The validator names path parameters `params`; the contract calls them `path`.
-    const parts = String(e.path ?? '')
-      .replace(/^\/?params\b/, '/path')
-      .split('/')
-      .filter(Boolean)
-      .map(decodeURIComponent);
+    const parts = pointerSegments(String(e.path ?? '').replace(/^\/?params\b/, '/path'));
     const value = echoedValue(root, parts);
     return { field: parts.join('.'), ...(value !== undefined ? { value } : {}), message: String(e.message ?? 'is invalid') };
   });
@@ -92,11 +109,6 @@ export function notFoundMessage(method: string, path: string): string {
   return `No such path: ${method} ${path}. API paths start with /api (for example /api/v1/account)`;
 }
 
-/** Whether the request carries a body at all (a missing body is not a content-type problem). */
-export function hasBody(req: Request): boolean {
-  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-}
-
 const VALIDATOR_STATUS_CODES: Record<number, [string, string]> = {
   400: ['VALIDATION_ERROR', 'Request validation failed'],
   404: ['NOT_FOUND', 'No such operation'],
@@ -105,7 +117,7 @@ const VALIDATOR_STATUS_CODES: Record<number, [string, string]> = {
   415: ['UNSUPPORTED_CONTENT_TYPE', 'Request bodies must be sent as application/json'],
 };
 
-export const errorMapper: ErrorRequestHandler = (err, req, res, _next) => {
+function mapError(err: any, req: Request, res: Response): void {
   if (res.headersSent) {
     req.log?.error({ err }, 'error after the response started');
     res.end();
@@ -114,23 +126,10 @@ export const errorMapper: ErrorRequestHandler = (err, req, res, _next) => {
   if (err instanceof DomainError) {
     return sendError(req, res, err.status, err.errorCode, err.message, err.details);
   }
-  // body-parser
-  if (err?.type === 'entity.parse.failed') {
-    return sendError(req, res, 400, 'INVALID_REQUEST_BODY', 'The request body is not valid JSON');
-  }
-  if (err?.type === 'entity.too.large') {
-    return sendError(req, res, 413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${err.limit} bytes`);
-  }
-  if (err?.type === 'charset.unsupported' || err?.type === 'encoding.unsupported') {
-    return sendError(req, res, 415, 'UNSUPPORTED_CONTENT_TYPE', err.message);
-  }
   // express-openapi-validator request errors (response errors carry status 500 and fall through)
   const known = typeof err?.status === 'number' && err.status < 500 ? VALIDATOR_STATUS_CODES[err.status] : undefined;
   if (known && Array.isArray(err.errors)) {
     const [code, message] = known;
-    if (err.status === 415 && !hasBody(req)) {
-      return sendError(req, res, 400, 'MISSING_REQUEST_BODY', 'This operation requires a JSON request body');
-    }
     if (err.status === 400) {
       return sendError(req, res, 400, code, message, { validationErrors: validationIssues(req, err) });
     }
@@ -139,4 +138,36 @@ export const errorMapper: ErrorRequestHandler = (err, req, res, _next) => {
   }
   req.log?.error({ err }, 'unexpected error');
   return sendError(req, res, 500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred');
+}
+
+export const errorMapper: ErrorRequestHandler = (err, req, res, _next) => {
+  try {
+    mapError(err, req, res);
+  } catch (failure) {
+    lastResort(req, res, err, failure);
+  }
 };
+
+/** When mapping itself failed: log both errors and answer a fixed JSON 500 (or drop the connection). */
+function lastResort(req: Request, res: Response, err: unknown, failure: unknown): void {
+  try {
+    req.log?.error({ err, failure }, 'the error mapper failed');
+  } catch {
+    // logging must not stop the answer
+  }
+  try {
+    if (res.headersSent) return void res.destroy();
+    const body = JSON.stringify(
+      errorBodyOf({
+        requestId: String(res.getHeader('X-Request-Id') ?? ''),
+        requestPath: String(req.originalUrl ?? '').split('?')[0],
+        status: 500,
+        errorCode: 'INTERNAL_SERVER_ERROR',
+        message: 'An unexpected error occurred',
+      }),
+    );
+    res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
+  } catch {
+    res.destroy();
+  }
+}

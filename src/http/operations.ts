@@ -51,17 +51,20 @@ export type HandlerMap<Ops extends OperationId> = { [Op in Ops]: Handler<Op> };
 /** Every operation of the contract, each with exactly one handler. */
 export type AllHandlers = HandlerMap<OperationId>;
 
-/** Reads the operationIds of a bundled OpenAPI document. */
-export function contractOperationIds(doc: any): string[] {
-  const ids: string[] = [];
+/** The operation objects (with an operationId) of a bundled OpenAPI document. */
+export function contractOperationObjects(doc: any): any[] {
+  const ops: any[] = [];
   for (const item of Object.values<any>(doc.paths ?? {})) {
     for (const [method, op] of Object.entries<any>(item)) {
-      if (['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'].includes(method) && op?.operationId) {
-        ids.push(op.operationId);
-      }
+      if (['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'].includes(method) && op?.operationId) ops.push(op);
     }
   }
-  return ids;
+  return ops;
+}
+
+/** Reads the operationIds of a bundled OpenAPI document. */
+export function contractOperationIds(doc: any): string[] {
+  return contractOperationObjects(doc).map((op) => op.operationId);
 }
 
 /** Refuses to start unless every operation has exactly one handler and every handler an operation. */

@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { ClientRequest, Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { strict as assert } from 'node:assert';
@@ -16,6 +17,7 @@ import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
 import { createApp, createJobGiveUps, createJobHandlers, createServices, loadContract, type Services } from '../../src/composition';
+import { answerClientErrors } from '../../src/http/client-errors';
 import { Worker, type WorkerOptions } from '../../src/jobs/worker';
 import type { BlobStore } from '../../src/storage/blob-store';
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
@@ -40,6 +42,13 @@ export interface Harness {
   database: TestDatabase;
   config: Config;
   request: supertest.Agent;
+  /**
+   * The app on a port of its own, served as main.ts serves it (started on the first call, closed
+   * by close()), for requests
+   * that need one server for their whole life, e.g. `withoutBodyFraming`; `request` starts a
+   * server per request.
+   */
+  listen(): Promise<supertest.Agent>;
   /** A user with an owner team (and Default Project) and one active API key. */
   user(opts?: { teamName?: string; billingType?: 'WALLET' | 'CLOUD_MARKETPLACE' }): Promise<TestUser>;
   /** Directory of this harness's local-disk platform storage (removed by close()). */
@@ -88,6 +97,7 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
   app.use(conformanceCheck(loadContract()), createApp(services, { logger, config }));
   const workers: Worker[] = [];
   const otherProcesses: Services[] = [];
+  let listening: Promise<{ server: Server; agent: supertest.Agent }> | undefined;
   return {
     app,
     services,
@@ -101,6 +111,13 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
       otherProcesses.push(other);
       const otherApp = createApp(other, { logger, config });
       return { app: otherApp, services: other, request: supertest(otherApp) };
+    },
+    async listen() {
+      listening ??= new Promise((resolve, reject) => {
+        const server = answerClientErrors(app.listen(0, '127.0.0.1', () => resolve({ server, agent: supertest(server) })));
+        server.once('error', reject);
+      });
+      return (await listening).agent;
     },
     startWorker(wopts = {}) {
       const worker = new Worker(services.jobs, { workerId: `test-worker-${workers.length + 1}`, log: logger, pollMs: 100, ...wopts });
@@ -136,6 +153,10 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
     async close() {
       await Promise.all(workers.map((w) => w.stop({ graceMs: 5_000 })));
       await Promise.all(otherProcesses.map((o) => o.db.destroy()));
+      if (listening) {
+        const { server } = await listening;
+        await new Promise((resolve) => server.close(resolve));
+      }
       await services.blobs.close();
       await database.drop();
       rmSync(blobDir, { recursive: true, force: true });
@@ -169,6 +190,18 @@ export function expectError(res: supertest.Response, status: number, errorCode: 
   assert.equal(res.body.statusCode, status);
   assert.equal(res.body.requestId, res.headers['x-request-id']);
   assert.ok(!Number.isNaN(Date.parse(res.body.timestamp)));
+}
+
+/**
+ * Sends `test` with neither Content-Length nor Transfer-Encoding (a request without a body, as
+ * some clients send a POST or PATCH); Node would add `Content-Length: 0`. Only on an agent of
+ * `listen()`, and after the test's headers are set.
+ */
+export function withoutBodyFraming(test: supertest.Test): supertest.Test {
+  const req = (test as unknown as { request(): ClientRequest }).request();
+  req.removeHeader('Content-Length');
+  req.removeHeader('Transfer-Encoding');
+  return test;
 }
 
 export const basic = (email: string, password: string) => 'Basic ' + Buffer.from(`${email}:${password}`).toString('base64');

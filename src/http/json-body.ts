@@ -1,0 +1,118 @@
+/**
+ * Request bodies of the API: reading and parsing JSON, and the rules about the body as a whole,
+ * each answered with the `Error` body and a precise errorCode:
+ *
+ * - no bytes at all (no Content-Length and no Transfer-Encoding, `Content-Length: 0`, or an empty
+ *   chunked body) is no body: nothing is parsed, `req.body` stays undefined, and an operation
+ *   whose contract says `requestBody.required` answers `400 MISSING_REQUEST_BODY`
+ *   (`requireBody`, one check for every operation, before request validation);
+ * - larger than the limit: `413 PAYLOAD_TOO_LARGE` (counted after decompression);
+ * - not JSON, or a body that does not decode with its Content-Encoding: `400 INVALID_REQUEST_BODY`;
+ * - nested deeper than `MAX_BODY_DEPTH`: `400 REQUEST_BODY_TOO_DEEP`;
+ * - a Content-Encoding other than identity, gzip, deflate or br: `415 UNSUPPORTED_CONTENT_ENCODING`;
+ *   a charset that is not UTF-8/16/32: `415 UNSUPPORTED_CONTENT_TYPE`.
+ *
+ * The raw bytes are kept as `req.rawBody`.
+ */
+import express, { Request, RequestHandler } from 'express';
+import { BadRequestError, DomainError } from '../shared/errors';
+import { contractOperationObjects } from './operations';
+
+/**
+ * Deepest nesting of arrays and objects accepted in a body (`{}` is 1). The contract's bodies
+ * need far less (a test checks); the limit keeps recursive code from running out of stack.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+/** Whether the request announces body bytes (a Content-Length above 0, or Transfer-Encoding). */
+export function hasBody(req: Request): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+}
+
+/** Whether the request came without a body: nothing announced, or nothing in it. */
+export function bodyIsMissing(req: Request): boolean {
+  const raw: Buffer | undefined = (req as any).rawBody;
+  return raw === undefined ? !hasBody(req) : raw.length === 0;
+}
+
+/** Whether `value` nests arrays and objects deeper than `max` (iterative: no recursion). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** The parser's failures as the API's errors; anything else stays an unexpected error. */
+function bodyError(err: any, req: Request): unknown {
+  switch (err?.type) {
+    case 'entity.parse.failed':
+      return new BadRequestError('INVALID_REQUEST_BODY', 'The request body is not valid JSON');
+    case 'entity.too.large':
+      return new DomainError(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${err.limit} bytes`);
+    case 'request.size.invalid':
+      return new BadRequestError('INVALID_REQUEST_BODY', 'The request body does not have the length its Content-Length announces');
+    case 'request.aborted':
+      return new BadRequestError('INVALID_REQUEST_BODY', 'The request body was cut short');
+    case 'charset.unsupported':
+      return new DomainError(415, 'UNSUPPORTED_CONTENT_TYPE', `Unsupported charset "${err.charset}"; send JSON as UTF-8`);
+    case 'encoding.unsupported':
+      return new DomainError(415, 'UNSUPPORTED_CONTENT_ENCODING', `Unsupported Content-Encoding "${err.encoding}"; use identity, gzip, deflate or br`);
+  }
+  // The decompression stream's own error (zlib's "incorrect header check", brotli's
+  // "Decompression failed", a cut stream...) is passed on with status 400 and no type.
+  const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (err?.status === 400 && err.type === undefined && encoding !== 'identity') {
+    return new BadRequestError('INVALID_REQUEST_BODY', `The request body is not valid ${encoding} data`);
+  }
+  return err;
+}
+
+/** The JSON parser of the API (body-parser), for requests that announce a body. */
+export function jsonBody(limitBytes: number): RequestHandler {
+  const parse = express.json({
+    limit: limitBytes,
+    type: ['application/json', 'application/*+json'],
+    verify: (req, _res, buf) => {
+      (req as any).rawBody = buf;
+    },
+  });
+  return (req, res, next) => {
+    if (!hasBody(req)) return next();
+    parse(req, res, (err?: unknown) => {
+      if (err) return next(bodyError(err, req));
+      if (bodyIsMissing(req)) req.body = undefined; // body-parser reads an empty body as {}
+      else if (nestedDeeperThan(req.body, MAX_BODY_DEPTH)) {
+        return next(new BadRequestError('REQUEST_BODY_TOO_DEEP', `The request body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`));
+      }
+      next();
+    });
+  };
+}
+
+/**
+ * `400 MISSING_REQUEST_BODY` for an operation whose contract requires a body when the request has
+ * none. Runs after the validator has resolved the operation (`req.openapi`) and before it
+ * validates the request, so it is one check for every operation.
+ */
+export function requireBody(contract: any): RequestHandler {
+  const required = new Set<string>();
+  for (const op of contractOperationObjects(contract)) {
+    // Request bodies are written inline in openapi/; a $ref here would hide `required`.
+    if (op.requestBody?.$ref) throw new Error(`requireBody: ${op.operationId} has a $ref request body; write it inline`);
+    if (op.requestBody?.required === true) required.add(op.operationId);
+  }
+  return (req, _res, next) => {
+    const operationId: string | undefined = (req as any).openapi?.schema?.operationId;
+    if (operationId !== undefined && required.has(operationId) && bodyIsMissing(req)) {
+      return next(new BadRequestError('MISSING_REQUEST_BODY', 'This operation requires a JSON request body'));
+    }
+    next();
+  };
+}
