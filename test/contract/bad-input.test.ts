@@ -104,8 +104,8 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       });
 
       // The JSON parser reads any body, so these hold for operations without a request body too.
-      it('a JSON body in an unsupported Content-Encoding is 415 UNSUPPORTED_CONTENT_TYPE', async () => {
-        expectError(await call(op, fill(op.path)).set('Content-Type', 'application/json').set('Content-Encoding', 'x-unknown').send('{}'), 415, 'UNSUPPORTED_CONTENT_TYPE');
+      it('a JSON body in an unsupported Content-Encoding is 415 UNSUPPORTED_CONTENT_ENCODING', async () => {
+        expectError(await call(op, fill(op.path)).set('Content-Type', 'application/json').set('Content-Encoding', 'x-unknown').send('{}'), 415, 'UNSUPPORTED_CONTENT_ENCODING');
       });
       if (!op.bodySchema) {
         it('a JSON body over the size limit is 413 PAYLOAD_TOO_LARGE (the operation takes none)', async () => {

@@ -11,7 +11,8 @@
  *   path the contract lacks is 404 `NOT_FOUND`, a method the path lacks 405 with `Allow`; 401
  *   for both when the credentials are missing or wrong, since authentication runs before the
  *   path is looked up (so no one learns which paths exist without a key). Every one carries
- *   X-Request-Id.
+ *   X-Request-Id. A path whose percent-escapes do not decode names no operation: it is
+ *   `400 INVALID_REQUEST_PATH`, answered before authentication.
  * - Responses outside `/api` (health, readiness, the served document, Swagger UI, signed media
  *   links) are not operations of the contract and are not checked here; their own tests cover
  *   them.
@@ -89,9 +90,23 @@ function headerNames(stored: OutgoingHttpHeaders, passed: unknown): Set<string> 
   return names;
 }
 
+function decodes(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** What is wrong with `status` and `headers` for this request (empty when nothing is). */
 function checkResponse(contract: Json, routes: Route[], req: { method: string; path: string; operationId?: string; headers: IncomingHttpHeaders }, status: number, headers: Set<string>): string[] {
   const problems: string[] = [];
+  if (!decodes(req.path)) {
+    if (!headers.has('x-request-id')) problems.push('has no X-Request-Id');
+    if (status !== 400) problems.push(`answered ${status}; a path that does not decode is documented as 400 only`);
+    return problems;
+  }
   const route = matchRoute(routes, req.path.slice(API_ROOT.length));
   const method = req.method.toLowerCase();
   const byId = req.operationId && Object.values<Json>(contract.paths).flatMap((item) => METHODS.map((m) => item[m])).find((op) => op?.operationId === req.operationId);
