@@ -32,7 +32,7 @@ describe(`Rate limits (${TEST_DIALECT})`, () => {
       const answers = [
         [await post().set('Content-Type', 'application/json').send('{"name": '), 400, 'INVALID_REQUEST_BODY'],
         [await post().send({ name: 'x'.repeat(2000) }), 413, 'PAYLOAD_TOO_LARGE'],
-        [await post().set('Content-Type', 'application/json').set('Content-Encoding', 'x-unknown').send('{}'), 415, 'UNSUPPORTED_CONTENT_TYPE'],
+        [await post().set('Content-Type', 'application/json').set('Content-Encoding', 'x-unknown').send('{}'), 415, 'UNSUPPORTED_CONTENT_ENCODING'],
         [await post().set('Content-Type', 'text/plain').send('name'), 415, 'UNSUPPORTED_CONTENT_TYPE'],
       ] as const;
       answers.forEach(([res, status, code], i) => {
