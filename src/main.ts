@@ -77,6 +77,11 @@ async function main(): Promise<void> {
         const { batches, bytes } = await services.videoOut.billDownloads();
         if (batches) log.info({ batches, bytes }, 'download bytes billed');
       }, { intervalMs: 10 * 60_000, log }),
+      // Stored bytes are sampled and charged (STORAGE) in daily batches per team.
+      new PeriodicTask('storage-billing', async () => {
+        const { charges } = await services.storageBilling.run();
+        if (charges) log.info({ charges }, 'storage usage billed');
+      }, { intervalMs: 60 * 60_000, log }),
       new PeriodicTask('idempotency-key-purge', async () => {
         const deleted = await services.idempotency.purgeExpired();
         if (deleted) log.info({ deleted }, 'purged idempotency keys past retention or lease');

@@ -5,6 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { resolveMediaBinaries, probeMedia } from '../../src/media';
+import { priceStorage } from '../../src/features/billing/storage-pricing';
 import { ingestionStore } from '../../src/features/videos/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
@@ -134,6 +135,16 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       assert.ok(a.jobItems.some((i: any) => i.category === 'ENCODER' && i.productName === 'H.264 / AVC'), JSON.stringify(a));
       assert.ok(a.cost.totalProcessingCostUsd > 0);
       assert.equal(res.body.video.masterVideo.id, source);
+    });
+
+    it('the appraisal estimates storage at the price storage billing charges: the output kept one month, rounded up', async () => {
+      const wallet = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body.video.processingJobAppraisal;
+      const month = priceStorage(h.config.priceList, wallet.estimation.fileSize / 1e9);
+      assert.equal(wallet.cost.estimatedStorageCostUsd, month.costMicros / 1e6);
+      assert.ok(wallet.cost.estimatedStorageCostUsd > 0, 'any stored output costs at least a mill');
+      await h.services.ledger.switchBillingType(u.teamId, 'CLOUD_MARKETPLACE', 'test');
+      const credits = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body.video.processingJobAppraisal;
+      assert.equal(credits.cost.estimatedStorageCostCredits, priceStorage(h.config.priceList, credits.estimation.fileSize / 1e9).costCredits);
     });
 
     it('startPosMs and endPosMs rules: INVALID_START_POSITION, INVALID_END_POSITION, end clamped to the duration', async () => {

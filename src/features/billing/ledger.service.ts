@@ -22,7 +22,7 @@ import {
 } from './billing.store';
 import { roundToMills } from './money';
 import type { PriceList } from './price-list';
-import { Category, priceJob, PricedJob, ProductUse } from './pricing';
+import { Category, priceJob, PricedJob, PricedProduct, ProductUse } from './pricing';
 
 export interface ChargeInput {
   /** The processing job; a second charge with the same id returns the first. */
@@ -42,11 +42,18 @@ export function monthStart(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
 }
 
+/**
+ * Told in the transaction that closes a billing period, before the team row is locked, so it can
+ * book what belongs to the period (storage usage up to `boundary`, the period's end).
+ */
+export type PeriodClosingHook = (trx: Db, teamId: string, boundary: Date) => Promise<void>;
+
 export class LedgerService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly priceList: PriceList,
+    private readonly closingHooks: PeriodClosingHook[] = [],
   ) {}
 
   get prices(): PriceList {
@@ -55,7 +62,12 @@ export class LedgerService {
 
   /** The same service working inside the caller's transaction (its own transactions become savepoints). */
   within(trx: Db): LedgerService {
-    return new LedgerService(trx, this.clock, this.priceList);
+    return new LedgerService(trx, this.clock, this.priceList, this.closingHooks);
+  }
+
+  /** Registers what runs in the transaction that closes a period (see PeriodClosingHook). */
+  onPeriodClosing(hook: PeriodClosingHook): void {
+    this.closingHooks.push(hook);
   }
 
   /** The wallet's processing balance in micro-USD (what a job's cost is checked against). */
@@ -192,13 +204,22 @@ export class LedgerService {
     });
   }
 
-  /** Storage (GB-months) or download (GB) use of a video, charged as a UTILITIES record. */
+  /** Storage (GB-months) or download (GB) use, priced per product (priceJob) and booked with `bookUtility`. */
   async accrueUtility(teamId: string, u: { jobId: string; videoId?: string; product: ProductUse }): Promise<ChargeResult> {
     if (!['STORAGE', 'DOWNLOAD_S3', 'DOWNLOAD_HTTPS'].includes(u.product.category)) {
       throw new DomainError(400, 'INVALID_INPUT', 'Utilities are storage or download products');
     }
     const priced = priceJob(this.priceList, [u.product]);
-    const p = priced.products[0];
+    return this.bookUtility(teamId, { jobId: u.jobId, videoId: u.videoId, product: priced.products[0] });
+  }
+
+  /**
+   * Books a priced utility (storage, download) as a UTILITIES record in the team's billing type:
+   * `costMicros` on the wallet's utilities balance, or `costCredits` on the usage ledger.
+   * Idempotent by `jobId`.
+   */
+  async bookUtility(teamId: string, u: { jobId: string; videoId?: string; product: PricedProduct }): Promise<ChargeResult> {
+    const p = u.product;
     return this.db.transaction(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
@@ -230,8 +251,9 @@ export class LedgerService {
 
   /**
    * The monthly period job: closes every open period started before the current UTC month
-   * (ended at the month boundary) and opens a period for every wallet team without one, each
-   * with a `BILLING_PERIOD_STARTED` adjustment. Safe to run any number of times.
+   * (ended at the month boundary, after the closing hooks booked what belongs to it) and opens a
+   * period for every wallet team without one, each with a `BILLING_PERIOD_STARTED` adjustment.
+   * Safe to run any number of times.
    */
   async rollPeriods(): Promise<{ closed: number; opened: number }> {
     const now = this.clock.now();
@@ -240,6 +262,7 @@ export class LedgerService {
     let opened = 0;
     for (const p of await periodsStore.openBefore(this.db, boundary)) {
       await this.db.transaction(async (trx) => {
+        for (const hook of this.closingHooks) await hook(trx, p.teamId, boundary);
         await ledgerStore.lockTeam(trx, p.teamId);
         await periodsStore.end(trx, p.id, boundary);
         closed++;
@@ -307,7 +330,7 @@ export class LedgerService {
       amount?: number;
       videoId?: string;
       sourceVideoId?: string;
-      products?: import('./pricing').PricedProduct[];
+      products?: PricedProduct[];
       discountPercentage?: number;
       adjustmentType?: AdjustmentType;
       reason?: string;

@@ -8,6 +8,7 @@ import type { Clock } from '../../shared/clock';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { Page, PageRequest } from '../../shared/paging';
 import { recordEvent } from '../../webhooks/events';
+import { sampleStorage } from '../billing/storage-meter';
 import type { AccountsService } from '../accounts/accounts.service';
 import { VideoEvents } from './video-events';
 import { PURGE_BLOBS_JOB, PurgeBlobsPayload } from './video-purge';
@@ -108,6 +109,8 @@ export class VideosService {
     for (const videoId of removed) {
       await recordEvent(trx, { teamId: teamOf.get(videoId) ?? video.teamId, eventType: VideoEvents.videoDeleted, videoId, occurredAt: now });
     }
+    // Their stored bytes stop accruing now.
+    for (const teamId of new Set([video.teamId, ...teamOf.values()])) await sampleStorage(trx, teamId, now);
     await this.jobs.enqueue(trx, { kind: PURGE_BLOBS_JOB, payload });
     return removed;
   }
