@@ -565,8 +565,10 @@ export interface paths {
          *     the source video; its `videoId` is in the response. Progress is reported by
          *     `GET /v1/videos/{videoId}/processing/status`, `GET /v1/videos/{videoId}` and the
          *     `video_processing` webhook events. `409` when the appraisal can no longer be accepted,
-         *     for example because billing changed since it was made (`APPRAISAL_BILLING_OUT_DATED`).
-         *     An expired or unknown appraisal gives `404`.
+         *     for example because billing changed since it was made (`APPRAISAL_BILLING_OUT_DATED`),
+         *     or when a team billed through the cloud marketplace has no current agreement to charge
+         *     the job to (`CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE`). An expired or unknown appraisal
+         *     gives `404`.
          */
         post: operations["acceptVideoProcessingAppraisal"];
         delete?: never;
@@ -596,7 +598,8 @@ export interface paths {
          *     given options, without a prior appraisal. A new video is created in the team and project
          *     of the source video; its `videoId` is in the response. A team whose projected balance
          *     cannot cover the job gets `400 INSUFFICIENT_PROJECTED_BALANCE_ERROR`. `409` when the
-         *     source video's data is not yet in the platform.
+         *     source video's data is not yet in the platform, or when a team billed through the cloud
+         *     marketplace has no current agreement (`CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE`).
          */
         post: operations["startProcessingByVideoId"];
         delete?: never;

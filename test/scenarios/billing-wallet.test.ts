@@ -242,7 +242,17 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     expectError(await get('/v2/wallet/billing-periods/latest/transactions'), 409, 'TEAM_NOT_BILLED_THROUGH_WALLET');
     // without teamId the list simply leaves marketplace teams out
     assert.equal((await get('/v2/wallet/billing-periods')).body.totalElements, 0);
-    // and charges now go to the credits ledger
+    // and charges now go to the credits ledger, under an agreement
+    await h.services.billing.linkAgreement({
+      teamId: u.teamId,
+      agreementId: 'agmt-moved',
+      licenseId: 'lic-1',
+      offerId: 'offer-1',
+      productId: 'prod-1',
+      productName: 'Vidmill',
+      buyerAccountId: '111122223333',
+      sellerAccountId: '444455556666',
+    });
     const c = await h.services.ledger.charge(u.teamId, job('job-m'));
     assert.equal(c.billingType, 'CLOUD_MARKETPLACE');
   });

@@ -170,6 +170,15 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       expectError(await post(`/v1/videos/${source}/processing/appraisals/3fa85f64-5717-4562-b3fc-2c963f66afa6/accept`), 404, 'RESOURCE_NOT_FOUND');
     });
 
+    it('accepting for a marketplace team with no current agreement is 409 CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE and creates nothing', async () => {
+      await h.services.ledger.switchBillingType(u.teamId, 'CLOUD_MARKETPLACE', 'test');
+      const a = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body;
+      expectError(await post(`/v1/videos/${source}/processing/appraisals/${a.appraisalId}/accept`), 409, 'CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE');
+      expectError(await post(`/v1/videos/${source}/processing/start`, UPSCALE_4K), 409, 'CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE');
+      expectError(await get(`/v1/videos/${a.video.id}`), 404, 'RESOURCE_NOT_FOUND');
+      assert.equal((await h.services.billing.creditsUsage(u.userId, undefined, {}, { pageNumber: 0, pageSize: 10, sortDirection: 'ASC' })).totalElements, 0);
+    });
+
     it('accepting creates the processed video, charges once, processes and ingests it with their events', async () => {
       await h.services.ledger.topUp(u.teamId, 100_000_000);
       const a = (await post(`/v1/videos/${source}/processing/appraisals/create`, { ...H264_MP4, encodingConfiguration: { codec: 'H264', bitrate: 500000 } })).body;

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
-import { DomainError, NotFoundError } from '../../shared/errors';
+import { ConflictError, DomainError, NotFoundError } from '../../shared/errors';
 import { BillingType, teamsStore } from '../accounts/accounts.store';
 import {
   AdjustmentType,
@@ -87,7 +87,10 @@ export class LedgerService {
     return { billingType: team.billingType, ...priceJob(this.priceList, products) };
   }
 
-  /** Charges a processing job to the team's ledger; idempotent by `jobId`. */
+  /**
+   * Charges a processing job to the team's ledger; idempotent by `jobId`. A cloud-marketplace
+   * team needs a current agreement (409 CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE otherwise).
+   */
   async charge(teamId: string, input: ChargeInput): Promise<ChargeResult> {
     const priced = priceJob(this.priceList, input.products);
     return this.db.transaction(async (trx) => {
@@ -97,11 +100,17 @@ export class LedgerService {
         const existing = await creditsStore.byJobId(trx, input.jobId);
         if (existing) return { billingType: 'CLOUD_MARKETPLACE', jobId: input.jobId, credits: existing.credits, duplicate: true };
         const agreement = await agreementsStore.activeForTeam(trx, teamId);
+        if (!agreement) {
+          throw new ConflictError(
+            'CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE',
+            `Team ${teamId} is billed through the cloud marketplace but has no current agreement; work can be charged again once it has one, or is billed through the wallet`,
+          );
+        }
         await creditsStore.insert(
           trx,
           {
             teamId,
-            agreementId: agreement?.agreementId,
+            agreementId: agreement.agreementId,
             type: 'PROCESSING',
             category: 'PROCESSING',
             credits: priced.costCredits,
