@@ -188,7 +188,10 @@ export class LedgerService {
     await this.adjust(teamId, { amountMicros, adjustmentType: 'CREDITS_BOUGHT', reason, balance: 'processing' });
   }
 
-  /** A signed adjustment of one balance of a wallet team, with its reason. */
+  /**
+   * A signed adjustment of one balance of a wallet team, with its reason. The amount is rounded
+   * half away from zero to whole mills; one that rounds to zero is refused (400 INVALID_INPUT).
+   */
   async adjust(
     teamId: string,
     a: { amountMicros: number; adjustmentType: AdjustmentType; reason: string; balance: BalanceKind; category?: Category; videoId?: string },
@@ -196,6 +199,13 @@ export class LedgerService {
     if (!Number.isSafeInteger(a.amountMicros)) throw new DomainError(400, 'INVALID_INPUT', 'Amount must be whole micro-units');
     if (!a.reason.trim()) throw new DomainError(400, 'INVALID_INPUT', 'An adjustment needs a reason');
     const amount = roundToMills(a.amountMicros);
+    if (amount === 0) {
+      throw new DomainError(
+        400,
+        'INVALID_INPUT',
+        `The amount ${a.amountMicros / 1e6} USD rounds to 0.000 USD: the ledger books whole mills (0.001 USD), so an adjustment must be at least 0.0005 USD either way`,
+      );
+    }
     await this.db.transaction(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
