@@ -1980,7 +1980,7 @@ export interface components {
             readonly deletionEligibleAt?: string;
         };
         ApiKeyPost: {
-            /** @description Label of the key. */
+            /** @description Label of the key. At least one character that is not white space. */
             name: string;
             /** @description Free text about the key. */
             description?: string;
@@ -1988,7 +1988,7 @@ export interface components {
             active: boolean;
         };
         ApiKeyPatch: {
-            /** @description New label. */
+            /** @description New label. At least one character that is not white space. */
             name?: string;
             /** @description New description. */
             description?: string;
@@ -2291,7 +2291,7 @@ export interface components {
             region?: string;
             /** @description Address the bucket in the path (`https://host/bucket/key`) instead of the host name; default false. */
             forcePathStyle?: boolean;
-            /** @description Name of the location. */
+            /** @description Name of the location. At least one character that is not white space. */
             name: string;
         };
         BucketLocationPatch: {
@@ -2310,7 +2310,7 @@ export interface components {
             region?: string;
             /** @description Address the bucket in the path (`https://host/bucket/key`) instead of the host name; default false. */
             forcePathStyle?: boolean;
-            /** @description Name of the location. */
+            /** @description Name of the location. At least one character that is not white space. */
             name?: string;
         };
         /** @description A bucket that video is read from, with masked credentials. */
@@ -2366,7 +2366,7 @@ export interface components {
         };
         /** @description Body that creates a processing configuration. */
         VideoProcessingConfigurationPost: {
-            /** @description Name of the configuration. */
+            /** @description Name of the configuration. At least one character that is not white space. */
             name: string;
             /** @description The processing options to store. */
             options: components["schemas"]["VideoProcessingConfigurationOptions"];
@@ -3008,11 +3008,11 @@ export interface components {
             teamId: string;
         };
         ProjectPost: {
-            /** @description Name of the project. */
+            /** @description Name of the project. At least one character that is not white space. */
             name: string;
         };
         ProjectPatch: {
-            /** @description New name of the project. */
+            /** @description New name of the project. At least one character that is not white space. */
             name?: string;
         };
         /** @description A page of projects. */
@@ -3033,7 +3033,7 @@ export interface components {
         };
         /** @description Body that creates a master video from a file at an HTTPS URL. */
         CreateMasterVideoFromHttps: {
-            /** @description Name of the new video. */
+            /** @description Name of the new video. At least one character that is not white space. */
             name: string;
             /** @description Free-text description of the new video. */
             description?: string;
@@ -3055,7 +3055,7 @@ export interface components {
         };
         /** @description Body that creates a master video from an object in a bucket given with its credentials. */
         CreateMasterVideoFromBucket: {
-            /** @description Name of the new video. */
+            /** @description Name of the new video. At least one character that is not white space. */
             name: string;
             /** @description Free-text description of the new video. */
             description?: string;
@@ -3073,7 +3073,7 @@ export interface components {
         };
         /** @description Body that creates a master video from an object in the bucket of an input location. */
         CreateMasterVideoFromBucketInputLocation: {
-            /** @description Name of the new video. */
+            /** @description Name of the new video. At least one character that is not white space. */
             name: string;
             /** @description Free-text description of the new video. */
             description?: string;
@@ -3210,7 +3210,7 @@ export interface components {
         };
         /** @description Changes to a video; at least one property. */
         VideoPatch: {
-            /** @description New name of the video. */
+            /** @description New name of the video. At least one character that is not white space. */
             name?: string;
             /** @description New description of the video. */
             description?: string;
@@ -4128,7 +4128,7 @@ export interface components {
         };
         /** @description Settings of a new webhook. */
         WebhookPost: {
-            /** @description Name of the webhook. */
+            /** @description Name of the webhook. At least one character that is not white space. */
             name: string;
             /** @description Free-text description of the webhook. */
             description?: string;
@@ -4156,7 +4156,7 @@ export interface components {
         };
         /** @description Settings to change on a webhook; activation is changed through its own operations. */
         WebhookPatch: {
-            /** @description New name. */
+            /** @description New name. At least one character that is not white space. */
             name?: string;
             /** @description New description. */
             description?: string;
@@ -4474,7 +4474,7 @@ export interface components {
          */
         EndPositionMillisecondsParam: number;
         /**
-         * @description Name of the new video. Derived from the source video's name when absent.
+         * @description Name of the new video (at least one character that is not white space). Derived from the source video's name when absent.
          * @example Beach sunset (UHD)
          */
         VideoNameParam: string;
@@ -6706,7 +6706,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Name of the new video. Derived from the source video's name when absent.
+                 * @description Name of the new video (at least one character that is not white space). Derived from the source video's name when absent.
                  * @example Beach sunset (UHD)
                  */
                 videoName?: components["parameters"]["VideoNameParam"];
@@ -6782,7 +6782,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Name of the new video. Derived from the source video's name when absent.
+                 * @description Name of the new video (at least one character that is not white space). Derived from the source video's name when absent.
                  * @example Beach sunset (UHD)
                  */
                 videoName?: components["parameters"]["VideoNameParam"];
@@ -6892,7 +6892,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Name of the new video. Derived from the source video's name when absent.
+                 * @description Name of the new video (at least one character that is not white space). Derived from the source video's name when absent.
                  * @example Beach sunset (UHD)
                  */
                 videoName?: components["parameters"]["VideoNameParam"];
