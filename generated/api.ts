@@ -1469,8 +1469,8 @@ export interface paths {
          * @description Sends a stored event again as a new series of attempts: the record becomes pending, its
          *     retry window starts anew, and its earlier attempts stay in `responses`. The payload is the
          *     one frozen when the event happened (same `id`, so receivers may still drop repeats).
-         *     The webhook must be active (`409` with `errorCode` `WEBHOOK_NOT_ACTIVE`); an event whose
-         *     delivery is still undecided gives `409` with `errorCode` `CONFLICT`.
+         *     The webhook must be active and not deleted (`409` with `errorCode` `WEBHOOK_NOT_ACTIVE`);
+         *     an event whose delivery is still undecided gives `409` with `errorCode` `CONFLICT`.
          */
         post: operations["replayWebhookEventById"];
         delete?: never;
@@ -1492,7 +1492,7 @@ export interface paths {
          * Replay failed webhook events
          * @description Queues every failed event record (delivery given up, `successful` false) that matches the
          *     filter for a new series of attempts, and answers how many were queued. Records of
-         *     inactive webhooks are skipped. `teamId` limits the replay to one team (default: every
+         *     inactive or deleted webhooks are skipped. `teamId` limits the replay to one team (default: every
          *     team the caller belongs to); `occurredAtFrom` (inclusive) and `occurredAtUntil`
          *     (exclusive) select by `payload.occurredAt` (`400` with `errorCode`
          *     `INVALID_DATE_TIME_RANGE` when from is later than until); `testMode` includes, excludes
@@ -1636,7 +1636,11 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook
-         * @description Deletes a webhook. Deliveries still pending for it are dropped.
+         * @description Deletes a webhook: it is no longer listed or found and gets no new events. Its event
+         *     records and their attempts stay readable (`GET /v1/webhooks/events`,
+         *     `GET /v1/webhooks/events/{id}`) for their usual retention (10 days, test events 1 day).
+         *     A delivery still pending is not sent: its next attempt is recorded with `errorCode`
+         *     `WEBHOOK_DELETED`. Replaying its events answers `409 WEBHOOK_NOT_ACTIVE`.
          */
         delete: operations["deleteWebhookById"];
         options?: never;

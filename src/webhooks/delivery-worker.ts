@@ -196,7 +196,7 @@ export class DeliveryWorker {
     return eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds);
   }
 
-  /** The webhooks of a claimed batch, read once (a missing one was deleted with its deliveries). */
+  /** The webhooks of a claimed batch, read once (deleted ones too; a missing one was swept with its deliveries). */
   private async webhooksOf(batch: DeliveryRecord[]): Promise<Map<string, WebhookRecord>> {
     if (!batch.length) return new Map();
     const list = await webhooksStore.byIds(this.deps.db, [...new Set(batch.map((d) => d.webhookId))]);
@@ -214,13 +214,15 @@ export class DeliveryWorker {
 
   private async attempt(d: DeliveryRecord, webhook: WebhookRecord | null): Promise<void> {
     const { clock } = this.deps;
-    if (!webhook) return; // deleted: its deliveries go with it
+    if (!webhook) return; // swept: its deliveries went with it
     const attemptNumber = d.attemptCount + 1;
     const requestedAt = clock.now();
     const seriesStartedAt = d.seriesStartedAt ?? requestedAt;
     const started = performance.now();
     let result: SendResult;
-    if (!webhook.active) {
+    if (webhook.deletedAt) {
+      result = { statusCode: 0, errorCode: 'WEBHOOK_DELETED', errorMessage: 'The webhook was deleted; the event was not sent' };
+    } else if (!webhook.active) {
       result = { statusCode: 0, errorCode: 'WEBHOOK_NOT_ACTIVE', errorMessage: 'The webhook was deactivated; the event was not sent' };
     } else {
       result = await this.send(d, webhook.url, webhook.rateLimitPerSecond, attemptNumber);
