@@ -3934,7 +3934,7 @@ export interface components {
             readonly errorMessage?: string;
             /**
              * Format: date-time
-             * @description Retry time taken from a parsable `Retry-After` on a `429` or `503` answer.
+             * @description When a `429` or `503` answer carried a parsable `Retry-After`: the time the next attempt was scheduled for, that time clamped to the retry window (the raw header is in `responseHeaders`). Absent when no attempt follows.
              */
             readonly responseRetryAt?: string;
             /** @description Selected answer headers, each value cut to 50 characters; kept for failed attempts only. */

@@ -231,6 +231,13 @@ export class DeliveryWorker {
     const now = clock.now();
     const ok = result.statusCode >= 200 && result.statusCode < 300;
     const retryAt = !ok && (result.statusCode === 429 || result.statusCode === 503) ? parseRetryAfter(result.headers?.['retry-after'], now) : undefined;
+    let next: { status: 'pending' | 'succeeded' | 'failed'; nextAttemptAt?: Date; successful?: boolean };
+    if (ok) next = { status: 'succeeded', successful: true };
+    else if (!webhook.active) next = { status: 'failed', successful: false };
+    else {
+      const at = this.nextAttemptAt(attemptNumber, now, seriesStartedAt, webhook.maxTotalRetryDelayMinutes, retryAt);
+      next = at ? { status: 'pending', nextAttemptAt: at } : { status: 'failed', successful: false };
+    }
     const attempt: AttemptRecord = {
       id: randomUUID(),
       deliveryId: d.id,
@@ -241,16 +248,11 @@ export class DeliveryWorker {
       responseBody: result.body === undefined ? undefined : result.body.slice(0, MAX_BODY_CHARS),
       errorCode: result.errorCode ?? (ok ? undefined : 'WEBHOOK_ENDPOINT_ERROR'),
       errorMessage: (result.errorMessage ?? (ok ? undefined : `The endpoint answered HTTP ${result.statusCode}`))?.slice(0, MAX_ERROR_MESSAGE_CHARS),
-      responseRetryAt: retryAt,
+      // When the retry the receiver asked for really is: clamped to the retry window, none past it.
+      // (The raw Retry-After stays in responseHeaders.)
+      responseRetryAt: retryAt && next.nextAttemptAt,
       responseHeaders: ok || !result.headers ? undefined : cutHeaders(result.headers),
     };
-    let next: { status: 'pending' | 'succeeded' | 'failed'; nextAttemptAt?: Date; successful?: boolean };
-    if (ok) next = { status: 'succeeded', successful: true };
-    else if (!webhook.active) next = { status: 'failed', successful: false };
-    else {
-      const at = this.nextAttemptAt(attemptNumber, now, seriesStartedAt, webhook.maxTotalRetryDelayMinutes, retryAt);
-      next = at ? { status: 'pending', nextAttemptAt: at } : { status: 'failed', successful: false };
-    }
     const recorded = await eventsStore.finishAttempt(this.deps.db, this.owner, attempt, { ...next, seriesStartedAt, updatedAt: now });
     if (!recorded) this.deps.log.warn({ deliveryId: d.id }, 'webhook delivery lease was lost; attempt not recorded');
   }

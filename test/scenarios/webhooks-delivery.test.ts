@@ -186,6 +186,24 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     assert.equal((await event(d.id)).successful, true);
   });
 
+  it('responseRetryAt is when the next attempt really is: clamped to the retry window, absent when none follows', async () => {
+    await webhook({ maxTotalRetryDelayMinutes: 10 });
+    receiver.answer(() => ({ status: 503, headers: { 'Retry-After': '3600' } }));
+    const [d] = await emit();
+    const start = h.clock.now().getTime();
+    await worker.drain();
+    let e = await event(d.id);
+    assert.equal(Date.parse(e.responses[0].responseRetryAt), start + 10 * MIN, 'an hour asked; the next try is at the window end');
+    assert.equal(e.responses[0].responseRetryAt, e.nextAttemptEarliestAt);
+    assert.equal(e.responses[0].responseHeaders['retry-after'], '3600', 'the raw header is kept');
+    h.clock.set(new Date(start + 10 * MIN));
+    await worker.drain();
+    e = await event(d.id);
+    assert.equal(e.successful, false);
+    assert.equal(e.responses[1].responseRetryAt, undefined, 'the window is used up: no retry');
+    assert.equal(e.responses[1].responseHeaders['retry-after'], '3600');
+  });
+
   it('timeouts and dropped connections are failed attempts with statusCode 0', async () => {
     const fast = newWorker({ timeoutMs: 300 });
     await webhook();
