@@ -122,6 +122,26 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     assert.equal((await storageTransactions(u.teamId)).length, 1);
   });
 
+  it('storage changes and charges of one team at the same time do not deadlock and count every byte once (lock order: team, then meter)', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await store(u, Buffer.alloc(100_000, i)));
+    h.clock.advance(2 * DAY);
+    // On PostgreSQL the charges run in another process, interleaved with the deletions; on SQLite
+    // (one writer) the one connection runs them in turn.
+    const biller = TEST_DIALECT === 'postgres' ? h.anotherProcess().services.storageBilling : h.services.storageBilling;
+    const work: Promise<unknown>[] = [];
+    for (const id of ids) {
+      work.push(h.request.delete(`/api/v1/videos/${id}`).set('X-API-Key', u.apiKey).then((r) => assert.equal(r.status, 200, JSON.stringify(r.body))));
+      work.push(biller.billTeam(u.teamId));
+    }
+    await Promise.all(work);
+    h.clock.advance(DAY);
+    await run();
+    // 600 kB for two days of November: 0.12 USD, charged once in all
+    assert.equal((await storageTransactions(u.teamId)).reduce((s, t) => s + t.amountMicros, 0), -120_000);
+    assert.equal((await storageStore.meter(h.services.db, u.teamId))?.bytes, 0);
+  });
+
   it('cloud marketplace: storage is charged in credits, and waits while the team has no current agreement', async () => {
     const m = await h.user({ billingType: 'CLOUD_MARKETPLACE' });
     await store(m);

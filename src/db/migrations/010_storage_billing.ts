@@ -13,10 +13,15 @@ import type { Knex } from 'knex';
  *   running total minus what was charged before.
  * - `webhooks.deleted_at`: a deleted webhook's row stays (hidden from the webhook operations)
  *   while its events are kept; the history sweep removes it with the last of them.
+ *
+ * `storage_meters` and `storage_usage` have no foreign key to `teams` on purpose: on PostgreSQL
+ * such an insert takes a key-share lock on the team row, and a storage change holding the meter
+ * must never wait for the team row that a storage charge holds while it waits for the meter.
+ * (Teams are never deleted.)
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('storage_meters', (t) => {
-    t.uuid('team_id').primary().references('teams.id').onDelete('CASCADE');
+    t.uuid('team_id').primary();
     t.bigInteger('bytes').notNullable();
     // Start of the open interval: usage before it is in storage_usage.
     t.timestamp('since', { useTz: true }).notNullable();
@@ -41,7 +46,7 @@ export async function up(knex: Knex): Promise<void> {
 
   await knex.schema.createTable('storage_usage', (t) => {
     t.bigIncrements('seq');
-    t.uuid('team_id').notNullable().references('teams.id').onDelete('CASCADE');
+    t.uuid('team_id').notNullable();
     t.timestamp('month_start', { useTz: true }).notNullable();
     t.timestamp('from_at', { useTz: true }).notNullable();
     t.timestamp('to_at', { useTz: true }).notNullable();

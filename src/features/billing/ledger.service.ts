@@ -43,8 +43,8 @@ export function monthStart(d: Date): Date {
 }
 
 /**
- * Told in the transaction that closes a billing period, before the team row is locked, so it can
- * book what belongs to the period (storage usage up to `boundary`, the period's end).
+ * Told in the transaction that closes a billing period, before the period ends, so it can book
+ * what belongs to the period (storage usage up to `boundary`, the period's end).
  */
 export type PeriodClosingHook = (trx: Db, teamId: string, boundary: Date) => Promise<void>;
 
@@ -281,8 +281,8 @@ export class LedgerService {
     let opened = 0;
     for (const p of await periodsStore.openBefore(this.db, boundary)) {
       await this.db.transaction(async (trx) => {
-        for (const hook of this.closingHooks) await hook(trx, p.teamId, boundary);
         await ledgerStore.lockTeam(trx, p.teamId);
+        for (const hook of this.closingHooks) await hook(trx, p.teamId, boundary);
         await periodsStore.end(trx, p.id, boundary);
         closed++;
       });

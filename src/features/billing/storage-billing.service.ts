@@ -10,8 +10,9 @@
  * - Each batch of one month is priced as the month's running total (rounded up once) minus what
  *   the month has been charged before, so daily batches add up to the monthly price.
  * - Exactly once: the charge row, the ledger record (job id `storage:<charge id>`) and the
- *   marking of its intervals are written in one transaction with the meter locked; a process
- *   that dies in between leaves everything unbilled for the next run, nothing is charged twice.
+ *   marking of its intervals are written in one transaction with the team and the meter locked;
+ *   a process that dies in between leaves everything unbilled for the next run, nothing is
+ *   charged twice.
  * - A cloud-marketplace team without a current agreement is not charged: its usage stays
  *   unbilled until it has an agreement again or is switched to the wallet.
  */
@@ -82,9 +83,9 @@ export class StorageBillingService {
   async billTeam(teamId: string, opts: { upTo?: Date } = {}): Promise<number> {
     return this.db.transaction(async (trx) => {
       const now = this.clock.now();
-      // The meter first (the lock order of every storage change), then the team.
-      await sampleStorage(trx, teamId, now);
+      // The team, then the meter (the lock order in storage-meter.ts).
       await ledgerStore.lockTeam(trx, teamId);
+      await sampleStorage(trx, teamId, now);
       const team = await teamsStore.byId(trx, teamId);
       if (!team) return 0;
       if (team.billingType === 'CLOUD_MARKETPLACE' && !(await agreementsStore.activeForTeam(trx, teamId))) return 0;

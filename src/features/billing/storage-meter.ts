@@ -6,14 +6,19 @@
  * now. The periodic storage-billing task samples every team too, so a change made elsewhere is
  * picked up within the task's interval.
  *
- * Lock order: the meter row first, the team row (ledger) after it, as every storage charge does.
+ * Lock order (PostgreSQL): the team row before the meter. A storage charge locks the team, then
+ * the meter; a change samples last in its transaction and takes no team lock after the meter
+ * (the storage tables have no foreign key to teams for that reason).
  */
 import type { Knex } from 'knex';
 import { monthStart } from './ledger.service';
 import { nextMonthStart } from './storage-pricing';
 import { storageStore } from './storage.store';
 
-/** Closes the team's open interval at `now` and restarts the meter with the bytes stored now. */
+/**
+ * Closes the team's open interval at `now` and restarts the meter with the bytes stored now.
+ * Call it as the last write of the change's transaction (see the lock order above).
+ */
 export async function sampleStorage(db: Knex, teamId: string, now: Date): Promise<void> {
   await db.transaction(async (trx) => {
     const meter = await storageStore.lockMeter(trx, teamId, now);

@@ -109,9 +109,9 @@ export class VideosService {
     for (const videoId of removed) {
       await recordEvent(trx, { teamId: teamOf.get(videoId) ?? video.teamId, eventType: VideoEvents.videoDeleted, videoId, occurredAt: now });
     }
-    // Their stored bytes stop accruing now.
-    for (const teamId of new Set([video.teamId, ...teamOf.values()])) await sampleStorage(trx, teamId, now);
     await this.jobs.enqueue(trx, { kind: PURGE_BLOBS_JOB, payload });
+    // Their stored bytes stop accruing now (the sample is the last write: see storage-meter.ts).
+    for (const teamId of new Set([video.teamId, ...teamOf.values()])) await sampleStorage(trx, teamId, now);
     return removed;
   }
 
