@@ -565,8 +565,10 @@ export interface paths {
          *     the source video; its `videoId` is in the response. Progress is reported by
          *     `GET /v1/videos/{videoId}/processing/status`, `GET /v1/videos/{videoId}` and the
          *     `video_processing` webhook events. `409` when the appraisal can no longer be accepted,
-         *     for example because billing changed since it was made (`APPRAISAL_BILLING_OUT_DATED`).
-         *     An expired or unknown appraisal gives `404`.
+         *     for example because billing changed since it was made (`APPRAISAL_BILLING_OUT_DATED`),
+         *     or when a team billed through the cloud marketplace has no current agreement to charge
+         *     the job to (`CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE`). An expired or unknown appraisal
+         *     gives `404`.
          */
         post: operations["acceptVideoProcessingAppraisal"];
         delete?: never;
@@ -596,7 +598,8 @@ export interface paths {
          *     given options, without a prior appraisal. A new video is created in the team and project
          *     of the source video; its `videoId` is in the response. A team whose projected balance
          *     cannot cover the job gets `400 INSUFFICIENT_PROJECTED_BALANCE_ERROR`. `409` when the
-         *     source video's data is not yet in the platform.
+         *     source video's data is not yet in the platform, or when a team billed through the cloud
+         *     marketplace has no current agreement (`CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE`).
          */
         post: operations["startProcessingByVideoId"];
         delete?: never;
@@ -1466,8 +1469,8 @@ export interface paths {
          * @description Sends a stored event again as a new series of attempts: the record becomes pending, its
          *     retry window starts anew, and its earlier attempts stay in `responses`. The payload is the
          *     one frozen when the event happened (same `id`, so receivers may still drop repeats).
-         *     The webhook must be active (`409` with `errorCode` `WEBHOOK_NOT_ACTIVE`); an event whose
-         *     delivery is still undecided gives `409` with `errorCode` `CONFLICT`.
+         *     The webhook must be active and not deleted (`409` with `errorCode` `WEBHOOK_NOT_ACTIVE`);
+         *     an event whose delivery is still undecided gives `409` with `errorCode` `CONFLICT`.
          */
         post: operations["replayWebhookEventById"];
         delete?: never;
@@ -1489,7 +1492,7 @@ export interface paths {
          * Replay failed webhook events
          * @description Queues every failed event record (delivery given up, `successful` false) that matches the
          *     filter for a new series of attempts, and answers how many were queued. Records of
-         *     inactive webhooks are skipped. `teamId` limits the replay to one team (default: every
+         *     inactive or deleted webhooks are skipped. `teamId` limits the replay to one team (default: every
          *     team the caller belongs to); `occurredAtFrom` (inclusive) and `occurredAtUntil`
          *     (exclusive) select by `payload.occurredAt` (`400` with `errorCode`
          *     `INVALID_DATE_TIME_RANGE` when from is later than until); `testMode` includes, excludes
@@ -1643,7 +1646,11 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook
-         * @description Deletes a webhook. Deliveries still pending for it are dropped.
+         * @description Deletes a webhook: it is no longer listed or found and gets no new events. Its event
+         *     records and their attempts stay readable (`GET /v1/webhooks/events`,
+         *     `GET /v1/webhooks/events/{id}`) for their usual retention (10 days, test events 1 day).
+         *     A delivery still pending is not sent: its next attempt is recorded with `errorCode`
+         *     `WEBHOOK_DELETED`. Replaying its events answers `409 WEBHOOK_NOT_ACTIVE`.
          */
         delete: operations["deleteWebhookById"];
         options?: never;
@@ -1987,7 +1994,7 @@ export interface components {
             readonly deletionEligibleAt?: string;
         };
         ApiKeyPost: {
-            /** @description Label of the key. */
+            /** @description Label of the key. At least one character that is not white space. */
             name: string;
             /** @description Free text about the key. */
             description?: string;
@@ -1995,7 +2002,7 @@ export interface components {
             active: boolean;
         };
         ApiKeyPatch: {
-            /** @description New label. */
+            /** @description New label. At least one character that is not white space. */
             name?: string;
             /** @description New description. */
             description?: string;
@@ -2298,7 +2305,7 @@ export interface components {
             region?: string;
             /** @description Address the bucket in the path (`https://host/bucket/key`) instead of the host name; default false. */
             forcePathStyle?: boolean;
-            /** @description Name of the location. */
+            /** @description Name of the location. At least one character that is not white space. */
             name: string;
         };
         BucketLocationPatch: {
@@ -2317,7 +2324,7 @@ export interface components {
             region?: string;
             /** @description Address the bucket in the path (`https://host/bucket/key`) instead of the host name; default false. */
             forcePathStyle?: boolean;
-            /** @description Name of the location. */
+            /** @description Name of the location. At least one character that is not white space. */
             name?: string;
         };
         /** @description A bucket that video is read from, with masked credentials. */
@@ -2373,7 +2380,7 @@ export interface components {
         };
         /** @description Body that creates a processing configuration. */
         VideoProcessingConfigurationPost: {
-            /** @description Name of the configuration. */
+            /** @description Name of the configuration. At least one character that is not white space. */
             name: string;
             /** @description The processing options to store. */
             options: components["schemas"]["VideoProcessingConfigurationOptions"];
@@ -3022,11 +3029,11 @@ export interface components {
             teamId: string;
         };
         ProjectPost: {
-            /** @description Name of the project. */
+            /** @description Name of the project. At least one character that is not white space. */
             name: string;
         };
         ProjectPatch: {
-            /** @description New name of the project. */
+            /** @description New name of the project. At least one character that is not white space. */
             name?: string;
         };
         /** @description A page of projects. */
@@ -3047,7 +3054,7 @@ export interface components {
         };
         /** @description Body that creates a master video from a file at an HTTPS URL. */
         CreateMasterVideoFromHttps: {
-            /** @description Name of the new video. */
+            /** @description Name of the new video. At least one character that is not white space. */
             name: string;
             /** @description Free-text description of the new video. */
             description?: string;
@@ -3069,7 +3076,7 @@ export interface components {
         };
         /** @description Body that creates a master video from an object in a bucket given with its credentials. */
         CreateMasterVideoFromBucket: {
-            /** @description Name of the new video. */
+            /** @description Name of the new video. At least one character that is not white space. */
             name: string;
             /** @description Free-text description of the new video. */
             description?: string;
@@ -3087,7 +3094,7 @@ export interface components {
         };
         /** @description Body that creates a master video from an object in the bucket of an input location. */
         CreateMasterVideoFromBucketInputLocation: {
-            /** @description Name of the new video. */
+            /** @description Name of the new video. At least one character that is not white space. */
             name: string;
             /** @description Free-text description of the new video. */
             description?: string;
@@ -3224,7 +3231,7 @@ export interface components {
         };
         /** @description Changes to a video; at least one property. */
         VideoPatch: {
-            /** @description New name of the video. */
+            /** @description New name of the video. At least one character that is not white space. */
             name?: string;
             /** @description New description of the video. */
             description?: string;
@@ -4011,7 +4018,7 @@ export interface components {
             readonly errorMessage?: string;
             /**
              * Format: date-time
-             * @description Retry time taken from a parsable `Retry-After` on a `429` or `503` answer.
+             * @description When a `429` or `503` answer carried a parsable `Retry-After`: the time the next attempt was scheduled for, that time clamped to the retry window (the raw header is in `responseHeaders`). Absent when no attempt follows.
              */
             readonly responseRetryAt?: string;
             /** @description Selected answer headers, each value cut to 50 characters; kept for failed attempts only. */
@@ -4220,7 +4227,7 @@ export interface components {
         };
         /** @description Settings of a new webhook. */
         WebhookPost: {
-            /** @description Name of the webhook. */
+            /** @description Name of the webhook. At least one character that is not white space. */
             name: string;
             /** @description Free-text description of the webhook. */
             description?: string;
@@ -4248,7 +4255,7 @@ export interface components {
         };
         /** @description Settings to change on a webhook; activation is changed through its own operations. */
         WebhookPatch: {
-            /** @description New name. */
+            /** @description New name. At least one character that is not white space. */
             name?: string;
             /** @description New description. */
             description?: string;
@@ -4857,7 +4864,7 @@ export interface components {
          */
         EndPositionMillisecondsParam: number;
         /**
-         * @description Name of the new video. Derived from the source video's name when absent.
+         * @description Name of the new video (at least one character that is not white space). Derived from the source video's name when absent.
          * @example Beach sunset (UHD)
          */
         VideoNameParam: string;
@@ -7181,7 +7188,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Name of the new video. Derived from the source video's name when absent.
+                 * @description Name of the new video (at least one character that is not white space). Derived from the source video's name when absent.
                  * @example Beach sunset (UHD)
                  */
                 videoName?: components["parameters"]["VideoNameParam"];
@@ -7260,7 +7267,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Name of the new video. Derived from the source video's name when absent.
+                 * @description Name of the new video (at least one character that is not white space). Derived from the source video's name when absent.
                  * @example Beach sunset (UHD)
                  */
                 videoName?: components["parameters"]["VideoNameParam"];
@@ -7373,7 +7380,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Name of the new video. Derived from the source video's name when absent.
+                 * @description Name of the new video (at least one character that is not white space). Derived from the source video's name when absent.
                  * @example Beach sunset (UHD)
                  */
                 videoName?: components["parameters"]["VideoNameParam"];

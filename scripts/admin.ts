@@ -37,10 +37,10 @@ Billing (every action appends a ledger or history row; nothing is edited in plac
                      [--type MANUAL_ADJUSTMENT|UTILITIES_INVOICE_PAID|PROCESSED_VIDEO_COMPUTE_SAVING|OTHER]
   set-billing-type   --team-id ID --billing-type WALLET|CLOUD_MARKETPLACE [--reason R]
   link-agreement     --team-id ID --agreement-id A --license-id L --offer-id O --product-id P
-                     --product-name N --buyer-account-id B --seller-account-id S
+                     --product-name N --buyer-account-id B --seller-account-id S   (a CLOUD_MARKETPLACE team only)
   agreement-status   --agreement-id A --status SUBSCRIBED|UNSUBSCRIBE_PENDING|UNSUBSCRIBED [--note T]
   replace-agreement  --agreement-id A --new-agreement-id A2 [--offer-id O] [--note T]
-  reassign-agreement --agreement-id A --new-agreement-id A2 --team-id ID [--note T]
+  reassign-agreement --agreement-id A --new-agreement-id A2 --team-id ID [--note T]   (to a CLOUD_MARKETPLACE team only)
   roll-billing-periods                           close ended months, open new periods now
 
 Webhooks:

@@ -14,6 +14,7 @@ import { apiKeysHandlers } from './features/api-keys/api-keys.handlers';
 import { BillingService } from './features/billing/billing.service';
 import { billingHandlers } from './features/billing/billing.handlers';
 import { LedgerService } from './features/billing/ledger.service';
+import { StorageBillingService } from './features/billing/storage-billing.service';
 import { LocationsService } from './features/locations/locations.service';
 import { locationsHandlers } from './features/locations/locations.handlers';
 import { ProjectsService } from './features/projects/projects.service';
@@ -79,6 +80,8 @@ export interface Services {
   videoOut: VideoOutService;
   locations: LocationsService;
   ledger: LedgerService;
+  /** Stored bytes over time, charged daily and at each period's close (STORAGE). */
+  storageBilling: StorageBillingService;
   billing: BillingService;
   webhooks: WebhooksService;
   signingKeys: SigningKeys;
@@ -102,6 +105,11 @@ export function createServices(deps: {
   const accounts = new AccountsService(db, clock, { login: deps.config.login });
   const secretBox = new SecretBox(deps.masterKey);
   const ledger = new LedgerService(db, clock, deps.config.priceList);
+  const storageBilling = new StorageBillingService(db, clock, ledger);
+  // A wallet period closes with its storage usage up to the month's end booked into it.
+  ledger.onPeriodClosing(async (trx, teamId, boundary) => {
+    await storageBilling.within(trx).billTeam(teamId, { upTo: boundary });
+  });
   const outbound = { allowPrivateUrls: deps.config.allowPrivateUrls };
   const locations = new LocationsService(db, clock, accounts, secretBox, outbound);
   const videos = new VideosService(db, clock, accounts, jobs);
@@ -131,6 +139,7 @@ export function createServices(deps: {
     videoOut,
     locations,
     ledger,
+    storageBilling,
     billing: new BillingService(db, clock, accounts, ledger),
     webhooks: new WebhooksService(db, clock, accounts, outbound),
     signingKeys: new SigningKeys(db, clock, secretBox, deps.config.webhookSigningKeys),

@@ -97,6 +97,11 @@ async function main(): Promise<void> {
         const rotation = await services.signingKeys.rotateWhenDue();
         if (rotation) log.info({ keyId: rotation.key.id, activatesAt: rotation.activatesAt }, 'next webhook signing key published');
       }, { intervalMs: 60_000, log }),
+      // Stored bytes are sampled and charged (STORAGE) in daily batches per team.
+      new PeriodicTask('storage-billing', async () => {
+        const { charges } = await services.storageBilling.run();
+        if (charges) log.info({ charges }, 'storage usage billed');
+      }, { intervalMs: 60 * 60_000, log }),
       new PeriodicTask('idempotency-key-purge', async () => {
         const deleted = await services.idempotency.purgeExpired();
         if (deleted) log.info({ deleted }, 'purged idempotency keys past retention or lease');

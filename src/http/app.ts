@@ -25,6 +25,7 @@ import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
 import { rejectUndecodablePath } from './request-path';
+import { acceptReservedQueryCharacters } from './reserved-query-characters';
 import { limitSignIn, SignInLimiters } from './sign-in-limit';
 import { cacheRouteRegexps } from './route-regexp-cache';
 import { servedContract } from './served-contract';
@@ -86,9 +87,11 @@ function dispatch(handlers: AllHandlers): RequestHandler {
  * checking every response costs about a fifth of a small request's CPU.
  */
 function contractValidation(deps: AppDeps): RequestHandler {
+  // Raw reserved characters in query values are accepted (see reserved-query-characters.ts).
+  const apiSpec = acceptReservedQueryCharacters(deps.contract);
   const validator = (validateResponses: boolean) =>
     OpenApiValidator.middleware({
-      apiSpec: deps.contract,
+      apiSpec,
       validateApiSpec: false,
       // allErrors: every problem of a request is reported at once in validationErrors.
       validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },

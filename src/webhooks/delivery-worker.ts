@@ -196,7 +196,7 @@ export class DeliveryWorker {
     return eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds);
   }
 
-  /** The webhooks of a claimed batch, read once (a missing one was deleted with its deliveries). */
+  /** The webhooks of a claimed batch, read once (deleted ones too; a missing one was swept with its deliveries). */
   private async webhooksOf(batch: DeliveryRecord[]): Promise<Map<string, WebhookRecord>> {
     if (!batch.length) return new Map();
     const list = await webhooksStore.byIds(this.deps.db, [...new Set(batch.map((d) => d.webhookId))]);
@@ -214,13 +214,15 @@ export class DeliveryWorker {
 
   private async attempt(d: DeliveryRecord, webhook: WebhookRecord | null): Promise<void> {
     const { clock } = this.deps;
-    if (!webhook) return; // deleted: its deliveries go with it
+    if (!webhook) return; // swept: its deliveries went with it
     const attemptNumber = d.attemptCount + 1;
     const requestedAt = clock.now();
     const seriesStartedAt = d.seriesStartedAt ?? requestedAt;
     const started = performance.now();
     let result: SendResult;
-    if (!webhook.active) {
+    if (webhook.deletedAt) {
+      result = { statusCode: 0, errorCode: 'WEBHOOK_DELETED', errorMessage: 'The webhook was deleted; the event was not sent' };
+    } else if (!webhook.active) {
       result = { statusCode: 0, errorCode: 'WEBHOOK_NOT_ACTIVE', errorMessage: 'The webhook was deactivated; the event was not sent' };
     } else {
       result = await this.send(d, webhook.url, webhook.rateLimitPerSecond, attemptNumber);
@@ -229,6 +231,13 @@ export class DeliveryWorker {
     const now = clock.now();
     const ok = result.statusCode >= 200 && result.statusCode < 300;
     const retryAt = !ok && (result.statusCode === 429 || result.statusCode === 503) ? parseRetryAfter(result.headers?.['retry-after'], now) : undefined;
+    let next: { status: 'pending' | 'succeeded' | 'failed'; nextAttemptAt?: Date; successful?: boolean };
+    if (ok) next = { status: 'succeeded', successful: true };
+    else if (!webhook.active) next = { status: 'failed', successful: false };
+    else {
+      const at = this.nextAttemptAt(attemptNumber, now, seriesStartedAt, webhook.maxTotalRetryDelayMinutes, retryAt);
+      next = at ? { status: 'pending', nextAttemptAt: at } : { status: 'failed', successful: false };
+    }
     const attempt: AttemptRecord = {
       id: randomUUID(),
       deliveryId: d.id,
@@ -239,16 +248,11 @@ export class DeliveryWorker {
       responseBody: result.body === undefined ? undefined : result.body.slice(0, MAX_BODY_CHARS),
       errorCode: result.errorCode ?? (ok ? undefined : 'WEBHOOK_ENDPOINT_ERROR'),
       errorMessage: (result.errorMessage ?? (ok ? undefined : `The endpoint answered HTTP ${result.statusCode}`))?.slice(0, MAX_ERROR_MESSAGE_CHARS),
-      responseRetryAt: retryAt,
+      // When the retry the receiver asked for really is: clamped to the retry window, none past it.
+      // (The raw Retry-After stays in responseHeaders.)
+      responseRetryAt: retryAt && next.nextAttemptAt,
       responseHeaders: ok || !result.headers ? undefined : cutHeaders(result.headers),
     };
-    let next: { status: 'pending' | 'succeeded' | 'failed'; nextAttemptAt?: Date; successful?: boolean };
-    if (ok) next = { status: 'succeeded', successful: true };
-    else if (!webhook.active) next = { status: 'failed', successful: false };
-    else {
-      const at = this.nextAttemptAt(attemptNumber, now, seriesStartedAt, webhook.maxTotalRetryDelayMinutes, retryAt);
-      next = at ? { status: 'pending', nextAttemptAt: at } : { status: 'failed', successful: false };
-    }
     const recorded = await eventsStore.finishAttempt(this.deps.db, this.owner, attempt, { ...next, seriesStartedAt, updatedAt: now });
     if (!recorded) this.deps.log.warn({ deliveryId: d.id }, 'webhook delivery lease was lost; attempt not recorded');
   }

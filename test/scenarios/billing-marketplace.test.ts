@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { TEST_DIALECT } from '../helpers/database';
+import { creditsStore } from '../../src/features/billing/billing.store';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 
 describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
@@ -125,16 +126,70 @@ describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
     expectError(await get('/v2/cloud-marketplace/credits-usage?pageSize=101'), 400, 'VALIDATION_ERROR');
   });
 
-  it('unknown agreements are 404; marketplace operations for a wallet team are 409', async () => {
+  it('unknown agreements are 404; marketplace operations for a wallet team without marketplace history are 409', async () => {
     expectError(await get('/v2/cloud-marketplace/subscriptions/agmt-unknown'), 404, 'RESOURCE_NOT_FOUND');
     const w = await h.user({ billingType: 'WALLET' });
-    await link(w.teamId, 'agmt-w');
     const wget = (p: string) => get(p, w.apiKey);
     expectError(await wget('/v2/cloud-marketplace/subscriptions/current'), 409, 'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE');
     expectError(await wget(`/v2/cloud-marketplace/subscriptions?teamId=${w.teamId}`), 409, 'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE');
-    expectError(await wget('/v2/cloud-marketplace/subscriptions/agmt-w'), 409, 'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE');
     expectError(await wget('/v2/cloud-marketplace/credits-usage'), 409, 'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE');
     expectError(await get(`/v2/cloud-marketplace/subscriptions?teamId=${w.teamId}`), 403, 'FORBIDDEN');
-    await assert.rejects(link(w.teamId, 'agmt-w'), /already recorded/);
+    await link(u.teamId, 'agmt-1');
+    await assert.rejects(link(u.teamId, 'agmt-1'), /already recorded/);
+  });
+
+  it('an agreement is not linked or reassigned to a team billed by wallet (409 TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE); the list and the by-id read agree', async () => {
+    const w = await h.user({ billingType: 'WALLET' });
+    await assert.rejects(link(w.teamId, 'agmt-w'), { errorCode: 'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE' });
+    await link(u.teamId, 'agmt-a');
+    await assert.rejects(
+      h.services.billing.recordAgreementChange({ kind: 'reassign', agreementId: 'agmt-a', newAgreementId: 'agmt-b', toTeamId: w.teamId }),
+      { errorCode: 'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE', message: /set-billing-type/ },
+    );
+    // nothing was recorded: the agreement is still this team's current one
+    assert.equal((await get('/v2/cloud-marketplace/subscriptions/current')).body.agreementId, 'agmt-a');
+    expectError(await get('/v2/cloud-marketplace/subscriptions/agmt-b'), 404, 'RESOURCE_NOT_FOUND');
+
+    // Switched first, the team takes the agreement; every row of the list reads by id.
+    await h.services.ledger.switchBillingType(w.teamId, 'CLOUD_MARKETPLACE', 'takes over agmt-a');
+    await h.services.billing.recordAgreementChange({ kind: 'reassign', agreementId: 'agmt-a', newAgreementId: 'agmt-b', toTeamId: w.teamId });
+    const list = (await get('/v2/cloud-marketplace/subscriptions', w.apiKey)).body.items;
+    assert.deepEqual(list.map((s: any) => s.agreementId), ['agmt-b']);
+    for (const s of list) assert.equal((await get(`/v2/cloud-marketplace/subscriptions/${s.agreementId}`, w.apiKey)).status, 200);
+    assert.equal((await get('/v2/cloud-marketplace/subscriptions/current', w.apiKey)).body.agreementId, 'agmt-b');
+  });
+
+  it('after a team switches back to the wallet its marketplace history stays readable; only current needs a current agreement', async () => {
+    await link(u.teamId, 'agmt-1');
+    h.clock.advance(1000);
+    await h.services.ledger.charge(u.teamId, { jobId: 'job-h', products: [{ productName: 'H.264 / AVC', category: 'ENCODER', amount: 10 }] });
+    h.clock.advance(1000);
+    await h.services.billing.recordAgreementChange({ kind: 'status', agreementId: 'agmt-1', status: 'UNSUBSCRIBED' });
+    await h.services.ledger.switchBillingType(u.teamId, 'WALLET', 'back to the wallet');
+    const byTeam = await get(`/v2/cloud-marketplace/subscriptions?teamId=${u.teamId}`);
+    assert.equal(byTeam.status, 200, JSON.stringify(byTeam.body));
+    assert.deepEqual(byTeam.body.items.map((s: any) => [s.agreementId, s.status]), [['agmt-1', 'UNSUBSCRIBED']]);
+    assert.equal((await get('/v2/cloud-marketplace/subscriptions/agmt-1')).body.status, 'UNSUBSCRIBED');
+    const usage = await get('/v2/cloud-marketplace/credits-usage');
+    assert.equal(usage.status, 200, JSON.stringify(usage.body));
+    assert.equal(usage.body.totalElements, 1);
+    assert.equal(usage.body.totals.totalsForAllCategories.totalCredits, 10);
+    expectError(await get('/v2/cloud-marketplace/subscriptions/current'), 409, 'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE');
+  });
+
+  it('a marketplace team with no current agreement cannot have work charged (409 CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE) until it has one or switches to the wallet', async () => {
+    const work = (jobId: string) => ({ jobId, products: [{ productName: 'H.264 / AVC', category: 'ENCODER' as const, amount: 10 }] });
+    await assert.rejects(h.services.ledger.charge(u.teamId, work('job-0')), { status: 409, errorCode: 'CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE' });
+    const other = await h.user({ billingType: 'CLOUD_MARKETPLACE' });
+    await link(u.teamId, 'agmt-a');
+    assert.equal((await h.services.ledger.charge(u.teamId, work('job-1'))).billingType, 'CLOUD_MARKETPLACE');
+    // reassigned away: nothing to charge against
+    await h.services.billing.recordAgreementChange({ kind: 'reassign', agreementId: 'agmt-a', newAgreementId: 'agmt-b', toTeamId: other.teamId });
+    await assert.rejects(h.services.ledger.charge(u.teamId, work('job-2')), { errorCode: 'CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE' });
+    assert.equal((await creditsStore.allForTeam(h.services.db, u.teamId)).length, 1, 'nothing was booked');
+    assert.equal((await h.services.ledger.charge(other.teamId, work('job-3'))).billingType, 'CLOUD_MARKETPLACE');
+    // on the wallet again, work is charged in USD
+    await h.services.ledger.switchBillingType(u.teamId, 'WALLET');
+    assert.equal((await h.services.ledger.charge(u.teamId, work('job-2'))).billingType, 'WALLET');
   });
 });

@@ -1,5 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { randomUUID } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { ledgerStore } from '../../src/features/billing/billing.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 
@@ -243,9 +246,47 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     expectError(await get('/v2/wallet/billing-periods/latest/transactions'), 409, 'TEAM_NOT_BILLED_THROUGH_WALLET');
     // without teamId the list simply leaves marketplace teams out
     assert.equal((await get('/v2/wallet/billing-periods')).body.totalElements, 0);
-    // and charges now go to the credits ledger
+    // and charges now go to the credits ledger, under an agreement
+    await h.services.billing.linkAgreement({
+      teamId: u.teamId,
+      agreementId: 'agmt-moved',
+      licenseId: 'lic-1',
+      offerId: 'offer-1',
+      productId: 'prod-1',
+      productName: 'Vidmill',
+      buyerAccountId: '111122223333',
+      sellerAccountId: '444455556666',
+    });
     const c = await h.services.ledger.charge(u.teamId, job('job-m'));
     assert.equal(c.billingType, 'CLOUD_MARKETPLACE');
+  });
+
+  it('an adjustment or top-up that rounds to zero mills is refused, saying why (admin adjust --amount-usd=0.0004)', async function () {
+    this.timeout(60_000);
+    await assert.rejects(
+      h.services.ledger.adjust(u.teamId, { amountMicros: 400, adjustmentType: 'MANUAL_ADJUSTMENT', reason: 'rounding', balance: 'processing' }),
+      { status: 400, errorCode: 'INVALID_INPUT', message: /0\.0004 USD rounds to 0\.000 USD.*whole mills/ },
+    );
+    await assert.rejects(h.services.ledger.adjust(u.teamId, { amountMicros: -499, adjustmentType: 'OTHER', reason: 'rounding', balance: 'utilities' }), { errorCode: 'INVALID_INPUT' });
+    await assert.rejects(h.services.ledger.topUp(u.teamId, 499), { errorCode: 'INVALID_INPUT' });
+    assert.equal((await ledgerStore.allForTeam(h.services.db, u.teamId)).length, 0, 'nothing booked, not even a period');
+    await h.services.ledger.adjust(u.teamId, { amountMicros: 500, adjustmentType: 'MANUAL_ADJUSTMENT', reason: 'half a mill rounds up', balance: 'processing' });
+    assert.equal((await get('/v2/wallet/financial-details')).body.processingCreditsBalanceUsd, 0.001);
+
+    // The admin CLI says why and exits 1.
+    const db = h.database.config;
+    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', 'adjust', `--team-id=${u.teamId}`, '--amount-usd=0.0004', '--reason=test'], {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        VIDMILL_DATABASE_URL: db.client === 'pg' ? db.connectionString : `sqlite:${db.filename}`,
+        VIDMILL_DATA_DIR: path.dirname(db.client === 'pg' ? h.blobDir : db.filename),
+        VIDMILL_MASTER_KEY: randomBytes(32).toString('base64'),
+        VIDMILL_LOG_LEVEL: 'silent',
+      },
+    });
+    assert.equal(cli.status, 1, cli.stdout + cli.stderr);
+    assert.match(cli.stderr, /INVALID_INPUT: The amount 0\.0004 USD rounds to 0\.000 USD/);
   });
 
   it('manual adjustments carry their reason; an unknown product is refused', async () => {

@@ -4,6 +4,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
+import { storageStore } from '../../src/features/billing/storage.store';
 import { ingestionStore } from '../../src/features/videos/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
@@ -74,7 +75,7 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     assert.deepEqual([assets.thumbnails, assets.fullFrames, assets.webVideo], [[], [], undefined]);
   });
 
-  it('full ingestion makes thumbnails, frames, a web video and a quality assessment, and the free clip follows with its own events', async () => {
+  it('full ingestion makes thumbnails, frames, a web video and a quality assessment, and the free clip follows with its own events; the storage meter counts every stored byte', async () => {
     const res = await post('/v1/videos/in/https?fullIngestion=true', { name: 'Full', url: serve(fixtureBytes({ seconds: 14, width: 640, height: 360, audio: true })) });
     const videoId = res.body.videoId;
     const ingestion = await waitIngested(videoId);
@@ -124,6 +125,14 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     assert.ok(clipMs >= 9_000 && clipMs <= 12_100, `clip duration ${clipMs}`);
     assert.equal(clip.ingestion.metadata.codecName, 'h264', 'cut without re-encoding');
     assert.deepEqual(await eventsOf(clipId), ['clip_processing.started', 'clip_processing.done', 'clip_ingestion.started', 'clip_ingestion.done']);
+
+    // Storage billing: each stored file and asset was sampled when it landed.
+    let stored = 0;
+    for (const id of [videoId, clipId]) {
+      stored += (await videosStore.byId(h.database.db, id))!.file!.size;
+      for (const a of await ingestionStore.assetsOf(h.database.db, id)) stored += a.size;
+    }
+    assert.equal((await storageStore.meter(h.database.db, u.teamId))?.bytes, stored);
   });
 
   it('a file ffprobe cannot read fails ingestion with UNSUPPORTED_CONTENT_TYPE, and no clip is made', async () => {

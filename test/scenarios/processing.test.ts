@@ -5,6 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { resolveMediaBinaries, probeMedia } from '../../src/media';
+import { priceStorage } from '../../src/features/billing/storage-pricing';
 import { ingestionStore } from '../../src/features/videos/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
@@ -136,6 +137,16 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       assert.equal(res.body.video.masterVideo.id, source);
     });
 
+    it('the appraisal estimates storage at the price storage billing charges: the output kept one month, rounded up', async () => {
+      const wallet = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body.video.processingJobAppraisal;
+      const month = priceStorage(h.config.priceList, wallet.estimation.fileSize / 1e9);
+      assert.equal(wallet.cost.estimatedStorageCostUsd, month.costMicros / 1e6);
+      assert.ok(wallet.cost.estimatedStorageCostUsd > 0, 'any stored output costs at least a mill');
+      await h.services.ledger.switchBillingType(u.teamId, 'CLOUD_MARKETPLACE', 'test');
+      const credits = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body.video.processingJobAppraisal;
+      assert.equal(credits.cost.estimatedStorageCostCredits, priceStorage(h.config.priceList, credits.estimation.fileSize / 1e9).costCredits);
+    });
+
     it('startPosMs and endPosMs rules: INVALID_START_POSITION, INVALID_END_POSITION, end clamped to the duration', async () => {
       expectError(await post(`/v1/videos/${source}/processing/appraisals/create?startPosMs=2500`, H264_MP4), 400, 'INVALID_START_POSITION');
       expectError(await post(`/v1/videos/${source}/processing/appraisals/create?startPosMs=1000&endPosMs=1500`, H264_MP4), 400, 'INVALID_END_POSITION');
@@ -157,6 +168,15 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       assert.equal(credits.video.processingJobAppraisal.billingType, 'CLOUD_MARKETPLACE');
       assert.ok(credits.video.processingJobAppraisal.cost.totalProcessingCostCredits > 0);
       expectError(await post(`/v1/videos/${source}/processing/appraisals/3fa85f64-5717-4562-b3fc-2c963f66afa6/accept`), 404, 'RESOURCE_NOT_FOUND');
+    });
+
+    it('accepting for a marketplace team with no current agreement is 409 CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE and creates nothing', async () => {
+      await h.services.ledger.switchBillingType(u.teamId, 'CLOUD_MARKETPLACE', 'test');
+      const a = (await post(`/v1/videos/${source}/processing/appraisals/create`, UPSCALE_4K)).body;
+      expectError(await post(`/v1/videos/${source}/processing/appraisals/${a.appraisalId}/accept`), 409, 'CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE');
+      expectError(await post(`/v1/videos/${source}/processing/start`, UPSCALE_4K), 409, 'CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE');
+      expectError(await get(`/v1/videos/${a.video.id}`), 404, 'RESOURCE_NOT_FOUND');
+      assert.equal((await h.services.billing.creditsUsage(u.userId, undefined, {}, { pageNumber: 0, pageSize: 10, sortDirection: 'ASC' })).totalElements, 0);
     });
 
     it('accepting creates the processed video, charges once, processes and ingests it with their events', async () => {

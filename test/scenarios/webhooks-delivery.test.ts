@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { DeliveryOptions, DeliveryWorker } from '../../src/webhooks/delivery-worker';
+import { webhooksStore } from '../../src/features/webhooks/webhooks.store';
 import { recordEvent } from '../../src/webhooks/events';
 import { WebhookVerifier } from '../../src/webhooks/verify';
 import { TEST_DIALECT } from '../helpers/database';
@@ -185,6 +186,24 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     assert.equal((await event(d.id)).successful, true);
   });
 
+  it('responseRetryAt is when the next attempt really is: clamped to the retry window, absent when none follows', async () => {
+    await webhook({ maxTotalRetryDelayMinutes: 10 });
+    receiver.answer(() => ({ status: 503, headers: { 'Retry-After': '3600' } }));
+    const [d] = await emit();
+    const start = h.clock.now().getTime();
+    await worker.drain();
+    let e = await event(d.id);
+    assert.equal(Date.parse(e.responses[0].responseRetryAt), start + 10 * MIN, 'an hour asked; the next try is at the window end');
+    assert.equal(e.responses[0].responseRetryAt, e.nextAttemptEarliestAt);
+    assert.equal(e.responses[0].responseHeaders['retry-after'], '3600', 'the raw header is kept');
+    h.clock.set(new Date(start + 10 * MIN));
+    await worker.drain();
+    e = await event(d.id);
+    assert.equal(e.successful, false);
+    assert.equal(e.responses[1].responseRetryAt, undefined, 'the window is used up: no retry');
+    assert.equal(e.responses[1].responseHeaders['retry-after'], '3600');
+  });
+
   it('timeouts and dropped connections are failed attempts with statusCode 0', async () => {
     const fast = newWorker({ timeoutMs: 300 });
     await webhook();
@@ -356,12 +375,50 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     expectError(await api.get(`${BASE}/events/${real.id}`), 404, 'RESOURCE_NOT_FOUND');
   });
 
-  it('deleting a webhook drops its pending deliveries; a deactivated webhook\'s pending delivery is not sent', async () => {
-    const a = await webhook();
+  it('a deleted webhook\'s events and attempts stay readable (by id and in the event list) for the retention; its pending delivery is not sent; replay is 409', async () => {
+    const w = await webhook();
+    receiver.answer(() => ({ status: 500 }));
+    const [d] = await emit();
+    await worker.drain();
+    const pending = await event(d.id);
+    assert.equal(pending.responses.length, 1);
+    assert.ok(pending.nextAttemptEarliestAt, 'a retry is scheduled');
+
+    assert.equal((await h.request.delete(`${BASE}/${w.id}`).set('X-API-Key', u.apiKey)).status, 204);
+    expectError(await api.get(`${BASE}/${w.id}`), 404, 'RESOURCE_NOT_FOUND');
+    assert.ok(!(await api.get(`${BASE}?pageSize=100`)).body.items.some((x: any) => x.id === w.id));
+    expectError(await h.request.delete(`${BASE}/${w.id}`).set('X-API-Key', u.apiKey), 404, 'RESOURCE_NOT_FOUND');
+    assert.equal((await emit()).length, 0, 'no new events for a deleted webhook');
+    const kept = await event(d.id);
+    assert.deepEqual(kept.responses, pending.responses);
+    assert.deepEqual(kept.payload, pending.payload);
+    const list = (await api.get(`${BASE}/events?teamId=${u.teamId}&pageSize=100`)).body.items;
+    assert.deepEqual(list.map((x: any) => x.id), [d.id]);
+
+    // The retry that was due is not sent, and says why.
+    h.clock.set(new Date(pending.nextAttemptEarliestAt));
+    await worker.drain();
+    assert.equal(receiver.received.length, 1);
+    const ended = await event(d.id);
+    assert.equal(ended.successful, false);
+    assert.equal(ended.responses[1].errorCode, 'WEBHOOK_DELETED');
+    expectError(await api.post(`${BASE}/events/${d.id}/replay`), 409, 'WEBHOOK_NOT_ACTIVE');
+    assert.deepEqual((await api.post(`${BASE}/events/replay`, {})).body, { queued: 0 });
+
+    // Kept exactly as long as any record: gone after 10 days, with the webhook's row.
+    h.clock.advance(9 * 24 * 3600_000);
+    await h.services.webhooks.sweepHistory();
+    assert.equal((await event(d.id)).id, d.id);
+    h.clock.advance(24 * 3600_000);
+    await h.services.webhooks.sweepHistory();
+    expectError(await api.get(`${BASE}/events/${d.id}`), 404, 'RESOURCE_NOT_FOUND');
+    assert.equal(await webhooksStore.byId(h.services.db, w.id), undefined);
+  });
+
+  it('a deactivated webhook\'s pending delivery is not sent; replay is 409', async () => {
     const b = await webhook();
     const ds = await emit();
-    assert.equal(ds.length, 2);
-    assert.equal((await h.request.delete(`${BASE}/${a.id}`).set('X-API-Key', u.apiKey)).status, 204);
+    assert.equal(ds.length, 1);
     assert.equal((await api.post(`${BASE}/${b.id}/deactivate`)).status, 200);
     await worker.drain();
     assert.equal(receiver.received.length, 0);

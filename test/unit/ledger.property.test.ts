@@ -81,14 +81,22 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
               }
               break;
             }
-            case 'topUp':
-              await ledger.topUp(teamId, c.micros);
-              model.processing += Math.round(c.micros / 1000) * 1000;
+            case 'topUp': {
+              const booked = Math.round(c.micros / 1000) * 1000;
+              // An amount that rounds to zero mills is refused, not booked as 0.
+              if (booked === 0) await assert.rejects(ledger.topUp(teamId, c.micros), { errorCode: 'INVALID_INPUT' });
+              else await ledger.topUp(teamId, c.micros);
+              model.processing += booked;
               break;
-            case 'adjust':
-              await ledger.adjust(teamId, { amountMicros: c.micros, adjustmentType: 'MANUAL_ADJUSTMENT', reason: 'prop', balance: c.balance });
-              model[c.balance] += Math.sign(c.micros) * Math.round(Math.abs(c.micros) / 1000) * 1000;
+            }
+            case 'adjust': {
+              const booked = Math.sign(c.micros) * Math.round(Math.abs(c.micros) / 1000) * 1000;
+              const adjust = () => ledger.adjust(teamId, { amountMicros: c.micros, adjustmentType: 'MANUAL_ADJUSTMENT', reason: 'prop', balance: c.balance });
+              if (booked === 0) await assert.rejects(adjust(), { errorCode: 'INVALID_INPUT' });
+              else await adjust();
+              model[c.balance] += booked;
               break;
+            }
             case 'utility': {
               const r = await ledger.accrueUtility(teamId, { jobId: `${teamId}:util:${c.job}`, product: { productName: c.category, category: c.category, amount: c.gb } });
               assert.equal(r.duplicate, accrued.has(c.job));

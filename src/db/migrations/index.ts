@@ -14,6 +14,7 @@ import * as m008 from './008_video_out';
 import * as m009 from './009_idempotency_keys';
 import * as m010 from './010_processing_applied_options';
 import * as m011 from './011_webhook_key_activation';
+import * as m012 from './012_storage_billing';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -27,6 +28,7 @@ const migrations: Record<string, Knex.Migration> = {
   '009_idempotency_keys': m009,
   '010_processing_applied_options': m010,
   '011_webhook_key_activation': m011,
+  '012_storage_billing': m012,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

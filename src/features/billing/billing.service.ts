@@ -1,7 +1,8 @@
 /**
  * Read side of billing and the billing-type gate: wallet financial details, periods and
- * transactions for WALLET teams; subscriptions and credits usage for CLOUD_MARKETPLACE teams;
- * plus the agreement history the admin CLI records.
+ * transactions for WALLET teams; subscriptions and credits usage for CLOUD_MARKETPLACE teams
+ * (and, as history, for teams that were billed through the marketplace before); plus the
+ * agreement history the admin CLI records (agreements attach to CLOUD_MARKETPLACE teams only).
  */
 import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
@@ -213,16 +214,17 @@ export class BillingService {
 
   // ------------------------------------------------------------ cloud marketplace
 
+  /** Agreement history rows; a team's rows stay readable after it moved to the wallet. */
   async subscriptions(userId: string, teamId: string | undefined, req: PageRequest) {
     const scope = await this.accounts.listScope(userId, teamId);
-    if ('teamId' in scope) requireMarketplace((await teamsStore.byId(this.db, scope.teamId))!);
+    if ('teamId' in scope) await this.requireMarketplaceHistory((await teamsStore.byId(this.db, scope.teamId))!);
     return agreementsStore.page(this.db, scope, req);
   }
 
+  /** One agreement version, whatever its team is billed by now (it is history, as in the list). */
   async subscription(userId: string, agreementId: string): Promise<AgreementView> {
     const a = await agreementsStore.currentInScope(this.db, agreementId, { memberUserId: userId });
     if (!a) throw new NotFoundError(`Agreement ${agreementId} not found`);
-    requireMarketplace((await teamsStore.byId(this.db, a.teamId))!);
     return a;
   }
 
@@ -236,11 +238,20 @@ export class BillingService {
 
   async creditsUsage(userId: string, selectTeamId: string | undefined, q: RecordQuery, req: ListRequest) {
     const team = await this.accounts.selectTeam(userId, selectTeamId);
-    requireMarketplace(team);
+    await this.requireMarketplaceHistory(team);
     const firstLink = (await agreementsStore.firstLinkAt(this.db, team.id)) ?? team.createdAt;
     const filter = this.resolveFilter(q, firstLink);
     const { page, totals } = await creditsStore.page(this.db, team.id, filter, req);
     return { ...page, teamId: team.id, filter, totals };
+  }
+
+  /**
+   * Marketplace history is readable for a team billed through the marketplace now, or one with
+   * marketplace records (agreements, credits usage) from before it moved to the wallet.
+   */
+  private async requireMarketplaceHistory(team: Team): Promise<void> {
+    if (team.billingType === 'CLOUD_MARKETPLACE' || (await agreementsStore.hasMarketplaceHistory(this.db, team.id))) return;
+    requireMarketplace(team);
   }
 
   // ------------------------------------------------------------ agreement history (admin)
@@ -261,8 +272,7 @@ export class BillingService {
     agreementStatus?: string;
   }): Promise<AgreementView> {
     await this.db.transaction(async (trx) => {
-      const team = await teamsStore.byId(trx, input.teamId);
-      if (!team) throw new NotFoundError(`Team ${input.teamId} not found`, 'TEAM_NOT_FOUND');
+      await agreementTarget(trx, input.teamId);
       if (await agreementsStore.current(trx, input.agreementId)) throw new ConflictError('CONFLICT', `Agreement ${input.agreementId} is already recorded`);
       const now = this.clock.now();
       await agreementsStore.append(trx, {
@@ -328,7 +338,7 @@ export class BillingService {
         await agreementsStore.append(trx, { ...base, status: 'AGREEMENT_REPLACED', replacedByAgreementId: change.newAgreementId });
         await agreementsStore.append(trx, { ...successor, offerId: change.offerId ?? base.offerId, agreementIntent: 'REPLACE', replacesAgreementId: change.agreementId });
       } else {
-        if (!(await teamsStore.byId(trx, change.toTeamId))) throw new NotFoundError(`Team ${change.toTeamId} not found`, 'TEAM_NOT_FOUND');
+        await agreementTarget(trx, change.toTeamId);
         await agreementsStore.append(trx, { ...base, status: 'REASSIGNED', reassignedToAgreementId: change.newAgreementId, reassignedAt: now });
         await agreementsStore.append(trx, { ...successor, teamId: change.toTeamId, reassignedFromAgreementId: change.agreementId, reassignedAt: now });
       }
@@ -336,6 +346,22 @@ export class BillingService {
     const id = change.kind === 'status' ? change.agreementId : change.newAgreementId;
     return (await agreementsStore.current(this.db, id))!;
   }
+}
+
+/**
+ * The team an agreement is linked or reassigned to: it must exist and be billed through the
+ * marketplace (a wallet team would show the agreement but go on paying from its wallet).
+ */
+async function agreementTarget(db: Db, teamId: string): Promise<Team> {
+  const team = await teamsStore.byId(db, teamId);
+  if (!team) throw new NotFoundError(`Team ${teamId} not found`, 'TEAM_NOT_FOUND');
+  if (team.billingType !== 'CLOUD_MARKETPLACE') {
+    throw new ConflictError(
+      'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE',
+      `Team ${teamId} is billed through the wallet; switch it first (admin set-billing-type --billing-type CLOUD_MARKETPLACE), then link or reassign the agreement`,
+    );
+  }
+  return team;
 }
 
 function hourOf(d: Date): Date {

@@ -808,6 +808,11 @@ export const agreementsStore = {
     const [{ n }] = await base.clone().count({ n: '*' });
     return pageOf(req, int(n), rows.map(toAgreement));
   },
+  /** Whether the team has cloud-marketplace records: agreement history rows or credits usage. */
+  async hasMarketplaceHistory(db: Knex, teamId: string): Promise<boolean> {
+    if (await db('marketplace_agreement_events').where({ team_id: teamId }).first('seq')) return true;
+    return Boolean(await db('credits_usage').where({ team_id: teamId }).first('seq'));
+  },
   /** When the team was first linked to an agreement. */
   async firstLinkAt(db: Knex, teamId: string): Promise<Date | undefined> {
     const [r] = await db('marketplace_agreement_events').min({ at: 'created_at' }).where({ team_id: teamId });

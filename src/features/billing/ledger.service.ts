@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
-import { DomainError, NotFoundError } from '../../shared/errors';
+import { ConflictError, DomainError, NotFoundError } from '../../shared/errors';
 import { BillingType, teamsStore } from '../accounts/accounts.store';
 import {
   AdjustmentType,
@@ -47,11 +47,18 @@ export function monthStart(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
 }
 
+/**
+ * Told in the transaction that closes a billing period, before the period ends, so it can book
+ * what belongs to the period (storage usage up to `boundary`, the period's end).
+ */
+export type PeriodClosingHook = (trx: Db, teamId: string, boundary: Date) => Promise<void>;
+
 export class LedgerService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly priceList: PriceList,
+    private readonly closingHooks: PeriodClosingHook[] = [],
   ) {}
 
   get prices(): PriceList {
@@ -60,7 +67,12 @@ export class LedgerService {
 
   /** The same service working inside the caller's transaction (its own transactions become savepoints). */
   within(trx: Db): LedgerService {
-    return new LedgerService(trx, this.clock, this.priceList);
+    return new LedgerService(trx, this.clock, this.priceList, this.closingHooks);
+  }
+
+  /** Registers what runs in the transaction that closes a period (see PeriodClosingHook). */
+  onPeriodClosing(hook: PeriodClosingHook): void {
+    this.closingHooks.push(hook);
   }
 
   /** The wallet's processing balance in micro-USD (what a job's cost is checked against). */
@@ -83,12 +95,16 @@ export class LedgerService {
     return { billingType: team.billingType, ...priceJob(this.priceList, products) };
   }
 
-  /** Prices a storage or download use as `accrueUtility` would book it. */
+  /** Prices a download use as `accrueUtility` would book it (storage: `priceStorage`). */
   estimateUtility(product: ProductUse): PricedProduct {
     return priceUtility(this.priceList, product);
   }
 
-  /** Charges a processing job to the team's ledger (priced like `estimate`); idempotent by `jobId`. */
+  /**
+   * Charges a processing job to the team's ledger (priced like `estimate`); idempotent by `jobId`.
+   * A cloud-marketplace team needs a current agreement (409 CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE
+   * otherwise).
+   */
   async charge(teamId: string, input: ChargeInput): Promise<ChargeResult> {
     const priced = priceJob(this.priceList, input.products);
     return this.db.transaction(async (trx) => {
@@ -98,11 +114,17 @@ export class LedgerService {
         const existing = await creditsStore.byJobId(trx, input.jobId);
         if (existing) return { billingType: 'CLOUD_MARKETPLACE', jobId: input.jobId, credits: existing.credits, duplicate: true };
         const agreement = await agreementsStore.activeForTeam(trx, teamId);
+        if (!agreement) {
+          throw new ConflictError(
+            'CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE',
+            `Team ${teamId} is billed through the cloud marketplace but has no current agreement; work can be charged again once it has one, or is billed through the wallet`,
+          );
+        }
         await creditsStore.insert(
           trx,
           {
             teamId,
-            agreementId: agreement?.agreementId,
+            agreementId: agreement.agreementId,
             type: 'PROCESSING',
             category: 'PROCESSING',
             credits: priced.costCredits,
@@ -184,7 +206,10 @@ export class LedgerService {
     await this.adjust(teamId, { amountMicros, adjustmentType: 'CREDITS_BOUGHT', reason, balance: 'processing' });
   }
 
-  /** A signed adjustment of one balance of a wallet team, with its reason. */
+  /**
+   * A signed adjustment of one balance of a wallet team, with its reason. The amount is rounded
+   * half away from zero to whole mills; one that rounds to zero is refused (400 INVALID_INPUT).
+   */
   async adjust(
     teamId: string,
     a: { amountMicros: number; adjustmentType: AdjustmentType; reason: string; balance: BalanceKind; category?: Category; videoId?: string },
@@ -192,6 +217,13 @@ export class LedgerService {
     if (!Number.isSafeInteger(a.amountMicros)) throw new DomainError(400, 'INVALID_INPUT', 'Amount must be whole micro-units');
     if (!a.reason.trim()) throw new DomainError(400, 'INVALID_INPUT', 'An adjustment needs a reason');
     const amount = roundToMills(a.amountMicros);
+    if (amount === 0) {
+      throw new DomainError(
+        400,
+        'INVALID_INPUT',
+        `The amount ${a.amountMicros / 1e6} USD rounds to 0.000 USD: the ledger books whole mills (0.001 USD), so an adjustment must be at least 0.0005 USD either way`,
+      );
+    }
     await this.db.transaction(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
@@ -209,9 +241,18 @@ export class LedgerService {
     });
   }
 
-  /** Storage (GB-months) or download (GB) use of a video, charged as a UTILITIES record. */
+  /** Storage (GB-months) or download (GB) use, priced per product (`priceUtility`) and booked with `bookUtility`. */
   async accrueUtility(teamId: string, u: { jobId: string; videoId?: string; product: ProductUse }): Promise<ChargeResult> {
-    const p = priceUtility(this.priceList, u.product);
+    return this.bookUtility(teamId, { jobId: u.jobId, videoId: u.videoId, product: priceUtility(this.priceList, u.product) });
+  }
+
+  /**
+   * Books a priced utility (storage, download) as a UTILITIES record in the team's billing type:
+   * `costMicros` on the wallet's utilities balance, or `costCredits` on the usage ledger.
+   * Idempotent by `jobId`.
+   */
+  async bookUtility(teamId: string, u: { jobId: string; videoId?: string; product: PricedProduct }): Promise<ChargeResult> {
+    const p = u.product;
     return this.db.transaction(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
@@ -243,8 +284,9 @@ export class LedgerService {
 
   /**
    * The monthly period job: closes every open period started before the current UTC month
-   * (ended at the month boundary) and opens a period for every wallet team without one, each
-   * with a `BILLING_PERIOD_STARTED` adjustment. Safe to run any number of times.
+   * (ended at the month boundary, after the closing hooks booked what belongs to it) and opens a
+   * period for every wallet team without one, each with a `BILLING_PERIOD_STARTED` adjustment.
+   * Safe to run any number of times.
    */
   async rollPeriods(): Promise<{ closed: number; opened: number }> {
     const now = this.clock.now();
@@ -254,6 +296,7 @@ export class LedgerService {
     for (const p of await periodsStore.openBefore(this.db, boundary)) {
       await this.db.transaction(async (trx) => {
         await ledgerStore.lockTeam(trx, p.teamId);
+        for (const hook of this.closingHooks) await hook(trx, p.teamId, boundary);
         await periodsStore.end(trx, p.id, boundary);
         closed++;
       });

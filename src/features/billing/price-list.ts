@@ -21,7 +21,12 @@ export const priceListSchema = z.object({
   filters: z.record(z.string().min(1), price),
   /** Base processing per gigapixel. */
   processing: price,
-  /** Per GB-month stored. */
+  /**
+   * Per GB-month stored: 10^9 bytes kept for a whole UTC calendar month (a day of a 30-day month
+   * is 1/30). Storage billing (storage-billing.service.ts) charges a team's stored bytes with it,
+   * each month's running total rounded up once (storage-pricing.ts); an appraisal's storage
+   * estimate is its output kept one month.
+   */
   storage: price,
   /** Per GB downloaded, by download category. */
   download: z.object({ DOWNLOAD_S3: price, DOWNLOAD_HTTPS: price }),

@@ -23,6 +23,8 @@ import { recordEvent } from '../../webhooks/events';
 import { teamsStore } from '../accounts/accounts.store';
 import type { LedgerService } from '../billing/ledger.service';
 import type { PricedProduct, ProductUse } from '../billing/pricing';
+import { sampleStorage } from '../billing/storage-meter';
+import { priceStorage } from '../billing/storage-pricing';
 import type { IngestionService } from '../videos/ingestion.service';
 import { VideoEvents } from '../videos/video-events';
 import { StageError, Video, videosStore } from '../videos/videos.store';
@@ -113,7 +115,8 @@ export class ProcessingService {
     const charge = processingProducts(options, plan, probe, estimate.gigapixels);
     const priced = await this.ledger.estimate(source.teamId, charge);
     const gb = estimate.outputBytes / 1e9;
-    const storage = this.ledger.estimateUtility({ productName: 'Storage', category: 'STORAGE', amount: gb });
+    // What storage billing charges for the output kept one month (the same price and rounding).
+    const storage = priceStorage(this.ledger.prices, gb);
     const download = this.ledger.estimateUtility({ productName: 'Download', category: 'DOWNLOAD_HTTPS', amount: gb });
     const appraisal: JobAppraisal = {
       billingType: priced.billingType,
@@ -297,6 +300,7 @@ export class ProcessingService {
         await videosStore.updateProcessing(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
         await recordEvent(trx, { teamId: v.teamId, eventType: events.done, videoId, occurredAt: now });
         await this.ingestion.begin(trx, { ...v, blobKey: key });
+        await sampleStorage(trx, v.teamId, now);
       });
     } catch (err) {
       if (ctx.signal.aborted) throw err;

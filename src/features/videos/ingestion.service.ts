@@ -35,8 +35,9 @@ import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { Clock } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
 import { recordEvent } from '../../webhooks/events';
+import { sampleStorage } from '../billing/storage-meter';
 import { ingestionEventsFor, VideoEvents } from './video-events';
-import { ingestionStore, AssetKind } from './ingestion.store';
+import { ingestionStore, AssetKind, VideoAsset } from './ingestion.store';
 import { IngestionUpdate, StageError, Video, videosStore } from './videos.store';
 
 export const INGEST_JOB = 'video.ingest';
@@ -178,9 +179,9 @@ export class IngestionService {
         const durationMs = probe.durationMs;
         // One ffmpeg run decodes each position once for both the thumbnail and the full frame.
         const stills = await makeThumbnailsAndFrames(bins, file, path.join(dir, 'stills'), { ...opts, durationMs });
-        await this.storeAssets(id, 'THUMBNAIL', 'image/jpeg', stills.thumbnails);
+        await this.storeAssets(video, 'THUMBNAIL', 'image/jpeg', stills.thumbnails);
         await update({ thumbnailsAvailable: true });
-        await this.storeAssets(id, 'FRAME', stills.frames[0]?.path.endsWith('.png') ? 'image/png' : 'image/jpeg', stills.frames);
+        await this.storeAssets(video, 'FRAME', stills.frames[0]?.path.endsWith('.png') ? 'image/png' : 'image/jpeg', stills.frames);
         await update({ fullFramesAvailable: true });
         await progress(30);
 
@@ -197,7 +198,7 @@ export class IngestionService {
           },
         });
         const webProbe = await probeMedia(bins, web, opts);
-        await this.storeAssets(id, 'WEB_VIDEO', 'video/mp4', [{ path: web, width: webProbe.width, height: webProbe.height }]);
+        await this.storeAssets(video, 'WEB_VIDEO', 'video/mp4', [{ path: web, width: webProbe.width, height: webProbe.height }]);
         await update({ webVideoAvailable: true });
         await progress(88);
 
@@ -209,26 +210,20 @@ export class IngestionService {
     }
   }
 
-  private async storeAssets(videoId: string, kind: AssetKind, contentType: string, files: Array<{ path: string; positionMs?: number; width?: number; height?: number }>): Promise<void> {
+  /** Stores the files, then records them and samples the team's storage in one transaction. */
+  private async storeAssets(video: Video, kind: AssetKind, contentType: string, files: Array<{ path: string; positionMs?: number; width?: number; height?: number }>): Promise<void> {
+    const assets: VideoAsset[] = [];
     let ordinal = 0;
     for (const f of files) {
       ordinal++;
-      const key = `videos/${videoId}/assets/${kind.toLowerCase()}-${ordinal}${path.extname(f.path)}`;
+      const key = `videos/${video.id}/assets/${kind.toLowerCase()}-${ordinal}${path.extname(f.path)}`;
       const { size } = await storeFile(this.blobs, key, f.path);
-      await ingestionStore.putAsset(this.db, {
-        id: randomUUID(),
-        videoId,
-        kind,
-        ordinal,
-        blobKey: key,
-        contentType,
-        size,
-        width: f.width,
-        height: f.height,
-        positionMs: f.positionMs,
-        createdAt: this.clock.now(),
-      });
+      assets.push({ id: randomUUID(), videoId: video.id, kind, ordinal, blobKey: key, contentType, size, width: f.width, height: f.height, positionMs: f.positionMs, createdAt: this.clock.now() });
     }
+    await this.db.transaction(async (trx) => {
+      for (const a of assets) await ingestionStore.putAsset(trx, a);
+      await sampleStorage(trx, video.teamId, this.clock.now());
+    });
   }
 
   /** The free clip of a master whose ingestion just finished: a derived video and its cut job. */
@@ -301,6 +296,7 @@ export class IngestionService {
         await videosStore.updateProcessing(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
         await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.done, videoId, occurredAt: now });
         await this.begin(trx, { ...v, blobKey: key });
+        await sampleStorage(trx, v.teamId, now);
       }, 'processing');
     } catch (err) {
       if (ctx.signal.aborted) throw err;

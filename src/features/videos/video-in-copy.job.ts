@@ -20,6 +20,7 @@ import { isNonPublicAddressRefusal } from '../../net/outbound-url';
 import { BlobStore, isUploadGone, Upload } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { recordEvent } from '../../webhooks/events';
+import { sampleStorage } from '../billing/storage-meter';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
 import { VideoEvents } from './video-events';
 import { CopyJobPayload, VideoInService, videoFileKey } from './video-in.service';
@@ -118,6 +119,7 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
       await videoInStore.forgetParts(trx, videoId);
       await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.done, videoId, occurredAt: now });
       await deps.onCopied(trx, { ...v, blobKey: videoFileKey(videoId), crc32c });
+      await sampleStorage(trx, v.teamId, now);
     });
   }
 

@@ -8,6 +8,7 @@ import type { Clock } from '../../shared/clock';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { Page, PageRequest } from '../../shared/paging';
 import { recordEvent } from '../../webhooks/events';
+import { sampleStorage } from '../billing/storage-meter';
 import type { AccountsService } from '../accounts/accounts.service';
 import { VideoEvents } from './video-events';
 import { PURGE_BLOBS_JOB, PurgeBlobsPayload } from './video-purge';
@@ -109,6 +110,8 @@ export class VideosService {
       await recordEvent(trx, { teamId: teamOf.get(videoId) ?? video.teamId, eventType: VideoEvents.videoDeleted, videoId, occurredAt: now });
     }
     await this.jobs.enqueue(trx, { kind: PURGE_BLOBS_JOB, payload });
+    // Their stored bytes stop accruing now (the sample is the last write: see storage-meter.ts).
+    for (const teamId of new Set([video.teamId, ...teamOf.values()])) await sampleStorage(trx, teamId, now);
     return removed;
   }
 

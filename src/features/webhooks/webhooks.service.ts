@@ -104,9 +104,15 @@ export class WebhooksService {
     return { ...current, ...update };
   }
 
+  /**
+   * Deletes a webhook for its owner: it is gone from the webhook operations and gets no new
+   * events, while its events and attempts stay readable for their retention (10 days, test
+   * events 1 day), as Svix keeps an endpoint's messages. A pending delivery is not sent; its
+   * next attempt is recorded as not sent.
+   */
   async delete(userId: string, id: string): Promise<void> {
     await this.find(this.db, userId, id);
-    if (!(await webhooksStore.delete(this.db, id))) throw notFound();
+    if (!(await webhooksStore.markDeleted(this.db, id, this.clock.now()))) throw notFound();
   }
 
   async activate(userId: string, id: string): Promise<Webhook> {
@@ -162,11 +168,12 @@ export class WebhooksService {
     return toView(d, (await eventsStore.attemptsOf(this.db, [d.id])).get(d.id) ?? []);
   }
 
-  /** Sends a decided event again as a new attempt series. */
+  /** Sends a decided event again as a new attempt series (409 when its webhook is inactive or deleted). */
   async replayEvent(userId: string, id: string): Promise<WebhookEventView> {
     const d = await this.findDelivery(userId, id);
     const webhook = await webhooksStore.byId(this.db, d.webhookId);
-    if (!webhook?.active) throw new ConflictError('WEBHOOK_NOT_ACTIVE', 'Activate the webhook before replaying its events');
+    if (!webhook || webhook.deletedAt) throw new ConflictError('WEBHOOK_NOT_ACTIVE', `Webhook ${d.webhookId} was deleted; its events cannot be sent again`);
+    if (!webhook.active) throw new ConflictError('WEBHOOK_NOT_ACTIVE', 'Activate the webhook before replaying its events');
     if (!(await eventsStore.requeue(this.db, [id], this.clock.now()))) {
       throw new ConflictError('CONFLICT', 'The event is still being delivered');
     }

@@ -16,6 +16,8 @@ export interface WebhookRecord {
   eventTypes: string[];
   createdAt: Date;
   updatedAt: Date;
+  /** Set when deleted: the row stays (hidden from the webhook operations) while its events are kept. */
+  deletedAt?: Date;
 }
 
 export type WebhookUpdate = Partial<Pick<WebhookRecord, 'active' | 'name' | 'description' | 'url' | 'rateLimitPerSecond' | 'maxTotalRetryDelayMinutes' | 'eventTypes'>> & {
@@ -97,8 +99,12 @@ function toWebhook(r: any): WebhookRecord {
     eventTypes: JSON.parse(r.event_types),
     createdAt: asDate(r.created_at),
     updatedAt: asDate(r.updated_at),
+    deletedAt: asOptionalDate(r.deleted_at),
   };
 }
+
+/** Webhooks not deleted: what the webhook operations see. */
+const live = (db: Knex) => db(WEBHOOKS).whereNull(`${WEBHOOKS}.deleted_at`);
 
 function toDelivery(r: any): DeliveryRecord {
   return {
@@ -193,29 +199,31 @@ export const webhooksStore = {
       updated_at: w.updatedAt,
     });
   },
+  /** A webhook by id, deleted ones too (`deletedAt` set): the events of a deleted webhook still name it. */
   async byId(db: Knex, id: string): Promise<WebhookRecord | undefined> {
     const r = await db(WEBHOOKS).where({ id }).first();
     return r && toWebhook(r);
   },
+  /** Webhooks by id, deleted ones too. */
   async byIds(db: Knex, ids: string[]): Promise<WebhookRecord[]> {
     return (await db(WEBHOOKS).whereIn('id', ids)).map(toWebhook);
   },
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<WebhookRecord | undefined> {
-    const r = await whereTeamInScope(db, db(WEBHOOKS), `${WEBHOOKS}.team_id`, scope).where(`${WEBHOOKS}.id`, id).first();
+    const r = await whereTeamInScope(db, live(db), `${WEBHOOKS}.team_id`, scope).where(`${WEBHOOKS}.id`, id).first();
     return r && toWebhook(r);
   },
   page(db: Knex, scope: TeamScope, req: PageRequest) {
-    return fetchPage(whereTeamInScope(db, db(WEBHOOKS), `${WEBHOOKS}.team_id`, scope), req, toWebhook, WEBHOOKS);
+    return fetchPage(whereTeamInScope(db, live(db), `${WEBHOOKS}.team_id`, scope), req, toWebhook, WEBHOOKS);
   },
   async countActive(db: Knex, teamId: string): Promise<number> {
-    const [{ n }] = await db(WEBHOOKS).where({ team_id: teamId, active: true }).count({ n: '*' });
+    const [{ n }] = await live(db).where({ team_id: teamId, active: true }).count({ n: '*' });
     return Number(n);
   },
   async activeOfTeam(db: Knex, teamId: string): Promise<WebhookRecord[]> {
-    return (await db(WEBHOOKS).where({ team_id: teamId, active: true })).map(toWebhook);
+    return (await live(db).where({ team_id: teamId, active: true })).map(toWebhook);
   },
   async update(db: Knex, id: string, u: WebhookUpdate): Promise<boolean> {
-    const n = await db(WEBHOOKS)
+    const n = await live(db)
       .where({ id })
       .update({
         ...(u.active !== undefined ? { active: u.active } : {}),
@@ -229,8 +237,9 @@ export const webhooksStore = {
       });
     return n > 0;
   },
-  async delete(db: Knex, id: string): Promise<boolean> {
-    return (await db(WEBHOOKS).where({ id }).delete()) > 0;
+  /** Marks the webhook deleted (and inactive); its row goes with the last of its events (sweep). */
+  async markDeleted(db: Knex, id: string, now: Date): Promise<boolean> {
+    return (await live(db).where({ id }).update({ deleted_at: now, active: false, updated_at: now })) > 0;
   },
 };
 
@@ -341,7 +350,10 @@ export const eventsStore = {
       .select(`${DELIVERIES}.id`);
     return (await q).map((r: any) => r.id);
   },
-  /** Deletes deliveries (and events left without any) created before the cut-offs. */
+  /**
+   * Deletes deliveries (and events left without any) created before the cut-offs, then deleted
+   * webhooks left without deliveries.
+   */
   async sweep(db: Knex, cutoff: Date, testCutoff: Date): Promise<number> {
     const removed = await db(DELIVERIES)
       .where('created_at', '<', cutoff)
@@ -350,6 +362,10 @@ export const eventsStore = {
     await db(EVENTS)
       .where((w) => w.where('created_at', '<', cutoff).orWhere((t) => t.where('test', true).where('created_at', '<', testCutoff)))
       .whereNotExists(db(DELIVERIES).select(db.raw('1')).whereRaw(`${DELIVERIES}.event_id = ${EVENTS}.id`))
+      .delete();
+    await db(WEBHOOKS)
+      .whereNotNull('deleted_at')
+      .whereNotExists(db(DELIVERIES).select(db.raw('1')).whereRaw(`${DELIVERIES}.webhook_id = ${WEBHOOKS}.id`))
       .delete();
     return removed;
   },
