@@ -3,7 +3,7 @@
  * ffprobe reads its metadata (and the idet filter its real scanning); with full ingestion,
  * thumbnails, full-resolution frames, a web video and a quality assessment follow, each flagged
  * as it lands. When a master's ingestion is done, and the team has not turned it off, the free
- * 10-second clip is created as a derived video, cut from the master (`video.clip`) and ingested
+ * 10-second clip is created as a derived video, cut from the master (`video.clip`, src/media/clip.ts) and ingested
  * under its own id.
  *
  * Every state change writes its event (`video_in_ingestion.*`, `clip_processing.*`,
@@ -253,7 +253,7 @@ export class IngestionService {
     await this.jobs.enqueue(trx, { kind: CLIP_JOB, payload: { videoId: clipId } satisfies VideoJobPayload, maxAttempts: INGEST_ATTEMPTS });
   }
 
-  /** `video.clip`: cuts the clip out of its master without re-encoding, stores it, then ingests it. */
+  /** `video.clip`: cuts the clip out of its master (to the frame, re-encoding only what must be), stores it, then ingests it. */
   private readonly clipJob: JobHandler<VideoJobPayload> = async ({ videoId }, ctx) => {
     const clip = await videosStore.byId(this.db, videoId);
     if (!clip?.processing || !clip.sourceVideoId) return;
@@ -286,6 +286,7 @@ export class IngestionService {
         (file) => cutClip(bins, file, out, { startMs, durationMs: lengthMs, container, signal: ctx.signal, timeoutMs: this.timeoutMs }),
         ctx.signal,
       );
+      ctx.log.info({ videoId, container, method: cut.method, frames: cut.frames, encodedFrames: cut.encodedFrames, codec: cut.codec }, 'free clip: cut');
       if (cut.fellBack) ctx.log.info({ videoId, container }, 'free clip: written as Matroska (the source container cannot take these streams)');
       const key = `videos/${videoId}/file`;
       const stored = await storeFile(this.blobs, key, cut.path, { signal: ctx.signal });
