@@ -124,3 +124,27 @@ export function expectError(res: supertest.Response, status: number, errorCode: 
 }
 
 export const basic = (email: string, password: string) => 'Basic ' + Buffer.from(`${email}:${password}`).toString('base64');
+
+/** A webhook of the user's team for these event types (the harness sends no deliveries; their frozen payloads are rows). */
+export async function subscribeWebhook(h: Harness, user: TestUser, eventTypes: string[]): Promise<string> {
+  const res = await h.request.post('/api/v1/webhooks').set('X-API-Key', user.apiKey).send({ name: 'Failures', url: 'https://1.1.1.1/vidmill-hook', eventTypes, active: true });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.id;
+}
+
+/** The payloads of the webhook deliveries about a video, oldest first, exactly as they will be POSTed. */
+export async function deliveryPayloads(h: Harness, videoId: string): Promise<any[]> {
+  const rows = await h.database.db('webhook_deliveries').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('payload');
+  return rows.map((r: { payload: string }) => JSON.parse(r.payload)).filter((p: any) => p.data?.videoId === videoId);
+}
+
+/**
+ * Asserts a stage's `error` (StageError): the code, a message of its own, and no internal detail
+ * (no absolute path such as /tmp/... or /work/..., no tool output).
+ */
+export function assertStageError(error: { errorCode?: string; message?: string } | undefined, errorCode: string): void {
+  assert.ok(error, `expected an error ${errorCode}`);
+  assert.equal(error.errorCode, errorCode, JSON.stringify(error));
+  assert.ok(typeof error.message === 'string' && error.message.length > 10, JSON.stringify(error));
+  assert.doesNotMatch(error.message, /\/tmp|\/work|(^|[\s'"(=:])\/[\w.-]+\/|stderr|ffmpeg exited|ffprobe cannot|Error:/, `internal detail in ${JSON.stringify(error.message)}`);
+}

@@ -3,11 +3,10 @@
  * small generated videos served by the local HTTPS range server.
  */
 import { strict as assert } from 'node:assert';
-import { randomBytes } from 'node:crypto';
 import { ingestionStore } from '../../src/features/videos/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
-import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { assertStageError, createHarness, deliveryPayloads, expectError, Harness, subscribeWebhook, TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 
@@ -128,16 +127,27 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     assert.deepEqual(await eventsOf(clipId), ['clip_processing.started', 'clip_processing.done', 'clip_ingestion.started', 'clip_ingestion.done']);
   });
 
-  it('a file ffprobe cannot read fails ingestion with UNSUPPORTED_CONTENT_TYPE, and no clip is made', async () => {
-    const res = await post('/v1/videos/in/https', { name: 'Noise', url: serve(randomBytes(200_000)) });
+  it('a text file named .mp4 fails ingestion with INGESTION_UNREADABLE_MEDIA, said in the state and in the event, and no clip is made', async () => {
+    await subscribeWebhook(h, u, ['video_in_ingestion.failed', 'video_in.done']);
+    const text = Buffer.from('These are the minutes of the meeting, not a video.\n'.repeat(2000));
+    const res = await post('/v1/videos/in/https', { name: 'Minutes', url: serve(text, 'mp4') });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
     const videoId = res.body.videoId;
     const ingestion = await waitIngested(videoId);
     assert.equal(ingestion.status, 'FAILED');
-    assert.equal(ingestion.error?.code, 'UNSUPPORTED_CONTENT_TYPE');
     const status = (await get(`/v1/videos/${videoId}/in/status`)).body;
     assert.equal(status.upload.uploadState.uploadStatus, 'DONE');
-    assert.equal(status.ingestion.ingestionState.ingestionStatus, 'FAILED');
+    assert.ok(!('error' in status.upload.uploadState));
+    const state = status.ingestion.ingestionState;
+    assert.equal(state.ingestionStatus, 'FAILED');
+    assertStageError(state.error, 'INGESTION_UNREADABLE_MEDIA');
+    assert.equal(state.error.message, 'The file is not a video ffmpeg can read (no readable video stream).');
+    assert.deepEqual((await get(`/v1/videos/${videoId}`)).body.ingestion.ingestionState.error, state.error);
     assert.deepEqual((await eventsOf(videoId)).slice(2), ['video_in_ingestion.started', 'video_in_ingestion.failed']);
+    const payloads = await deliveryPayloads(h, videoId);
+    assert.deepEqual(payloads.map((p) => p.eventType), ['video_in.done', 'video_in_ingestion.failed']);
+    assert.ok(!('error' in payloads[0].data), 'no error on a success event');
+    assert.deepEqual(payloads[1].data, { type: 'VIDEO', videoId, error: state.error });
     assert.equal((await get(`/v1/videos/${videoId}/derived`)).body.totalElements, 0);
   });
 

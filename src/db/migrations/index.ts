@@ -11,6 +11,7 @@ import * as m005 from './005_videos';
 import * as m006 from './006_video_processing_state';
 import * as m007 from './007_processing';
 import * as m008 from './008_video_out';
+import * as m009 from './009_stage_error_messages';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -21,6 +22,7 @@ const migrations: Record<string, Knex.Migration> = {
   '006_video_processing_state': m006,
   '007_processing': m007,
   '008_video_out': m008,
+  '009_stage_error_messages': m009,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

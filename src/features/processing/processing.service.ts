@@ -23,6 +23,7 @@ import { teamsStore } from '../accounts/accounts.store';
 import type { LedgerService } from '../billing/ledger.service';
 import type { PricedProduct, ProductUse } from '../billing/pricing';
 import type { IngestionService } from '../videos/ingestion.service';
+import { mediaStageError, stageError } from '../videos/stage-errors';
 import { VideoEvents } from '../videos/video-events';
 import { StageError, Video, videosStore } from '../videos/videos.store';
 import { processingProducts } from './billing-products';
@@ -218,7 +219,7 @@ export class ProcessingService {
       [PROCESS_JOB]: async (trx, { videoId }) => {
         const v = await videosStore.byIdForUpdate(trx, videoId);
         if (!v?.processing || (v.processing.status !== 'INITIAL' && v.processing.status !== 'IN_PROGRESS')) return;
-        await this.fail(trx, v, { code: 'PROCESSING_FAILED', message: 'Processing stopped: the worker running it was lost on its last attempt' });
+        await this.fail(trx, v, stageError('processing', 'PROCESSING_FAILED'));
       },
     };
   }
@@ -240,7 +241,7 @@ export class ProcessingService {
       await recordEvent(trx, { teamId: v.teamId, eventType: events.started, videoId, occurredAt: now });
     });
     if (!source?.blobKey || !(await this.blobs.stat(source.blobKey))) {
-      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, { code: 'SOURCE_VIDEO_NOT_AVAILABLE', message: 'The source video no longer has its file' }));
+      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, stageError('processing', 'SOURCE_VIDEO_NOT_AVAILABLE')));
       return;
     }
     const dir = path.join(this.workDir, `process-${videoId}-${randomUUID().slice(0, 8)}`);
@@ -281,9 +282,9 @@ export class ProcessingService {
       if (ctx.signal.aborted) throw err;
       const permanent = err instanceof DomainError;
       if (!permanent && ctx.job.attempts < ctx.job.maxAttempts) throw err;
-      ctx.log.warn({ videoId, err }, 'processing failed');
-      const message = `Processing failed: ${(err as Error).message}`.slice(0, 2000);
-      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, { code: 'PROCESSING_FAILED', message }));
+      const error = mediaStageError('processing', err);
+      ctx.log.warn({ videoId, code: error.code, err }, 'processing failed');
+      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, error));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -295,7 +296,7 @@ export class ProcessingService {
     const source = v.sourceVideoId ? await videosStore.byId(trx, v.sourceVideoId) : undefined;
     const events = source?.kind === 'CLIP' || source?.clipId ? VideoEvents.clipProcessing : VideoEvents.videoProcessing;
     await videosStore.updateProcessing(trx, v.id, { status: 'FAILED', error, etaSeconds: null }, now);
-    await recordEvent(trx, { teamId: v.teamId, eventType: events.failed, videoId: v.id, occurredAt: now });
+    await recordEvent(trx, { teamId: v.teamId, eventType: events.failed, videoId: v.id, occurredAt: now, error });
     await this.ledger.within(trx).refund(v.teamId, v.id, 'Processing failed');
   }
 

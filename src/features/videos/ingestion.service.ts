@@ -35,6 +35,7 @@ import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { Clock } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
 import { recordEvent } from '../../webhooks/events';
+import { mediaStageError, stageError } from './stage-errors';
 import { ingestionEventsFor, VideoEvents } from './video-events';
 import { ingestionStore, AssetKind } from './ingestion.store';
 import { IngestionUpdate, StageError, Video, videosStore } from './videos.store';
@@ -92,8 +93,14 @@ export class IngestionService {
   /** Records a failed ingestion with its event and tells the listeners, in the caller's transaction. */
   async recordFailure(trx: Knex, v: Video, error: StageError, now: Date): Promise<void> {
     await videosStore.updateIngestion(trx, v.id, { status: 'FAILED', error, etaSeconds: null }, now);
-    await recordEvent(trx, { teamId: v.teamId, eventType: ingestionEventsFor(v.kind).failed, videoId: v.id, occurredAt: now });
+    await recordEvent(trx, { teamId: v.teamId, eventType: ingestionEventsFor(v.kind).failed, videoId: v.id, occurredAt: now, error });
     for (const listener of this.failureListeners) await listener(trx, v);
+  }
+
+  /** Records a failed cut of the free clip with its event, in the caller's transaction. */
+  async recordClipFailure(trx: Knex, clip: Video, error: StageError, now: Date): Promise<void> {
+    await videosStore.updateProcessing(trx, clip.id, { status: 'FAILED', error, etaSeconds: null }, now);
+    await recordEvent(trx, { teamId: clip.teamId, eventType: VideoEvents.clipProcessing.failed, videoId: clip.id, occurredAt: now, error });
   }
 
   /** The team setting: does video in make the free clip (admin CLI `update-team --free-clip`). */
@@ -130,9 +137,7 @@ export class IngestionService {
       if (ctx.signal.aborted) throw err;
       const permanent = err instanceof UnsupportedMediaError;
       if (!permanent && ctx.job.attempts < ctx.job.maxAttempts) throw err;
-      const error: StageError = permanent
-        ? { code: 'UNSUPPORTED_CONTENT_TYPE', message: `The file is not a video this installation can read: ${(err as Error).message}` }
-        : { code: 'INGESTION_FAILED', message: `Ingestion failed: ${(err as Error).message}`.slice(0, 2000) };
+      const error = mediaStageError('ingestion', err);
       ctx.log.warn({ videoId, code: error.code, err }, 'ingestion failed');
       await this.transition(videoId, 'IN_PROGRESS', (trx, v, now) => this.recordFailure(trx, v, error, now));
       return;
@@ -263,12 +268,8 @@ export class IngestionService {
       await videosStore.updateProcessing(trx, videoId, { status: 'IN_PROGRESS' }, now);
       await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.started, videoId, occurredAt: now });
     }, 'processing');
-    const fail = async (error: StageError) =>
-      this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
-        await videosStore.updateProcessing(trx, videoId, { status: 'FAILED', error, etaSeconds: null }, now);
-        await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.failed, videoId, occurredAt: now });
-      }, 'processing');
-    if (!master?.blobKey || !master.file) return fail({ code: 'MASTER_VIDEO_NOT_AVAILABLE', message: 'The master video of this clip has no stored file' });
+    const fail = async (error: StageError) => this.transition(videoId, 'IN_PROGRESS', (trx, v, now) => this.recordClipFailure(trx, v, error, now), 'processing');
+    if (!master?.blobKey || !master.file) return fail(stageError('clip', 'MASTER_VIDEO_NOT_AVAILABLE'));
 
     const ext = path.extname(master.file.name) || path.extname(master.blobKey) || '.mp4';
     const dir = path.join(this.workDir, `clip-${videoId}-${randomUUID().slice(0, 8)}`);
@@ -305,8 +306,9 @@ export class IngestionService {
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       if (!(err instanceof UnsupportedMediaError) && ctx.job.attempts < ctx.job.maxAttempts) throw err;
-      ctx.log.warn({ videoId, err }, 'free clip: cut failed');
-      await fail({ code: 'CLIP_PROCESSING_FAILED', message: `The clip could not be cut: ${(err as Error).message}`.slice(0, 2000) });
+      const error = mediaStageError('clip', err);
+      ctx.log.warn({ videoId, code: error.code, err }, 'free clip: cut failed');
+      await fail(error);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -19,6 +19,7 @@ import { BlobStore, isUploadGone, Upload } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { recordEvent } from '../../webhooks/events';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
+import { stageError } from './stage-errors';
 import { VideoEvents } from './video-events';
 import { CopyJobPayload, VideoInService, videoFileKey } from './video-in.service';
 import { VideoInOperation, videoInStore } from './video-in.store';
@@ -89,7 +90,7 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
         ctx.log.warn({ videoId, err, attempt: ctx.job.attempts }, 'video in: copy attempt failed, will retry');
         throw err;
       }
-      ctx.log.warn({ videoId, code: failure.error.code, message: failure.error.message }, 'video in: copy failed');
+      ctx.log.warn({ videoId, code: failure.error.code, err }, 'video in: copy failed');
       await markFailed(videoId, failure.error);
     } finally {
       close();
@@ -125,7 +126,7 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
       if (!v?.upload || v.upload.status === 'DONE' || v.upload.status === 'FAILED') return;
       const now = clock.now();
       await videosStore.updateUpload(trx, videoId, { status: 'FAILED', error }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId, occurredAt: now });
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId, occurredAt: now, error });
     });
   }
 
@@ -155,22 +156,15 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
   }
 }
 
-/** What a failed copy is recorded as, and whether another attempt could succeed. */
+/** What a failed copy is recorded as, and whether another attempt could succeed (the cause itself goes to the log). */
 export function classify(err: unknown, op: Pick<VideoInOperation, 'attempt'>): Failure {
   if (err instanceof ChecksumMismatchError) {
-    const code = op.attempt > 1 ? 'VIDEO_IN_RESTART_CHECKSUM_MISMATCH' : 'CHECKSUM_MISMATCH';
-    return {
-      transient: false,
-      error: { code, message: `${err.message}. Restart with skipChecksumValidation=true to keep the copied file as it is.` },
-    };
+    return { transient: false, error: stageError('videoIn', op.attempt > 1 ? 'VIDEO_IN_RESTART_CHECKSUM_MISMATCH' : 'CHECKSUM_MISMATCH') };
   }
-  if (err instanceof SourceChangedError) {
-    return { transient: false, error: { code: 'SOURCE_CHANGED', message: `${err.message}. The copy stopped so as not to mix two versions of the file.` } };
-  }
+  if (err instanceof SourceChangedError) return { transient: false, error: stageError('videoIn', 'SOURCE_CHANGED') };
   const cause = err instanceof CopyFailedError ? err.cause : err;
   if (cause instanceof SourceHttpError && [401, 403, 404, 410].includes(cause.status)) {
-    return { transient: false, error: { code: 'SOURCE_NOT_ACCESSIBLE', message: `The source is no longer accessible: ${cause.message}` } };
+    return { transient: false, error: stageError('videoIn', 'SOURCE_NOT_ACCESSIBLE') };
   }
-  const message = (err as Error)?.message ?? String(err);
-  return { transient: true, error: { code: 'COPY_FAILED', message: `The copy failed after retries: ${message}`.slice(0, 2000) } };
+  return { transient: true, error: stageError('videoIn', 'COPY_FAILED') };
 }

@@ -30,6 +30,7 @@ import { MultipartTarget, S3Upload } from '../../storage/s3-blob-store';
 import type { Clock } from '../../shared/clock';
 import { recordEvent } from '../../webhooks/events';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
+import { stageError } from './stage-errors';
 import { VideoEvents } from './video-events';
 import {
   AbortUploadPayload,
@@ -82,7 +83,7 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
     if (video.output.status === 'DONE' || video.output.status === 'FAILED') return;
     if (video.output.status === 'INITIAL') await markStarted(videoId);
     const file = storedFileOf(video);
-    if (!file) return markFailed(videoId, operationId, { code: 'SOURCE_NOT_AVAILABLE', message: 'The video file is no longer stored in the platform' });
+    if (!file) return markFailed(videoId, operationId, stageError('videoOut', 'SOURCE_NOT_AVAILABLE'));
 
     const { client, target } = bucketClient(videoOut, op);
     let progressWrite: Promise<void> = Promise.resolve();
@@ -136,7 +137,7 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
         ctx.log.warn({ videoId, err, attempt: ctx.job.attempts }, 'video out: copy attempt failed, will retry');
         throw err;
       }
-      ctx.log.warn({ videoId, code: failure.error.code, message: failure.error.message }, 'video out: copy failed');
+      ctx.log.warn({ videoId, code: failure.error.code, err }, 'video out: copy failed');
       await markFailed(videoId, operationId, failure.error);
     } finally {
       client.destroy();
@@ -176,7 +177,7 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
       if (!v?.output || v.output.status === 'DONE' || v.output.status === 'FAILED' || op?.id !== operationId) return;
       const now = clock.now();
       await videosStore.updateOutput(trx, videoId, { status: 'FAILED', error }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now });
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now, error });
     });
   }
 
@@ -225,34 +226,28 @@ function targetUploadGone(err: unknown): boolean {
 }
 
 const REFUSED = new Set(['AccessDenied', 'Forbidden', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'ExpiredToken', 'AllAccessDisabled']);
+/** Errors of a connection that never got an answer (Node's codes; the SDK's own time-outs). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'TimeoutError', 'RequestTimeout']);
 
-/** What a failed copy is recorded as, and whether another attempt could succeed. */
+/** True when `err` or anything it wraps (`cause`, an AggregateError's `errors`) is a network failure. */
+function isUnreachable(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 5) return false;
+  const e = err as { code?: unknown; name?: unknown; cause?: unknown; errors?: unknown };
+  if (UNREACHABLE.has(String(e.code)) || UNREACHABLE.has(String(e.name))) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => isUnreachable(x, depth + 1))) return true;
+  return isUnreachable(e.cause, depth + 1);
+}
+
+/** What a failed copy is recorded as, and whether another attempt could succeed (the cause itself goes to the log). */
 export function classify(err: unknown): Failure {
-  if (err instanceof ChecksumMismatchError) {
-    return {
-      transient: false,
-      error: { code: 'CHECKSUM_MISMATCH', message: `${err.message}: what was read from platform storage is not the stored file. Nothing was completed in the bucket; a restart sends every part again.` },
-    };
-  }
-  if (err instanceof SourceChangedError || err instanceof BlobNotFoundError) {
-    return { transient: false, error: { code: 'SOURCE_NOT_AVAILABLE', message: `The stored video file could not be read: ${err.message}` } };
-  }
+  if (err instanceof ChecksumMismatchError) return { transient: false, error: stageError('videoOut', 'CHECKSUM_MISMATCH') };
+  if (err instanceof SourceChangedError || err instanceof BlobNotFoundError) return { transient: false, error: stageError('videoOut', 'SOURCE_NOT_AVAILABLE') };
   const cause = (err instanceof CopyFailedError ? err.cause : err) as { name?: string; $metadata?: { httpStatusCode?: number } };
   const status = cause?.$metadata?.httpStatusCode;
-  if (status === 401 || status === 403 || REFUSED.has(cause?.name ?? '')) {
-    return {
-      transient: false,
-      error: {
-        code: 'OUTPUT_ACCESS_DENIED',
-        message: `The bucket refused the copy (HTTP ${status ?? 403}${cause?.name ? ` ${cause.name}` : ''}): check the credentials and their permissions (s3:PutObject, s3:ListMultipartUploadParts, s3:AbortMultipartUpload), then restart; the parts sent so far are kept`,
-      },
-    };
-  }
-  if (cause?.name === 'NoSuchBucket') {
-    return { transient: false, error: { code: 'BUCKET_NOT_FOUND', message: 'The bucket no longer exists; create it again and restart, or abandon the copy' } };
-  }
-  const message = (err as Error)?.message ?? String(err);
-  return { transient: true, error: { code: 'COPY_FAILED', message: `The copy failed after retries: ${message}`.slice(0, 2000) } };
+  if (status === 401 || status === 403 || REFUSED.has(cause?.name ?? '')) return { transient: false, error: stageError('videoOut', 'OUTPUT_ACCESS_DENIED') };
+  if (cause?.name === 'NoSuchBucket') return { transient: false, error: stageError('videoOut', 'BUCKET_NOT_FOUND') };
+  if (isUnreachable(err)) return { transient: true, error: stageError('videoOut', 'VIDEO_OUT_BUCKET_UNREACHABLE') };
+  return { transient: true, error: stageError('videoOut', 'COPY_FAILED') };
 }
 
 /** `video-out.abort-upload`: aborts a released multipart upload; an upload already gone is fine. */
@@ -281,12 +276,9 @@ export function videoOutGiveUps(clock: Clock): Record<string, GiveUpHandler<Vide
       const op = await videoOutStore.byVideoId(trx, videoId);
       if (!v || op?.id !== operationId || (v.output?.status !== 'INITIAL' && v.output?.status !== 'IN_PROGRESS')) return;
       const now = clock.now();
-      const error = {
-        code: 'COPY_FAILED',
-        message: 'The copy stopped: the worker running it was lost (killed or stalled) on its last attempt. Restart it to resume from the parts already sent.',
-      };
+      const error = stageError('videoOut', 'COPY_FAILED');
       await videosStore.updateOutput(trx, videoId, { status: 'FAILED', error }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now });
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now, error });
     },
   };
 }
