@@ -3321,6 +3321,12 @@ export interface components {
              * @description Progress in percent.
              */
             progressPercentage?: number;
+            /**
+             * Format: int32
+             * @description Estimated seconds until the copy finishes, from the bytes copied so far (smoothed);
+             *     absent while there is too little measured to say (under 5 % or 2 s), 0 once finished.
+             */
+            readonly etaSeconds?: number;
             /** @description Why the copy failed; present when `uploadStatus` is `FAILED`. */
             error?: components["schemas"]["VideoUploadStateError"];
         };
@@ -3358,7 +3364,9 @@ export interface components {
             updatedAt?: string;
             /**
              * Format: int32
-             * @description Estimated seconds until ingestion finishes.
+             * @description Estimated seconds until ingestion finishes, all remaining steps included, from the
+             *     progress measured so far (smoothed); absent while there is too little measured to say
+             *     (under 5 % or 2 s), 0 once finished.
              */
             etaSeconds?: number;
             /** @description Status of the ingestion. */
@@ -3588,7 +3596,9 @@ export interface components {
             updatedAt?: string;
             /**
              * Format: int32
-             * @description Estimated seconds until processing finishes.
+             * @description Estimated seconds until processing finishes, from ffmpeg's progress through the range
+             *     (smoothed); absent while there is too little measured to say (under 5 % or 2 s), 0
+             *     once finished.
              */
             etaSeconds?: number;
             /** @description Status of the processing. */
@@ -3638,6 +3648,12 @@ export interface components {
              * @description Progress in percent.
              */
             progressPercentage?: number;
+            /**
+             * Format: int32
+             * @description Estimated seconds until the copy finishes, from the bytes sent so far (smoothed);
+             *     absent while there is too little measured to say (under 5 % or 2 s), 0 once finished.
+             */
+            readonly etaSeconds?: number;
             /** @description Why the copy failed, as `<errorCode>: <message>`; present when `status` is `FAILED`. */
             readonly errorMessage?: string;
             /** @description Why the copy failed; present when `status` is `FAILED`. */

@@ -28,6 +28,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { MediaBinaries } from './binaries';
 import { MediaError, MediaProcessError } from './errors';
+import { weightedFraction } from '../shared/progress-eta';
 import { runMedia } from './runner';
 
 export const CLIP_MS = 10_000;
@@ -338,6 +339,13 @@ export interface CutClipOptions extends RunCommon {
   durationMs?: number;
   /** The input's container (`ProbeResult.metadata.containerName`); sets the muxer explicitly. */
   container?: string;
+  /** Fraction of the cut done (0..1), after each ffmpeg run, weighted by its expected cost. */
+  onProgress?: (fraction: number) => void;
+}
+
+/** Expected cost of the cut's runs in frame-encodes: reading packets, each segment (copying a frame costs about a twentieth of encoding it), the mux. */
+export function clipRunCosts(plan: ClipCutPlan): number[] {
+  return [5 + 0.02 * plan.frames, ...plan.segments.map((s) => s.frames * (s.mode === 'encode' ? 1 : 0.05)), 5 + 0.05 * plan.frames];
 }
 
 export interface ClipResult {
@@ -455,6 +463,9 @@ export async function cutClip(bins: MediaBinaries, input: string, outPath: strin
 
   /** The video segments, joined and muxed with the audio into the container (Matroska when that muxer refuses). */
   const make = async (plan: ClipCutPlan): Promise<{ path: string; fellBack: boolean }> => {
+    const costs = clipRunCosts(plan);
+    const reached = (run: number) => opts.onProgress?.(weightedFraction(costs, run, 0));
+    reached(1);
     const spliced = plan.segments.length > 1;
     // Encoders write MPEG-2/H.264/HEVC parameter sets into the stream only without a global
     // header, so encoded segments of these go through MPEG-TS; a copy goes through NUT untouched.
@@ -462,6 +473,7 @@ export async function cutClip(bins: MediaBinaries, input: string, outPath: strin
     const files = plan.segments.map((_, i) => path.join(work, `segment-${i}.${ts ? 'ts' : 'nut'}`));
     for (const [i, seg] of plan.segments.entries()) {
       await run(clipSegmentArgs(input, files[i], seg, segmentSeek(packets, seg, plan.frameSeconds, indexed), { encode: encoder.args, format: ts ? 'mpegts' : 'nut' }));
+      reached(i + 2);
     }
     const concatList = path.join(work, 'segments.txt');
     await writeFile(concatList, clipConcatList(files, plan.segments, plan.frameSeconds));

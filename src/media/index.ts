@@ -29,5 +29,7 @@ export type {
   VideoQualityAssessment,
 } from './recipes';
 export { imageFileInfo } from './images';
+export { ingestionCosts } from './costs';
+export type { IngestionCosts, IngestionCostFacts } from './costs';
 export { cutClip, clipWindow, clipContainer, planClipCut, CLIP_MS } from './clip';
 export type { CutClipOptions, ClipResult, ClipCutPlan, ClipSegment, VideoPacket } from './clip';

@@ -12,7 +12,8 @@
  * web video is one transcode. bench/media.ts
  * compares these recipes with the same ffmpeg commands run directly (CPU time, 0.98x).
  */
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { availableFilters, type MediaBinaries } from './binaries';
 import { MediaError, MediaProcessError } from './errors';
@@ -147,7 +148,7 @@ async function makeStills(
     }
     result.push(images);
   }
-  opts.onProgress?.({ percentage: 100, outTimeMs: 0, etaSeconds: 0 });
+  opts.onProgress?.({ percentage: 100, outTimeMs: 0 });
   return result;
 }
 
@@ -315,6 +316,9 @@ export interface QualityOptions extends RunCommon {
   /** Positions sampled (default 5) and frames read at each (default 24). */
   segments?: number;
   framesPerSegment?: number;
+  /** With the video's frame rate: progress through the sampled frames (the measurements then go through a file, not stdout). */
+  onProgress?: (p: MediaProgress) => void;
+  fps?: number;
 }
 
 /**
@@ -371,10 +375,15 @@ export function qualityLabel(name: QualityMetricName, score: number): string {
 const SEGMENT_KEY = 'vidmill.segment';
 
 /** One ffmpeg run: `segments` fast-seeked inputs, the metric filters on each, joined by concat, metadata printed to stdout. */
-export function qualityArgs(input: string, filters: Set<string>, opts: Pick<QualityOptions, 'durationMs' | 'segments' | 'framesPerSegment'>): string[] {
+/** Positions and frames per position the quality assessment reads. */
+function qualitySample(opts: Pick<QualityOptions, 'durationMs' | 'segments' | 'framesPerSegment'>): { segments: number; frames: number } {
+  return { frames: clampInt(opts.framesPerSegment ?? 24, 2, 500), segments: (opts.durationMs ?? 0) > 0 ? clampInt(opts.segments ?? 5, 1, 20) : 1 };
+}
+
+/** `metadataFile`: print the measurements there instead of stdout (which then carries progress). */
+export function qualityArgs(input: string, filters: Set<string>, opts: Pick<QualityOptions, 'durationMs' | 'segments' | 'framesPerSegment'> & { metadataFile?: string }): string[] {
   const durationMs = opts.durationMs ?? 0;
-  const frames = clampInt(opts.framesPerSegment ?? 24, 2, 500);
-  const segments = durationMs > 0 ? clampInt(opts.segments ?? 5, 1, 20) : 1;
+  const { frames, segments } = qualitySample(opts);
   const measure = ['signalstats', 'blurdetect', 'blockdetect', 'siti'].filter((f) => filters.has(f));
   const args: string[] = [];
   for (let i = 0; i < segments; i++) {
@@ -387,7 +396,8 @@ export function qualityArgs(input: string, filters: Set<string>, opts: Pick<Qual
     (_, i) => `[${i}:v:0]trim=end_frame=${frames},setpts=PTS-STARTPTS,${measure.join(',')},metadata=mode=add:key=${SEGMENT_KEY}:value=${i}[q${i}]`,
   );
   const joined = segments > 1 ? `${Array.from({ length: segments }, (_, i) => `[q${i}]`).join('')}concat=n=${segments}:v=1:a=0[j];[j]` : '[q0]';
-  const graph = `${chains.join(';')};${joined}metadata=mode=print:file='pipe\\:1'[out]`;
+  const target = opts.metadataFile ? opts.metadataFile.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "\\'") : 'pipe\\:1';
+  const graph = `${chains.join(';')};${joined}metadata=mode=print:file='${target}'[out]`;
   return [...args, '-filter_complex', graph, '-map', '[out]', '-an', '-sn', '-dn', '-f', 'null', '-'];
 }
 
@@ -449,12 +459,28 @@ export function qualityFromMetadata(output: string): VideoQualityAssessment {
 export async function assessQuality(bins: MediaBinaries, input: string, opts: QualityOptions = {}): Promise<VideoQualityAssessment> {
   const filters = await availableFilters(bins);
   if (!filters.has('signalstats')) throw new MediaError(`${bins.ffmpeg} has no signalstats filter: no quality assessment`);
-  const run = (segments?: number) =>
-    runMedia(bins.ffmpeg, qualityArgs(input, filters, { ...opts, segments }), { signal: opts.signal, timeoutMs: opts.timeoutMs, tool: 'ffmpeg' });
-  const { stdout } = await run(opts.segments).catch((err) => {
-    // A frame-size change between sampled positions breaks concat: measure one position instead.
-    if (!(err instanceof MediaProcessError) || !(opts.durationMs && opts.durationMs > 0)) throw err;
-    return run(1);
-  });
-  return qualityFromMetadata(stdout);
+  // With progress, stdout carries it and the measurements go through a file.
+  const withProgress = Boolean(opts.onProgress && opts.fps && opts.fps > 0);
+  const dir = withProgress ? await mkdtemp(path.join(os.tmpdir(), 'vidmill-quality-')) : undefined;
+  const metadataFile = dir ? path.join(dir, 'metadata.txt') : undefined;
+  const run = async (segments?: number): Promise<string> => {
+    const sample = qualitySample({ ...opts, segments });
+    const { stdout } = await runMedia(bins.ffmpeg, qualityArgs(input, filters, { ...opts, segments, metadataFile }), {
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs,
+      tool: 'ffmpeg',
+      ...(withProgress ? { onProgress: opts.onProgress, durationMs: ((sample.segments * sample.frames) / opts.fps!) * 1000 } : {}),
+    });
+    return metadataFile ? readFile(metadataFile, 'utf8') : stdout;
+  };
+  try {
+    const output = await run(opts.segments).catch((err) => {
+      // A frame-size change between sampled positions breaks concat: measure one position instead.
+      if (!(err instanceof MediaProcessError) || !(opts.durationMs && opts.durationMs > 0)) throw err;
+      return run(1);
+    });
+    return qualityFromMetadata(output);
+  } finally {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -16,6 +16,7 @@ import { Worker, type WorkerOptions } from '../../src/jobs/worker';
 import type { BlobStore } from '../../src/storage/blob-store';
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { ManualClock } from '../../src/shared/clock';
+import { etaError, EtaRun, onEtaRun } from '../../src/shared/progress-eta';
 import { createTestDatabase, TestDatabase } from './database';
 
 export interface TestUser {
@@ -147,4 +148,30 @@ export function assertStageError(error: { errorCode?: string; message?: string }
   assert.equal(error.errorCode, errorCode, JSON.stringify(error));
   assert.ok(typeof error.message === 'string' && error.message.length > 10, JSON.stringify(error));
   assert.doesNotMatch(error.message, /\/tmp|\/work|(^|[\s'"(=:])\/[\w.-]+\/|stderr|ffmpeg exited|ffprobe cannot|Error:/, `internal detail in ${JSON.stringify(error.message)}`);
+}
+
+/**
+ * Collects every run of progress estimates that finishes while it listens (src/shared/progress-eta.ts),
+ * and says how good they were: the median absolute error after 10 % progress, as a share of the
+ * time that was actually left.
+ */
+export function recordEtaRuns(labels?: string[]): { runs: EtaRun[]; stop(): ReturnType<typeof etaError> } {
+  const runs: EtaRun[] = [];
+  const off = onEtaRun((run) => {
+    if (!labels || labels.includes(run.label)) runs.push(run);
+  });
+  return {
+    runs,
+    stop() {
+      off();
+      return etaError(runs);
+    },
+  };
+}
+
+/** Prints the estimates' quality and asserts the target: median error after 10 % under 25 % of the time left (when there were estimates). */
+export function assertEtaQuality(e: ReturnType<typeof etaError>): void {
+  const pct = (x?: number) => (x === undefined ? '-' : `${(x * 100).toFixed(1)} %`);
+  console.log(`      time left: ${e.reports} estimates after 10 % progress, median error ${pct(e.median)} (90th percentile ${pct(e.p90)}) of the time actually left`);
+  if (e.reports > 0) assert.ok(e.median! < 0.25, `median ETA error ${pct(e.median)}`);
 }

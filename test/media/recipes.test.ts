@@ -202,9 +202,12 @@ describe('Media recipes', function () {
       assert.ok(Date.now() - t0 < 1500);
     });
 
-    it('quality assessment: contract shape, every metric measured, blur seen in a blurred copy', async () => {
+    it('quality assessment: contract shape, every metric measured, blur seen in a blurred copy; progress through the sampled frames', async () => {
       const b = await bins();
-      const sharp = await assessQuality(b, await fixture('sharpMp4'), { durationMs: 3000 });
+      const progress: MediaProgress[] = [];
+      const sharp = await assessQuality(b, await fixture('sharpMp4'), { durationMs: 3000, fps: 25, onProgress: (p) => progress.push(p) });
+      assert.equal(progress.at(-1)?.percentage, 100);
+      assert.deepEqual(sharp, await assessQuality(b, await fixture('sharpMp4'), { durationMs: 3000 }), 'the same measurements through a file as through stdout');
       const blurred = await assessQuality(b, await fixture('blurredMp4'), { durationMs: 3000 });
       for (const q of [sharp, blurred]) {
         assert.ok(validateQuality(q), JSON.stringify(validateQuality.errors));

@@ -6,7 +6,7 @@ import { strict as assert } from 'node:assert';
 import { ingestionStore } from '../../src/features/videos/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
-import { assertStageError, createHarness, deliveryPayloads, expectError, Harness, subscribeWebhook, TestUser } from '../helpers/harness';
+import { assertEtaQuality, assertStageError, createHarness, deliveryPayloads, expectError, Harness, recordEtaRuns, subscribeWebhook, TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 
@@ -35,10 +35,16 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
       .filter((r: any) => JSON.parse(r.data).videoId === videoId)
       .map((r: any) => r.event_type as string);
 
+  // How good the time-left estimates of this file's stages were (src/shared/progress-eta.ts).
+  const etaRuns = recordEtaRuns(['ingestion', 'clip', 'processing']);
+
   before(async () => {
     server = await startRangeServer();
   });
-  after(() => server.close());
+  after(async () => {
+    await server.close();
+    assertEtaQuality(etaRuns.stop());
+  });
   beforeEach(async () => {
     h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
     u = await h.user();
@@ -74,7 +80,7 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
   });
 
   it('full ingestion makes thumbnails, frames, a web video and a quality assessment, and the free clip follows with its own events', async () => {
-    const res = await post('/v1/videos/in/https?fullIngestion=true', { name: 'Full', url: serve(fixtureBytes({ seconds: 14, width: 640, height: 360, audio: true })) });
+    const res = await post('/v1/videos/in/https?fullIngestion=true', { name: 'Full', url: serve(fixtureBytes({ seconds: 30, width: 640, height: 360, audio: true })) });
     const videoId = res.body.videoId;
     const ingestion = await waitIngested(videoId);
     assert.equal(ingestion.status, 'DONE', JSON.stringify(ingestion.error));

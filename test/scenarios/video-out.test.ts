@@ -170,7 +170,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       assert.equal(object.contentType, 'video/mp4');
       const status = await get(`/v1/videos/${videoId}/out/status`);
       assert.equal(status.status, 200);
-      assert.deepEqual({ ...status.body.output.state, updatedAt: undefined }, { status: 'DONE', progressPercentage: 100, updatedAt: undefined });
+      assert.deepEqual({ ...status.body.output.state, updatedAt: undefined }, { status: 'DONE', progressPercentage: 100, etaSeconds: 0, updatedAt: undefined });
       assert.equal((await get(`/v1/videos/${videoId}`)).body.output.state.status, 'DONE');
       assert.deepEqual(await events(videoId), ['video_out.started', 'video_out.done']);
       assert.deepEqual(uploadParts(prefix).map((p) => p.part).sort(), [1, 2, 3], 'three 8 MiB parts');

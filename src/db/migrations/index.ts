@@ -12,6 +12,7 @@ import * as m006 from './006_video_processing_state';
 import * as m007 from './007_processing';
 import * as m008 from './008_video_out';
 import * as m009 from './009_stage_error_messages';
+import * as m010 from './010_stage_eta';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -23,6 +24,7 @@ const migrations: Record<string, Knex.Migration> = {
   '007_processing': m007,
   '008_video_out': m008,
   '009_stage_error_messages': m009,
+  '010_stage_eta': m010,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -17,6 +17,7 @@ import type { ProbeResult } from '../../media';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { BlobStore } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
+import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../../shared/errors';
 import { recordEvent } from '../../webhooks/events';
 import { teamsStore } from '../accounts/accounts.store';
@@ -25,7 +26,7 @@ import type { PricedProduct, ProductUse } from '../billing/pricing';
 import type { IngestionService } from '../videos/ingestion.service';
 import { mediaStageError, stageError } from '../videos/stage-errors';
 import { VideoEvents } from '../videos/video-events';
-import { StageError, Video, videosStore } from '../videos/videos.store';
+import { progressUpdate, StageError, Video, videosStore } from '../videos/videos.store';
 import { processingProducts } from './billing-products';
 import type { ConfigurationsService } from './configurations.service';
 import type { EnginePlan, ProcessingEngine } from './engine';
@@ -245,6 +246,9 @@ export class ProcessingService {
       return;
     }
     const dir = path.join(this.workDir, `process-${videoId}-${randomUUID().slice(0, 8)}`);
+    const eta = new ProgressEta({ label: 'processing' });
+    eta.observe(0);
+    const writes = writeProgress(eta, (e) => videosStore.updateProcessing(this.db, videoId, progressUpdate(e), this.clock.now()));
     await mkdir(dir, { recursive: true });
     try {
       const bins = await this.ingestion.mediaBinaries();
@@ -253,24 +257,18 @@ export class ProcessingService {
       const range = { startMs: video.processing.startMs ?? 0, endMs: video.processing.endMs ?? probe.durationMs };
       const plan: EnginePlan = this.engine.plan(video.processing.options ?? {}, probe, range);
       const out = path.join(dir, `output${plan.fileExtension}`);
-      let lastWrite = 0;
       await withLocalFile(this.blobs, source.blobKey, dir, (file) =>
         this.engine.run(bins, file, out, plan, {
           durationMs: range.endMs - range.startMs,
           signal: ctx.signal,
           timeoutMs: this.timeoutMs,
-          onProgress: (p) => {
-            if (Date.now() - lastWrite < 1_000 || p.percentage >= 100) return;
-            lastWrite = Date.now();
-            videosStore
-              .updateProcessing(this.db, videoId, { progress: Math.floor(p.percentage), etaSeconds: p.etaSeconds !== undefined ? Math.round(p.etaSeconds) : null }, this.clock.now())
-              .catch(() => undefined);
-          },
+          onProgress: (p) => eta.observe(p.percentage / 100),
         }),
       );
       const key = `videos/${videoId}/file`;
       const stored = await storeFile(this.blobs, key, out, { signal: ctx.signal });
       const { mtime } = await stat(out);
+      await writes.stop();
       await this.locked(videoId, 'IN_PROGRESS', async (trx, v, now) => {
         await videosStore.setFile(trx, videoId, { name: outputFileName(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime }, now);
         await videosStore.setStored(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size }, now);
@@ -278,14 +276,17 @@ export class ProcessingService {
         await recordEvent(trx, { teamId: v.teamId, eventType: events.done, videoId, occurredAt: now });
         await this.ingestion.begin(trx, { ...v, blobKey: key });
       });
+      eta.finish();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       const permanent = err instanceof DomainError;
       if (!permanent && ctx.job.attempts < ctx.job.maxAttempts) throw err;
       const error = mediaStageError('processing', err);
       ctx.log.warn({ videoId, code: error.code, err }, 'processing failed');
+      await writes.stop();
       await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, error));
     } finally {
+      await writes.stop();
       await rm(dir, { recursive: true, force: true });
     }
   };

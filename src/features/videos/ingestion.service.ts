@@ -23,6 +23,7 @@ import {
   clipWindow,
   cutClip,
   detectScanning,
+  ingestionCosts,
   makeThumbnailsAndFrames,
   makeWebVideo,
   MediaBinaries,
@@ -33,12 +34,13 @@ import {
 import type { BlobStore } from '../../storage/blob-store';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { Clock } from '../../shared/clock';
+import { ProgressEta, weightedFraction, writeProgress } from '../../shared/progress-eta';
 import { NotFoundError } from '../../shared/errors';
 import { recordEvent } from '../../webhooks/events';
 import { mediaStageError, stageError } from './stage-errors';
 import { ingestionEventsFor, VideoEvents } from './video-events';
 import { ingestionStore, AssetKind } from './ingestion.store';
-import { IngestionUpdate, StageError, Video, videosStore } from './videos.store';
+import { IngestionUpdate, progressUpdate, StageError, Video, videosStore } from './videos.store';
 
 export const INGEST_JOB = 'video.ingest';
 export const CLIP_JOB = 'video.clip';
@@ -131,8 +133,9 @@ export class IngestionService {
       await videosStore.updateIngestion(trx, videoId, { status: 'IN_PROGRESS' }, now);
       await recordEvent(trx, { teamId: v.teamId, eventType: events.started, videoId, occurredAt: now });
     });
+    const eta = new ProgressEta({ label: 'ingestion' });
     try {
-      await this.ingest(video, ctx.signal, ctx.log);
+      await this.ingest(video, ctx.signal, ctx.log, eta);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       const permanent = err instanceof UnsupportedMediaError;
@@ -147,27 +150,34 @@ export class IngestionService {
       await recordEvent(trx, { teamId: v.teamId, eventType: events.done, videoId, occurredAt: now });
       if (v.kind === 'MASTER' && (await ingestionStore.freeClipEnabled(trx, v.teamId))) await this.createClip(trx, v, now);
     });
+    eta.finish();
   };
 
-  /** Probe, scanning, and with full ingestion the assets and the quality assessment. */
-  private async ingest(video: Video, signal: AbortSignal, log: Logger): Promise<void> {
+  /**
+   * Probe, scanning, and with full ingestion the assets and the quality assessment. Progress is
+   * the steps weighted by their expected cost for this video (`ingestionCosts`), with the web
+   * video's and the quality assessment's own progress (ffmpeg's) inside their steps; the time left comes from `eta` (src/shared/progress-eta.ts).
+   */
+  private async ingest(video: Video, signal: AbortSignal, log: Logger, eta: ProgressEta): Promise<void> {
     const bins = await this.mediaBinaries();
     const id = video.id;
+    const full = video.fullIngestion;
     const dir = path.join(this.workDir, `ingest-${id}-${randomUUID().slice(0, 8)}`);
     const update = (u: IngestionUpdate) => videosStore.updateIngestion(this.db, id, u, this.clock.now());
-    const started = Date.now();
-    const progress = async (percentage: number) => {
-      const elapsed = (Date.now() - started) / 1000;
-      const eta = percentage > 0 && percentage < 100 ? Math.round((elapsed * (100 - percentage)) / percentage) : undefined;
-      await update({ progress: Math.floor(percentage), etaSeconds: eta ?? null });
-    };
+    // Steps: probe, scanning, then with full ingestion stills, web video, quality.
+    let weights = [1];
+    const reached = (step: number, fraction = 0) => eta.observe(weightedFraction(weights, step, fraction));
+    eta.observe(0);
+    const writes = writeProgress(eta, (e) => update(progressUpdate(e)), { onError: (err) => log.warn({ videoId: id, err }, 'ingestion: progress write failed') });
     await mkdir(dir, { recursive: true });
     try {
       await withLocalFile(this.blobs, video.blobKey!, dir, async (file) => {
         const opts = { signal, timeoutMs: this.timeoutMs };
         const probe = await probeMedia(bins, file, opts);
-        const full = video.fullIngestion;
-        await progress(full ? 5 : 50);
+        const c = ingestionCosts(probe);
+        weights = full ? [c.probe, c.scanning, c.stills, c.webVideo, c.quality] : [c.probe, c.scanning];
+        reached(1);
+        await writes.now();
         const heuristics = await detectScanning(bins, file, { ...opts, durationMs: probe.durationMs }).catch((err: unknown) => {
           log.warn({ videoId: id, err }, 'scanning detection failed; metadata keeps the container scanning only');
           return undefined;
@@ -176,8 +186,9 @@ export class IngestionService {
         if (heuristics) metadata.scanning = { ...(metadata.scanning ?? {}), heuristics };
         const { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
         await update({ metadata, metadataAvailable: true, probe: { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames } });
-        await progress(full ? 10 : 99);
+        reached(2);
         if (!full) return;
+        await writes.now();
 
         const durationMs = probe.durationMs;
         // One ffmpeg run decodes each position once for both the thumbnail and the full frame.
@@ -186,29 +197,22 @@ export class IngestionService {
         await update({ thumbnailsAvailable: true });
         await this.storeAssets(id, 'FRAME', stills.frames[0]?.path.endsWith('.png') ? 'image/png' : 'image/jpeg', stills.frames);
         await update({ fullFramesAvailable: true });
-        await progress(30);
+        reached(3);
+        await writes.now();
 
         const web = path.join(dir, 'web.mp4');
-        let lastWrite = 0;
-        await makeWebVideo(bins, file, web, {
-          ...opts,
-          durationMs,
-          hasAudio: probe.hasAudio,
-          onProgress: (p: { percentage: number }) => {
-            if (Date.now() - lastWrite < 1_000) return;
-            lastWrite = Date.now();
-            progress(30 + (p.percentage * 55) / 100).catch(() => undefined);
-          },
-        });
+        await makeWebVideo(bins, file, web, { ...opts, durationMs, hasAudio: probe.hasAudio, onProgress: (p) => reached(3, p.percentage / 100) });
         const webProbe = await probeMedia(bins, web, opts);
         await this.storeAssets(id, 'WEB_VIDEO', 'video/mp4', [{ path: web, width: webProbe.width, height: webProbe.height }]);
         await update({ webVideoAvailable: true });
-        await progress(88);
+        reached(4);
+        await writes.now();
 
-        const quality = await assessQuality(bins, file, { ...opts, durationMs });
+        const quality = await assessQuality(bins, file, { ...opts, durationMs, fps: probe.fps, onProgress: (p) => reached(4, p.percentage / 100) });
         await update({ quality: quality as unknown as Record<string, unknown> });
       });
     } finally {
+      await writes.stop();
       await rm(dir, { recursive: true, force: true });
     }
   }
@@ -273,6 +277,11 @@ export class IngestionService {
 
     const ext = path.extname(master.file.name) || path.extname(master.blobKey) || '.mp4';
     const dir = path.join(this.workDir, `clip-${videoId}-${randomUUID().slice(0, 8)}`);
+    const eta = new ProgressEta({ label: 'clip' });
+    eta.observe(0);
+    const writes = writeProgress(eta, (e) => videosStore.updateProcessing(this.db, videoId, progressUpdate(e), this.clock.now()), {
+      onError: (err) => ctx.log.warn({ videoId, err }, 'free clip: progress write failed'),
+    });
     await mkdir(dir, { recursive: true });
     try {
       const bins = await this.mediaBinaries();
@@ -284,7 +293,7 @@ export class IngestionService {
         this.blobs,
         master.blobKey,
         dir,
-        (file) => cutClip(bins, file, out, { startMs, durationMs: lengthMs, container, signal: ctx.signal, timeoutMs: this.timeoutMs }),
+        (file) => cutClip(bins, file, out, { startMs, durationMs: lengthMs, container, signal: ctx.signal, timeoutMs: this.timeoutMs, onProgress: (f) => eta.observe(f) }),
         ctx.signal,
       );
       ctx.log.info({ videoId, container, method: cut.method, frames: cut.frames, encodedFrames: cut.encodedFrames, codec: cut.codec }, 'free clip: cut');
@@ -292,6 +301,7 @@ export class IngestionService {
       const key = `videos/${videoId}/file`;
       const stored = await storeFile(this.blobs, key, cut.path, { signal: ctx.signal });
       const { mtime } = await stat(cut.path);
+      await writes.stop();
       await this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
         const base = path.basename(master.file!.name, path.extname(master.file!.name));
         const file = cut.fellBack
@@ -303,13 +313,16 @@ export class IngestionService {
         await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.done, videoId, occurredAt: now });
         await this.begin(trx, { ...v, blobKey: key });
       }, 'processing');
+      eta.finish();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       if (!(err instanceof UnsupportedMediaError) && ctx.job.attempts < ctx.job.maxAttempts) throw err;
       const error = mediaStageError('clip', err);
       ctx.log.warn({ videoId, code: error.code, err }, 'free clip: cut failed');
+      await writes.stop();
       await fail(error);
     } finally {
+      await writes.stop();
       await rm(dir, { recursive: true, force: true });
     }
   };

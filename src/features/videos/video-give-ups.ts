@@ -25,7 +25,7 @@ export function videoGiveUps(clock: Clock, ingestion: IngestionService): Record<
     [VIDEO_IN_COPY_JOB]: withVideo(async (trx, v, now) => {
       if (!running(v.upload?.status)) return;
       const error = stageError('videoIn', 'COPY_FAILED');
-      await videosStore.updateUpload(trx, v.id, { status: 'FAILED', error }, now);
+      await videosStore.updateUpload(trx, v.id, { status: 'FAILED', etaSeconds: null, error }, now);
       await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId: v.id, occurredAt: now, error });
     }),
     [INGEST_JOB]: withVideo(async (trx, v, now) => {

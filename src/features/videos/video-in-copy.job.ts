@@ -17,16 +17,14 @@ import { crc32cUpdate } from '../../net/crc32c';
 import { SourceChangedError, SourceHttpError } from '../../net/https-range-source';
 import { BlobStore, isUploadGone, Upload } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
+import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { recordEvent } from '../../webhooks/events';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
 import { stageError } from './stage-errors';
 import { VideoEvents } from './video-events';
 import { CopyJobPayload, VideoInService, videoFileKey } from './video-in.service';
 import { VideoInOperation, videoInStore } from './video-in.store';
-import { StageError, Video, videosStore } from './videos.store';
-
-/** Progress is written at most this often (and always at the end). */
-const PROGRESS_WRITE_MS = 1_000;
+import { progressUpdate, StageError, Video, videosStore } from './videos.store';
 
 export interface CopyJobDeps {
   db: Db;
@@ -53,18 +51,12 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
     if (video.upload.status === 'INITIAL') await markStarted(videoId);
 
     const { source, close } = videoIn.sources.open(videoIn.sourceSpecOf(op));
+    // Progress and time left from the bytes copied, written once a second (advisory: the final
+    // state is written in a transaction below, after the last progress write).
+    const eta = new ProgressEta({ label: 'video-in' });
+    const writes = writeProgress(eta, (e) => videosStore.updateUpload(db, videoId, progressUpdate(e), clock.now()), { onError: (err) => ctx.log.warn({ err }, 'progress write failed') });
     try {
       const upload = await openUpload(op, ctx.log);
-      let lastWrite = 0;
-      let lastPercent = video.upload.progress;
-      const onProgress = (p: CopyProgress) => {
-        const now = Date.now();
-        if (p.percentage === lastPercent || (now - lastWrite < PROGRESS_WRITE_MS && p.percentage < 100)) return;
-        lastWrite = now;
-        lastPercent = p.percentage;
-        // Fire and forget: progress is advisory; the final state is written in a transaction below.
-        videosStore.updateUpload(db, videoId, { progress: Math.min(p.percentage, 99) }, clock.now()).catch((err) => ctx.log.warn({ err }, 'progress write failed'));
-      };
       const result = await copyRanges({
         source,
         pinned: op.pinned,
@@ -73,13 +65,16 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
         knownParts: await videoInStore.parts(db, videoId),
         expectedCrc32c: op.skipChecksum ? undefined : op.expectedCrc32c,
         onPart: (n, crc) => videoInStore.recordPart(db, videoId, n, crc),
-        onProgress,
+        onProgress: (p: CopyProgress) => eta.observe(p.bytesDone / p.size),
         signal: ctx.signal,
       });
       ctx.log.info({ videoId, size: result.size, partsCopied: result.partsCopied, retries: result.retries }, 'video in: copy done');
+      await writes.stop();
       await markDone(videoId, result.crc32c, result.size);
+      eta.finish();
     } catch (err) {
       if (ctx.signal.aborted) throw err; // lease lost or worker stopping: handed back, resumed later
+      await writes.stop();
       if (isUploadGone(err)) {
         // The upload completed in an earlier run that died before recording it: the file is whole.
         const done = await recoverCompleted(op);
@@ -91,8 +86,10 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
         throw err;
       }
       ctx.log.warn({ videoId, code: failure.error.code, err }, 'video in: copy failed');
+      await writes.stop();
       await markFailed(videoId, failure.error);
     } finally {
+      await writes.stop();
       close();
     }
   };
@@ -113,7 +110,7 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
       if (!v?.upload || v.upload.status === 'DONE') return;
       const now = clock.now();
       await videosStore.setStored(trx, videoId, { blobKey: videoFileKey(videoId), crc32c, size }, now);
-      await videosStore.updateUpload(trx, videoId, { status: 'DONE', progress: 100, error: null }, now);
+      await videosStore.updateUpload(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: null, error: null }, now);
       await videoInStore.forgetParts(trx, videoId);
       await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.done, videoId, occurredAt: now });
       await deps.onCopied(trx, { ...v, blobKey: videoFileKey(videoId), crc32c });
@@ -125,7 +122,7 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
       const v = await videosStore.byIdForUpdate(trx, videoId);
       if (!v?.upload || v.upload.status === 'DONE' || v.upload.status === 'FAILED') return;
       const now = clock.now();
-      await videosStore.updateUpload(trx, videoId, { status: 'FAILED', error }, now);
+      await videosStore.updateUpload(trx, videoId, { status: 'FAILED', etaSeconds: null, error }, now);
       await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId, occurredAt: now, error });
     });
   }

@@ -28,6 +28,7 @@ import { BlobRangeSource } from '../../storage/blob-range-source';
 import { createBucketClient } from '../../storage/bucket-access';
 import { MultipartTarget, S3Upload } from '../../storage/s3-blob-store';
 import type { Clock } from '../../shared/clock';
+import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { recordEvent } from '../../webhooks/events';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
 import { stageError } from './stage-errors';
@@ -42,10 +43,8 @@ import {
   VideoOutService,
 } from './video-out.service';
 import { VideoOutOperation, videoOutStore } from './video-out.store';
-import { StageError, videosStore } from './videos.store';
+import { progressUpdate, StageError, videosStore } from './videos.store';
 
-/** Progress is written at most this often (and always at the end). */
-const PROGRESS_WRITE_MS = 1_000;
 /** Parts in flight are buffered (UploadPart needs a known length): at most this much memory per copy. */
 const MEMORY_BUDGET = 128 * MIB;
 const MAX_LANES = 8;
@@ -86,25 +85,18 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
     if (!file) return markFailed(videoId, operationId, stageError('videoOut', 'SOURCE_NOT_AVAILABLE'));
 
     const { client, target } = bucketClient(videoOut, op);
-    let progressWrite: Promise<void> = Promise.resolve();
+    // Progress and time left from the bytes sent, written once a second (advisory: the final
+    // state is written in a transaction below; a late write cannot undo it).
+    const eta = new ProgressEta({ label: 'video-out' });
+    const writes = writeProgress(eta, (e) => videosStore.updateOutputProgress(db, videoId, progressUpdate(e), clock.now()), {
+      onError: (err) => ctx.log.warn({ err }, 'video out: progress write failed'),
+    });
     try {
       const source = new BlobRangeSource(blobs, file.key);
       const pinned = await source.probe();
       if (pinned.size !== op.size) throw new SourceChangedError(`the stored file has ${pinned.size} bytes, the copy was created for ${op.size}`);
       const upload = await openUpload(op, target, client);
       if (!upload) return; // the copy went away while the upload was being created (aborted again)
-      let lastWrite = 0;
-      let lastPercent = video.output.progress;
-      const onProgress = (p: CopyProgress) => {
-        const now = Date.now();
-        if (p.percentage === lastPercent || (now - lastWrite < PROGRESS_WRITE_MS && p.percentage < 100)) return;
-        lastWrite = now;
-        lastPercent = p.percentage;
-        // Advisory: the final state is written in a transaction below; a late write cannot undo it.
-        progressWrite = videosStore
-          .updateOutputProgress(db, videoId, Math.min(p.percentage, 99), clock.now())
-          .catch((err) => ctx.log.warn({ err }, 'video out: progress write failed'));
-      };
       const result = await copyRanges({
         source,
         pinned,
@@ -113,14 +105,15 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
         knownParts: await videoOutStore.parts(db, videoId),
         expectedCrc32c: file.crc32c,
         onPart: (n, crc) => videoOutStore.recordPart(db, videoId, n, crc),
-        onProgress,
+        onProgress: (p: CopyProgress) => eta.observe(p.bytesDone / p.size),
         signal: ctx.signal,
       });
-      await progressWrite;
+      await writes.stop();
       ctx.log.info({ videoId, key: op.objectKey, size: result.size, partsCopied: result.partsCopied, retries: result.retries }, 'video out: copy done');
       await markDone(videoId, operationId, result.size);
+      eta.finish();
     } catch (err) {
-      await progressWrite;
+      await writes.stop();
       if (ctx.signal.aborted) throw err; // lease lost or worker stopping: handed back, resumed later
       const current = await videoOutStore.byVideoId(db, videoId);
       if (!current || current.id !== operationId) return; // abandoned or deleted while copying
@@ -140,6 +133,7 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
       ctx.log.warn({ videoId, code: failure.error.code, err }, 'video out: copy failed');
       await markFailed(videoId, operationId, failure.error);
     } finally {
+      await writes.stop();
       client.destroy();
     }
   };
@@ -160,7 +154,7 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
       const op = await videoOutStore.byVideoId(trx, videoId);
       if (!v?.output || v.output.status === 'DONE' || op?.id !== operationId) return;
       const now = clock.now();
-      await videosStore.updateOutput(trx, videoId, { status: 'DONE', progress: 100, error: null }, now);
+      await videosStore.updateOutput(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: null, error: null }, now);
       // The upload is an object now: nothing left to resume or abort.
       await videoOutStore.setUpload(trx, videoId, operationId, null, now);
       await videoOutStore.forgetParts(trx, videoId);
@@ -176,7 +170,7 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
       const op = await videoOutStore.byVideoId(trx, videoId);
       if (!v?.output || v.output.status === 'DONE' || v.output.status === 'FAILED' || op?.id !== operationId) return;
       const now = clock.now();
-      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', error }, now);
+      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', etaSeconds: null, error }, now);
       await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now, error });
     });
   }
@@ -277,7 +271,7 @@ export function videoOutGiveUps(clock: Clock): Record<string, GiveUpHandler<Vide
       if (!v || op?.id !== operationId || (v.output?.status !== 'INITIAL' && v.output?.status !== 'IN_PROGRESS')) return;
       const now = clock.now();
       const error = stageError('videoOut', 'COPY_FAILED');
-      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', error }, now);
+      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', etaSeconds: null, error }, now);
       await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now, error });
     },
   };

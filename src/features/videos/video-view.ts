@@ -13,6 +13,11 @@ export type VideoDto = Schemas['Video'];
 
 const inFlight = (s: OperationStatus | undefined) => s === 'INITIAL' || s === 'IN_PROGRESS';
 
+/** Seconds left of a stage: 0 once it has finished; while it runs, only when measured (src/shared/progress-eta.ts). */
+function etaOf(stage: { status: OperationStatus; etaSeconds?: number }): number | undefined {
+  return stage.status === 'DONE' || stage.status === 'FAILED' ? 0 : stage.etaSeconds;
+}
+
 /** Why a stage failed, on the wire; a FAILED stage with nothing recorded says so. */
 function toStageError(status: OperationStatus, e: StageError | undefined): Schemas['StageError'] | undefined {
   if (status !== 'FAILED') return undefined;
@@ -29,8 +34,7 @@ export function processingStatusOf(v: Video): OperationStatus | undefined {
 export function toVideoProcessing(v: Video): Schemas['VideoProcessing'] | undefined {
   const p = v.processing;
   if (!p) return undefined;
-  const finished = p.status === 'DONE' || p.status === 'FAILED';
-  const eta = p.etaSeconds ?? (finished ? 0 : undefined);
+  const eta = etaOf(p);
   const error = toStageError(p.status, p.error);
   const source = v.sourceVideoId
     ? {
@@ -66,7 +70,13 @@ export function toVideoUpload(v: Video): Schemas['VideoUpload'] | undefined {
   const out: Schemas['VideoUpload'] = {};
   if (v.file) out.file = toVideoFile(v.file);
   if (v.upload) {
-    out.uploadState = { updatedAt: v.upload.updatedAt.toISOString(), uploadStatus: v.upload.status, progressPercentage: v.upload.progress };
+    const eta = etaOf(v.upload);
+    out.uploadState = {
+      updatedAt: v.upload.updatedAt.toISOString(),
+      uploadStatus: v.upload.status,
+      progressPercentage: v.upload.progress,
+      ...(eta !== undefined ? { etaSeconds: eta } : {}),
+    };
     const error = toStageError(v.upload.status, v.upload.error);
     if (error) out.uploadState.error = { ...error, code: error.errorCode };
   }
@@ -77,8 +87,7 @@ export function toVideoUpload(v: Video): Schemas['VideoUpload'] | undefined {
 export function toVideoIngestion(v: Video): Schemas['VideoIngestion'] | undefined {
   const i = v.ingestion;
   if (!i) return undefined;
-  const finished = i.status === 'DONE' || i.status === 'FAILED';
-  const eta = i.etaSeconds ?? (finished ? 0 : undefined);
+  const eta = etaOf(i);
   const error = toStageError(i.status, i.error);
   return {
     ingestionState: {
@@ -102,11 +111,13 @@ export function toVideoOutput(v: Video): Schemas['VideoOutput'] | undefined {
   const o = v.output;
   if (!o) return undefined;
   const error = toStageError(o.status, o.error);
+  const eta = etaOf(o);
   return {
     state: {
       updatedAt: o.updatedAt.toISOString(),
       status: o.status,
       progressPercentage: o.progress,
+      ...(eta !== undefined ? { etaSeconds: eta } : {}),
       ...(error ? { errorMessage: `${error.errorCode}: ${error.message}`, error } : {}),
     },
   };
