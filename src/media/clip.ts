@@ -12,17 +12,18 @@
  *   body  that keyframe -> last clean cut point      copied
  *   tail  that point -> window end                  re-encoded (at most a few B-frames)
  *
- * The segments are written as MPEG-TS (Annex B: parameter sets travel with every keyframe) and
- * joined with the concat demuxer, then muxed with the window's audio (copied) into the master's
- * container. MP4/MOV get the `avc3`/`hev1` sample entries, which declare that parameter sets may
+ * Spliced segments are written as MPEG-TS (Annex B: parameter sets travel with every keyframe), a
+ * single one as NUT, joined with the concat demuxer, then muxed with the window's audio (copied;
+ * PCM cut to the sample) into the master's container. MP4/MOV get the `avc3`/`hev1` sample entries, which declare that parameter sets may
  * change in the stream (the re-encoded segments carry their own).
  *
  * Splicing is done for H.264, HEVC and MPEG-2, whose encoders ffmpeg has and whose streams join
  * cleanly in MPEG-TS. An intra-only master (ProRes, DNxHD, every frame a keyframe) is always a
  * plain copy. Any other long-GOP codec, a window with no clean keyframe (open GOPs), or a splice
  * whose frame count comes out wrong, is re-encoded whole at high quality in the master's codec
- * (H.264 when ffmpeg has no encoder for it). `clipArgs`-style builders are pure and tested
- * without ffmpeg; bench/media.ts measures the cost against a plain stream copy.
+ * (H.264 when ffmpeg has no encoder for it). The plan and the argument builders (`planClipCut`,
+ * `segmentSeek`, `clipSegmentArgs`, `clipMuxArgs`) are pure and tested without ffmpeg;
+ * bench/media.ts measures the cost against a plain stream copy.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';

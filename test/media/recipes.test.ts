@@ -10,7 +10,6 @@ import {
   makeThumbnails,
   makeThumbnailsAndFrames,
   makeWebVideo,
-  probeMedia,
   type MediaProgress,
   type VideoQualityAssessment,
 } from '../../src/media';
