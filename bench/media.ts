@@ -14,6 +14,13 @@
  * `select` filter pass over the whole file, 5 processes each seeking, and the chosen one
  * process with 5 fast-seeked inputs.
  *
+ * The free clip (`cutClip`: 10 s to the frame, re-encoding only what a stream copy cannot cut)
+ * against a plain stream copy of the same window (what the clip was before: it starts at the
+ * keyframe before the window), as a CPU ratio, on two sources: the 60 s file above, whose window
+ * 25..35 s holds no keyframe (12-s GOPs: the whole window is re-encoded, the worst case), and a
+ * 40 s 1080p file with x264's default GOP of 250 frames (10 s; window 15..25 s: 5 s re-encoded up
+ * to the keyframe at 20 s, the rest copied). ffprobe runs of the clip count too.
+ *
  *   npx tsx bench/media.ts            (or npm run bench -- media)
  *   VIDMILL_BENCH_MEDIA_INPUT=<file> uses an existing video instead of generating one.
  */
@@ -21,7 +28,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { makeFullFrames, makeThumbnails, makeThumbnailsAndFrames, makeWebVideo, probeMedia, resolveMediaBinaries } from '../src/media';
+import { clipContainer, clipWindow, cutClip, makeFullFrames, makeThumbnails, makeThumbnailsAndFrames, makeWebVideo, probeMedia, resolveMediaBinaries, type ClipResult } from '../src/media';
 import { FULL_FRAME_FILTER, FULL_FRAME_JPEG_ENCODE, multiStillsArgs, stillPositions, stillsArgs, THUMBNAIL_ENCODE, thumbnailFilter, webVideoArgs } from '../src/media/recipes';
 import { mediaArgs } from '../src/media/runner';
 import type { Benchmark, Result } from './lib';
@@ -42,12 +49,12 @@ interface Cost {
   cpuMs: number;
 }
 
-/** A shell wrapper named ffmpeg that runs the real one and appends its CPU time (ms) to `log`. */
-function cpuLoggingWrapper(dir: string, ffmpeg: string): { bin: string; log: string } {
-  const bin = path.join(dir, 'wrap', 'ffmpeg');
+/** A shell wrapper with the binary's name that runs the real one and appends its CPU time (ms) to `log`. */
+function cpuLoggingWrapper(dir: string, real: string, name = 'ffmpeg'): { bin: string; log: string } {
+  const bin = path.join(dir, 'wrap', name);
   const log = path.join(dir, 'cpu.log');
   mkdirSync(path.dirname(bin), { recursive: true });
-  writeFileSync(bin, `#!/bin/sh\n"${ffmpeg}" "$@"\nrc=$?\ntimes >> "${log}"\nexit $rc\n`);
+  writeFileSync(bin, `#!/bin/sh\n"${real}" "$@"\nrc=$?\ntimes >> "${log}"\nexit $rc\n`);
   chmodSync(bin, 0o755);
   writeFileSync(log, '');
   return { bin, log };
@@ -78,6 +85,8 @@ export async function runMediaBenchmark(): Promise<Result> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-bench-media-'));
   const wrapper = cpuLoggingWrapper(dir, real.ffmpeg);
   const bins = { ...real, ffmpeg: wrapper.bin };
+  // The clip's ffprobe runs (packet lists) count too; same log.
+  const clipBins = { ...bins, ffprobe: cpuLoggingWrapper(dir, real.ffprobe, 'ffprobe').bin };
   try {
     let input = process.env.VIDMILL_BENCH_MEDIA_INPUT;
     let generateMs = 0;
@@ -147,6 +156,32 @@ export async function runMediaBenchmark(): Promise<Result> {
       }
     });
 
+    // The free clip against a plain stream copy of the same window (one run each: the clip of
+    // the 12-s GOP file re-encodes 10 s of 1080p).
+    const gop10 = path.join(dir, 'source-1080p-40s-gop250.mp4');
+    await ffmpegDirect(real.ffmpeg, [
+      '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
+      '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=25:duration=40',
+      '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=40',
+      '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-shortest', gop10,
+    ]);
+    const clipCost = async (file: string, tag: string) => {
+      const p = await probeMedia(bins, file);
+      const window = clipWindow(p.durationMs);
+      const ext = clipContainer(p.metadata.containerName)?.extension ?? '.mkv';
+      const copy = await measure(wrapper.log, () =>
+        ffmpegDirect(bins.ffmpeg, mediaArgs(bins.ffmpeg, ['-y', '-ss', (window.startMs / 1000).toFixed(3), '-i', file, '-t', '10', '-map', '0:v', '-map', '0:a?', '-c', 'copy', '-avoid_negative_ts', 'make_zero', out(`copy-${tag}${ext}`)])),
+      );
+      let result: ClipResult | undefined;
+      const clip = await measure(wrapper.log, async () => {
+        result = await cutClip(clipBins, file, out(`clip-${tag}${ext}`), { ...window, container: p.metadata.containerName });
+      });
+      const copied = await probeMedia(bins, out(`copy-${tag}${ext}`));
+      return { copy, clip, result: result!, copiedMs: copied.durationMs };
+    };
+    const clip12 = await clipCost(input, 'gop12');
+    const clip10 = await clipCost(gop10, 'gop10');
+
     const s = (ms: number) => (ms / 1000).toFixed(2);
     const row = (step: string, d: Cost, r?: Cost) => ({
       step,
@@ -165,6 +200,8 @@ export async function runMediaBenchmark(): Promise<Result> {
         row('thumbnails + frames, one run', best.direct.stills, best.recipe.stills),
         row('thumbnails: one select pass', selectPass),
         row('thumbnails: 5 seeking processes', separate),
+        row(`clip, 12-s GOPs (${clip12.result.method}, ${clip12.result.encodedFrames}/${clip12.result.frames} frames encoded) vs stream copy`, clip12.copy, clip12.clip),
+        row(`clip, 10-s GOPs (${clip10.result.method}, ${clip10.result.encodedFrames}/${clip10.result.frames} frames encoded) vs stream copy`, clip10.copy, clip10.clip),
       ],
       checks: [
         { name: 'ingestion recipes / direct (CPU)', ratio: total('recipe', 'cpuMs') / total('direct', 'cpuMs'), kind: 'max', limit: 1.15 },
@@ -178,10 +215,16 @@ export async function runMediaBenchmark(): Promise<Result> {
         },
         { name: 'thumbnails: select pass / chosen (CPU)', ratio: selectPass.cpuMs / best.direct.thumbnails.cpuMs, kind: 'min', limit: 1, info: true },
         { name: 'thumbnails: 5 processes / chosen (CPU)', ratio: separate.cpuMs / best.direct.thumbnails.cpuMs, kind: 'min', limit: 1, info: true },
+        // Information: a stream copy decodes nothing, so any re-encoding is hundreds of times its cost.
+        { name: 'clip / stream copy, 12-s GOPs, window re-encoded (CPU)', ratio: clip12.clip.cpuMs / clip12.copy.cpuMs, kind: 'max', limit: 1000, info: true },
+        { name: 'clip / stream copy, 10-s GOPs, smart cut (CPU)', ratio: clip10.clip.cpuMs / clip10.copy.cpuMs, kind: 'max', limit: 1000, info: true },
+        // Half the window re-encoded should cost about half of re-encoding all of it.
+        { name: 'clip smart cut / window re-encoded (CPU)', ratio: clip10.clip.cpuMs / clip12.clip.cpuMs, kind: 'max', limit: 0.75, info: true },
       ],
       notes: [
         `input: ${process.env.VIDMILL_BENCH_MEDIA_INPUT ?? `generated 60 s 1920x1080 H.264 + AAC (${s(generateMs)} s)`}; ffmpeg ${real.ffmpegVersion} (${real.source.ffmpeg}); ${os.cpus().length} cores`,
         `best of ${ROUNDS} rounds per step and side (CPU and wall time each), sides alternating; load average at the end ${os.loadavg()[0].toFixed(1)}`,
+        `clip lengths: stream copy ${s(clip12.copiedMs)} s / ${s(clip10.copiedMs)} s (from the keyframe before the window), clip ${clip12.result.frames / 25} s / ${clip10.result.frames / 25} s (12-s / 10-s GOPs)`,
       ],
     };
   } finally {

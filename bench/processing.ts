@@ -7,6 +7,10 @@
  * BENCH_PROCESSING_ROUNDS, default 3). Timed from the start call to the processing stage being
  * DONE (the job's ingestion of its result is not part of processing and is not timed).
  *
+ * Also prints how good the processing stage's time-left estimates were over these runs: every
+ * estimate after 10 % progress against the time the run actually took from then (median
+ * absolute error as a share of the time left; target under 25 %).
+ *
  *   npm run bench -- processing
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -17,10 +21,13 @@ import { PROCESS_JOB } from '../src/features/processing/processing.service';
 import { videosStore } from '../src/features/videos/videos.store';
 import { probeMedia, resolveMediaBinaries } from '../src/media';
 import { buildProcessingPlan, processingArgs, ProcessingOptions } from '../src/processing';
+import { etaError, EtaRun, onEtaRun } from '../src/shared/progress-eta';
 import { benchWorker, embeddedVidmill, storedMaster } from './embedded-vidmill';
 
 const ROUNDS = Number(process.env.BENCH_PROCESSING_ROUNDS ?? 3);
 const LIMIT = 1.05;
+/** Median absolute error of the time-left estimates after 10 % progress, as a share of the time actually left. */
+const ETA_LIMIT = 0.25;
 const OPTIONS: ProcessingOptions = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'FULL_HD' } } } as ProcessingOptions;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -58,6 +65,9 @@ export async function processingBenchmark(): Promise<boolean> {
   const directArgs = processingArgs(plan, source, path.join(dir, `direct${plan.fileExtension}`));
   const direct: number[] = [];
   const throughVidmill: number[] = [];
+  // The time-left estimates of the processing runs (src/shared/progress-eta.ts).
+  const etaRuns: EtaRun[] = [];
+  const offEta = onEtaRun((run) => run.label === 'processing' && etaRuns.push(run));
   try {
     for (let round = 1; round <= ROUNDS; round++) {
       direct.push(await runDirect(bins.ffmpeg, directArgs));
@@ -73,6 +83,7 @@ export async function processingBenchmark(): Promise<boolean> {
       console.log(`  round ${round}: direct ${(direct.at(-1)! / 1000).toFixed(2)} s, through Vidmill ${(throughVidmill.at(-1)! / 1000).toFixed(2)} s`);
     }
   } finally {
+    offEta();
     await worker.stop({ graceMs: 1000 });
     await db.destroy();
     rmSync(dir, { recursive: true, force: true });
@@ -81,7 +92,11 @@ export async function processingBenchmark(): Promise<boolean> {
   const pass = ratio <= LIMIT;
   console.log(`\n  30 s 720p H.264 -> 1080p H.264 (${plan.output.width}x${plan.output.height}): direct median ${(median(direct) / 1000).toFixed(2)} s, Vidmill median ${(median(throughVidmill) / 1000).toFixed(2)} s`);
   console.log(`  ratio ${ratio.toFixed(3)}x (target <= ${LIMIT}x): ${pass ? 'PASS' : 'FAIL'}`);
-  return pass;
+  const eta = etaError(etaRuns);
+  const pct = (x?: number) => (x === undefined ? '-' : `${(x * 100).toFixed(1)} %`);
+  const etaPass = eta.median !== undefined && eta.median < ETA_LIMIT;
+  console.log(`\n  time left (etaSeconds) of the ${etaRuns.length} runs: ${eta.reports} estimates after 10 % progress, median absolute error ${pct(eta.median)} of the time actually left (90th percentile ${pct(eta.p90)}; target < ${pct(ETA_LIMIT)}): ${etaPass ? 'PASS' : 'FAIL'}`);
+  return pass && etaPass;
 }
 
 if (require.main === module) {

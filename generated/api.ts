@@ -1834,6 +1834,27 @@ export interface components {
          */
         OperationStatus: "INITIAL" | "IN_PROGRESS" | "DONE" | "FAILED";
         /**
+         * @description Why a stage of a video (video in, ingestion, the free clip's cut, processing, video out)
+         *     failed: present in the stage's state when its status is `FAILED`, and in the data of its
+         *     `*.failed` webhook event. Each code has one fixed message; internal detail (file paths,
+         *     tool output, host names) is never included. The codes of each stage are listed in the
+         *     documentation of that stage (docs/video-in.md, docs/ingestion.md, docs/processing.md,
+         *     docs/video-out.md); a processing job whose options cannot be applied to its source keeps
+         *     the `errorCode` and `message` the request would have been answered with.
+         */
+        StageError: {
+            /**
+             * @description Machine-readable code, for example `INGESTION_UNREADABLE_MEDIA`, `SOURCE_CHANGED` or `VIDEO_OUT_BUCKET_UNREACHABLE`.
+             * @example INGESTION_UNREADABLE_MEDIA
+             */
+            readonly errorCode: string;
+            /**
+             * @description What went wrong and what can be done, in words.
+             * @example The file is not a video ffmpeg can read (no readable video stream).
+             */
+            readonly message: string;
+        };
+        /**
          * @description How the team is billed.
          * @enum {string}
          */
@@ -3339,22 +3360,27 @@ export interface components {
              * @description Progress in percent.
              */
             progressPercentage?: number;
+            /**
+             * Format: int32
+             * @description Estimated seconds until the copy finishes, from the bytes copied so far (smoothed);
+             *     absent while there is too little measured to say (under 5 % or 2 s), 0 once finished.
+             */
+            readonly etaSeconds?: number;
             /** @description Why the copy failed; present when `uploadStatus` is `FAILED`. */
             error?: components["schemas"]["VideoUploadStateError"];
         };
-        /** @description Why a copy into the platform failed. */
-        VideoUploadStateError: {
-            /**
-             * @description Machine-readable error code: `CHECKSUM_MISMATCH` (the copied data does not match
-             *     `crc32c`), `VIDEO_IN_RESTART_CHECKSUM_MISMATCH` (the same after a restart),
-             *     `SOURCE_CHANGED` (the source file changed during the copy), `SOURCE_NOT_ACCESSIBLE`
-             *     (the source started refusing access), `INVALID_BUCKET_ENDPOINT` (the bucket's host
-             *     resolved to a non-public address when the copy connected), `COPY_FAILED` (the source
-             *     or storage kept failing after retries).
-             */
+        /**
+         * @description Why a copy into the platform failed: the `StageError` of video in, with `code` repeating
+         *     `errorCode` (the field this object had first). Codes: `CHECKSUM_MISMATCH` (the copied
+         *     data does not match `crc32c`), `VIDEO_IN_RESTART_CHECKSUM_MISMATCH` (the same after a
+         *     restart), `SOURCE_CHANGED` (the source file changed during the copy),
+         *     `SOURCE_NOT_ACCESSIBLE` (the source started refusing access), `INVALID_BUCKET_ENDPOINT`
+         *     (the bucket's host resolved to a non-public address when the copy connected),
+         *     `COPY_FAILED` (the source or storage kept failing, or the worker was lost).
+         */
+        VideoUploadStateError: components["schemas"]["StageError"] & {
+            /** @description The same as `errorCode`. */
             readonly code: string;
-            /** @description Human-readable description. */
-            readonly message: string;
             /** @description Additional machine-readable details. */
             details?: {
                 [key: string]: unknown;
@@ -3378,7 +3404,9 @@ export interface components {
             updatedAt?: string;
             /**
              * Format: int32
-             * @description Estimated seconds until ingestion finishes.
+             * @description Estimated seconds until ingestion finishes, all remaining steps included, from the
+             *     progress measured so far (smoothed); absent while there is too little measured to say
+             *     (under 5 % or 2 s), 0 once finished.
              */
             etaSeconds?: number;
             /** @description Status of the ingestion. */
@@ -3408,6 +3436,8 @@ export interface components {
              * @description Progress in percent.
              */
             progressPercentage?: number;
+            /** @description Why ingestion failed; present when `ingestionStatus` is `FAILED`. */
+            error?: components["schemas"]["StageError"];
         };
         /** @description Technical metadata read from a video. */
         VideoMetadata: {
@@ -3673,7 +3703,9 @@ export interface components {
             updatedAt?: string;
             /**
              * Format: int32
-             * @description Estimated seconds until processing finishes.
+             * @description Estimated seconds until processing finishes, from ffmpeg's progress through the range
+             *     (smoothed); absent while there is too little measured to say (under 5 % or 2 s), 0
+             *     once finished.
              */
             etaSeconds?: number;
             /** @description Status of the processing. */
@@ -3683,6 +3715,8 @@ export interface components {
              * @description Progress in percent.
              */
             progressPercentage?: number;
+            /** @description Why processing (or the free clip's cut) failed; present when `processingStatus` is `FAILED`. */
+            error?: components["schemas"]["StageError"];
         };
         /** @description The video and time range a processing job read. */
         SourceVideo: {
@@ -3722,12 +3756,21 @@ export interface components {
              */
             progressPercentage?: number;
             /**
-             * @description Why the copy failed, as `<code>: <message>`; present when `status` is `FAILED`.
+             * Format: int32
+             * @description Estimated seconds until the copy finishes, from the bytes sent so far (smoothed);
+             *     absent while there is too little measured to say (under 5 % or 2 s), 0 once finished.
+             */
+            readonly etaSeconds?: number;
+            /**
+             * @description Why the copy failed, as `<errorCode>: <message>`; present when `status` is `FAILED`.
              *     Codes: `OUTPUT_ACCESS_DENIED`, `BUCKET_NOT_FOUND`, `INVALID_BUCKET_ENDPOINT` (the
              *     bucket's host resolved to a non-public address when the copy connected),
-             *     `CHECKSUM_MISMATCH`, `SOURCE_NOT_AVAILABLE`, `COPY_FAILED`.
+             *     `CHECKSUM_MISMATCH`, `SOURCE_NOT_AVAILABLE`, `VIDEO_OUT_BUCKET_UNREACHABLE`,
+             *     `COPY_FAILED`.
              */
             readonly errorMessage?: string;
+            /** @description Why the copy failed; present when `status` is `FAILED`. */
+            error?: components["schemas"]["StageError"];
         };
         /** @description A link to a side-by-side comparison of two videos. */
         VideoComparisonLink: {
@@ -3961,6 +4004,8 @@ export interface components {
              * @description The video the event is about.
              */
             videoId?: string;
+            /** @description Why the stage failed; present on `*.failed` events. */
+            error?: components["schemas"]["StageError"];
         };
         /** @description What an event is about; `type` tells which kind. */
         WebhookEventData: components["schemas"]["WebhookEventVideoData"];

@@ -14,11 +14,7 @@ export {
   makeFullFrames,
   makeThumbnailsAndFrames,
   makeWebVideo,
-  cutClip,
-  clipWindow,
-  clipContainer,
   assessQuality,
-  CLIP_MS,
   MAX_FULL_FRAMES,
   QUALITY_SCALE,
 } from './recipes';
@@ -28,10 +24,12 @@ export type {
   FullFrameOptions,
   StillsOptions,
   WebVideoOptions,
-  CutClipOptions,
-  ClipResult,
   QualityOptions,
   QualityMetric,
   VideoQualityAssessment,
 } from './recipes';
 export { imageFileInfo } from './images';
+export { ingestionCosts } from './costs';
+export type { IngestionCosts, IngestionCostFacts } from './costs';
+export { cutClip, clipWindow, clipContainer, planClipCut, CLIP_MS } from './clip';
+export type { CutClipOptions, ClipResult, ClipCutPlan, ClipSegment, VideoPacket } from './clip';

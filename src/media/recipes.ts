@@ -1,6 +1,6 @@
 /**
- * What ingestion makes from a video: thumbnails, full frames, the web video, the free clip and
- * the quality assessment. Argument builders are pure functions (tested without ffmpeg); the
+ * What ingestion makes from a video: thumbnails, full frames, the web video and the quality
+ * assessment (the free clip is `clip.ts`). Argument builders are pure functions (tested without ffmpeg); the
  * recipe functions run them through `runMedia`.
  *
  * Cost: still images are taken with fast input seeking, every position one `-ss <t> -i <input>`
@@ -9,10 +9,11 @@
  * keyframes and 4.0 s at worst (positions just before the next keyframe); a single pass with a
  * `select` filter decodes the whole file (5.9 s), and 5 separate seeking processes took 0.7 s
  * and 5.0 s. `makeThumbnailsAndFrames` decodes each position once for both kinds of image. The
- * web video is one transcode; the clip copies packets and decodes nothing. bench/media.ts
+ * web video is one transcode. bench/media.ts
  * compares these recipes with the same ffmpeg commands run directly (CPU time, 0.98x).
  */
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { availableFilters, type MediaBinaries } from './binaries';
 import { MediaError, MediaProcessError } from './errors';
@@ -147,7 +148,7 @@ async function makeStills(
     }
     result.push(images);
   }
-  opts.onProgress?.({ percentage: 100, outTimeMs: 0, etaSeconds: 0 });
+  opts.onProgress?.({ percentage: 100, outTimeMs: 0 });
   return result;
 }
 
@@ -286,86 +287,6 @@ export async function makeWebVideo(bins: MediaBinaries, input: string, outPath: 
   return { path: outPath };
 }
 
-export const CLIP_MS = 10_000;
-
-/** The free clip's window: `clipMs` centred in the video, or the whole video when it is shorter. */
-export function clipWindow(durationMs: number, clipMs = CLIP_MS): { startMs: number; durationMs: number } {
-  if (!(durationMs > clipMs)) return { startMs: 0, durationMs: Math.max(0, durationMs || 0) };
-  return { startMs: Math.floor((durationMs - clipMs) / 2), durationMs: clipMs };
-}
-
-/** Muxer and file extension of a container (the probe's `containerName`), for a clip in the same container. */
-export function clipContainer(containerName: string | undefined): { format: string; extension: string } | undefined {
-  const table: Record<string, { format: string; extension: string }> = {
-    mov: { format: 'mov', extension: '.mov' },
-    mp4: { format: 'mp4', extension: '.mp4' },
-    m4a: { format: 'mp4', extension: '.mp4' },
-    '3gp': { format: '3gp', extension: '.3gp' },
-    '3g2': { format: '3g2', extension: '.3g2' },
-    mj2: { format: 'mov', extension: '.mov' },
-    matroska: { format: 'matroska', extension: '.mkv' },
-    webm: { format: 'webm', extension: '.webm' },
-    mpegts: { format: 'mpegts', extension: '.ts' },
-    mxf: { format: 'mxf', extension: '.mxf' },
-    avi: { format: 'avi', extension: '.avi' },
-    mpeg: { format: 'vob', extension: '.mpg' },
-    flv: { format: 'flv', extension: '.flv' },
-    asf: { format: 'asf', extension: '.wmv' },
-    ogg: { format: 'ogg', extension: '.ogv' },
-  };
-  return containerName ? table[containerName] : undefined;
-}
-
-export interface CutClipOptions extends RunCommon {
-  startMs: number;
-  /** Default 10 000. */
-  durationMs?: number;
-  /** The input's container (`ProbeResult.metadata.containerName`); sets the muxer explicitly. */
-  container?: string;
-}
-
-/**
- * The clip without re-encoding: fast input seek to `startMs`, every video and audio stream
- * copied, timestamps shifted to start at zero. Copying starts at the keyframe at or before
- * `startMs`, so the clip can begin up to one GOP early; it keeps the master's codecs.
- */
-export function cutClipArgs(input: string, outPath: string, opts: CutClipOptions): string[] {
-  const args = ['-y'];
-  if (opts.startMs > 0) args.push('-ss', msToSeconds(opts.startMs));
-  args.push('-i', safePath(input), '-t', msToSeconds(opts.durationMs ?? CLIP_MS), '-map', '0:v', '-map', '0:a?', '-c', 'copy', '-avoid_negative_ts', 'make_zero', '-map_metadata', '0');
-  const format = clipContainer(opts.container)?.format;
-  if (format) args.push('-f', format);
-  args.push(safePath(outPath));
-  return args;
-}
-
-export interface ClipResult {
-  path: string;
-  /** The muxer used: the input's container, or `matroska` when that muxer refused the streams. */
-  container: string | undefined;
-  fellBack: boolean;
-}
-
-/**
- * Cuts the clip into `outPath` in the input's container. Some muxers refuse streams the demuxer
- * of the same name reads (ffmpeg's MXF muxer takes only a few codecs); then the clip is written
- * as Matroska, which takes every codec, to `outPath` with the extension `.mkv`, and
- * `fellBack` says so.
- */
-export async function cutClip(bins: MediaBinaries, input: string, outPath: string, opts: CutClipOptions): Promise<ClipResult> {
-  await mkdir(path.dirname(outPath), { recursive: true });
-  try {
-    await runMedia(bins.ffmpeg, cutClipArgs(input, outPath, opts), { signal: opts.signal, timeoutMs: opts.timeoutMs, tool: 'ffmpeg' });
-    return { path: outPath, container: opts.container, fellBack: false };
-  } catch (err) {
-    if (!(err instanceof MediaProcessError) || opts.container === 'matroska') throw err;
-    await rm(outPath, { force: true });
-    const mkv = outPath.slice(0, outPath.length - path.extname(outPath).length) + '.mkv';
-    await runMedia(bins.ffmpeg, cutClipArgs(input, mkv, { ...opts, container: 'matroska' }), { signal: opts.signal, timeoutMs: opts.timeoutMs, tool: 'ffmpeg' });
-    return { path: mkv, container: 'matroska', fellBack: true };
-  }
-}
-
 function clampInt(v: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, Math.round(Number.isFinite(v) ? v : min)));
 }
@@ -395,6 +316,9 @@ export interface QualityOptions extends RunCommon {
   /** Positions sampled (default 5) and frames read at each (default 24). */
   segments?: number;
   framesPerSegment?: number;
+  /** With the video's frame rate: progress through the sampled frames (the measurements then go through a file, not stdout). */
+  onProgress?: (p: MediaProgress) => void;
+  fps?: number;
 }
 
 /**
@@ -451,10 +375,15 @@ export function qualityLabel(name: QualityMetricName, score: number): string {
 const SEGMENT_KEY = 'vidmill.segment';
 
 /** One ffmpeg run: `segments` fast-seeked inputs, the metric filters on each, joined by concat, metadata printed to stdout. */
-export function qualityArgs(input: string, filters: Set<string>, opts: Pick<QualityOptions, 'durationMs' | 'segments' | 'framesPerSegment'>): string[] {
+/** Positions and frames per position the quality assessment reads. */
+function qualitySample(opts: Pick<QualityOptions, 'durationMs' | 'segments' | 'framesPerSegment'>): { segments: number; frames: number } {
+  return { frames: clampInt(opts.framesPerSegment ?? 24, 2, 500), segments: (opts.durationMs ?? 0) > 0 ? clampInt(opts.segments ?? 5, 1, 20) : 1 };
+}
+
+/** `metadataFile`: print the measurements there instead of stdout (which then carries progress). */
+export function qualityArgs(input: string, filters: Set<string>, opts: Pick<QualityOptions, 'durationMs' | 'segments' | 'framesPerSegment'> & { metadataFile?: string }): string[] {
   const durationMs = opts.durationMs ?? 0;
-  const frames = clampInt(opts.framesPerSegment ?? 24, 2, 500);
-  const segments = durationMs > 0 ? clampInt(opts.segments ?? 5, 1, 20) : 1;
+  const { frames, segments } = qualitySample(opts);
   const measure = ['signalstats', 'blurdetect', 'blockdetect', 'siti'].filter((f) => filters.has(f));
   const args: string[] = [];
   for (let i = 0; i < segments; i++) {
@@ -467,7 +396,8 @@ export function qualityArgs(input: string, filters: Set<string>, opts: Pick<Qual
     (_, i) => `[${i}:v:0]trim=end_frame=${frames},setpts=PTS-STARTPTS,${measure.join(',')},metadata=mode=add:key=${SEGMENT_KEY}:value=${i}[q${i}]`,
   );
   const joined = segments > 1 ? `${Array.from({ length: segments }, (_, i) => `[q${i}]`).join('')}concat=n=${segments}:v=1:a=0[j];[j]` : '[q0]';
-  const graph = `${chains.join(';')};${joined}metadata=mode=print:file='pipe\\:1'[out]`;
+  const target = opts.metadataFile ? opts.metadataFile.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "\\'") : 'pipe\\:1';
+  const graph = `${chains.join(';')};${joined}metadata=mode=print:file='${target}'[out]`;
   return [...args, '-filter_complex', graph, '-map', '[out]', '-an', '-sn', '-dn', '-f', 'null', '-'];
 }
 
@@ -529,12 +459,28 @@ export function qualityFromMetadata(output: string): VideoQualityAssessment {
 export async function assessQuality(bins: MediaBinaries, input: string, opts: QualityOptions = {}): Promise<VideoQualityAssessment> {
   const filters = await availableFilters(bins);
   if (!filters.has('signalstats')) throw new MediaError(`${bins.ffmpeg} has no signalstats filter: no quality assessment`);
-  const run = (segments?: number) =>
-    runMedia(bins.ffmpeg, qualityArgs(input, filters, { ...opts, segments }), { signal: opts.signal, timeoutMs: opts.timeoutMs, tool: 'ffmpeg' });
-  const { stdout } = await run(opts.segments).catch((err) => {
-    // A frame-size change between sampled positions breaks concat: measure one position instead.
-    if (!(err instanceof MediaProcessError) || !(opts.durationMs && opts.durationMs > 0)) throw err;
-    return run(1);
-  });
-  return qualityFromMetadata(stdout);
+  // With progress, stdout carries it and the measurements go through a file.
+  const withProgress = Boolean(opts.onProgress && opts.fps && opts.fps > 0);
+  const dir = withProgress ? await mkdtemp(path.join(os.tmpdir(), 'vidmill-quality-')) : undefined;
+  const metadataFile = dir ? path.join(dir, 'metadata.txt') : undefined;
+  const run = async (segments?: number): Promise<string> => {
+    const sample = qualitySample({ ...opts, segments });
+    const { stdout } = await runMedia(bins.ffmpeg, qualityArgs(input, filters, { ...opts, segments, metadataFile }), {
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs,
+      tool: 'ffmpeg',
+      ...(withProgress ? { onProgress: opts.onProgress, durationMs: ((sample.segments * sample.frames) / opts.fps!) * 1000 } : {}),
+    });
+    return metadataFile ? readFile(metadataFile, 'utf8') : stdout;
+  };
+  try {
+    const output = await run(opts.segments).catch((err) => {
+      // A frame-size change between sampled positions breaks concat: measure one position instead.
+      if (!(err instanceof MediaProcessError) || !(opts.durationMs && opts.durationMs > 0)) throw err;
+      return run(1);
+    });
+    return qualityFromMetadata(output);
+  } finally {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -24,8 +24,6 @@ export interface MediaProgress {
   outTimeMs: number;
   /** Encoding speed as a multiple of real time (ffmpeg's `speed=1.5x`), when known. */
   speed?: number;
-  /** Seconds left at the current speed, when duration and speed are known. */
-  etaSeconds?: number;
 }
 
 export interface RunMediaOptions {
@@ -127,8 +125,6 @@ export class ProgressParser {
     this.best = percentage;
     const progress: MediaProgress = { percentage, outTimeMs };
     if (speed !== undefined && Number.isFinite(speed)) progress.speed = speed;
-    if (end) progress.etaSeconds = 0;
-    else if (d && speed && speed > 0) progress.etaSeconds = Math.max(0, Math.round((d - outTimeMs) / 1000 / speed));
     try {
       this.onProgress(progress);
     } catch {

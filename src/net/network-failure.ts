@@ -21,12 +21,16 @@ const NETWORK_CODES = new Set([
 ]);
 const TIMEOUT_NAMES = new Set(['TimeoutError', 'RequestTimeout']);
 
-/** True when the error (or its `cause`) is a network failure: no HTTP status was received. */
-export function isNetworkFailure(err: unknown): boolean {
-  const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
-  if (!e || typeof e !== 'object') return false;
+/**
+ * True when the error, or anything it wraps (`cause`, an AggregateError's `errors` as Node's
+ * happy-eyeballs connect throws), is a network failure: no HTTP status was received.
+ */
+export function isNetworkFailure(err: unknown, depth = 0): boolean {
+  const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; errors?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
+  if (!e || typeof e !== 'object' || depth > 5) return false;
   if (e.$metadata?.httpStatusCode !== undefined) return false;
   if (NETWORK_CODES.has(String(e.code)) || NETWORK_CODES.has(String(e.name)) || TIMEOUT_NAMES.has(String(e.name))) return true;
   if (typeof e.message === 'string' && /socket hang up/i.test(e.message)) return true;
-  return e.cause !== undefined && e.cause !== err && isNetworkFailure(e.cause);
+  if (Array.isArray(e.errors) && e.errors.some((x) => isNetworkFailure(x, depth + 1))) return true;
+  return e.cause !== undefined && e.cause !== err && isNetworkFailure(e.cause, depth + 1);
 }

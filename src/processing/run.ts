@@ -1,6 +1,6 @@
 /**
  * Runs a processing plan with ffmpeg through the media runner: progress as a percentage of the
- * output duration with an ETA from ffmpeg's speed, a time limit, abort, and no partial output
+ * output duration, a time limit, abort, and no partial output
  * left behind on failure. A plan with an analysis pass (vidstab) runs two ffmpeg processes; the
  * first counts for `ANALYSIS_SHARE` of the progress.
  */
@@ -10,10 +10,8 @@ import { runMedia, type MediaBinaries, type MediaProgress } from '../media';
 import { analysisArgs, processingArgs, transformsPath, type ProcessingPlan } from './plan';
 
 export interface ProcessingProgress {
-  /** 0..100 over the whole job, never decreasing. */
+  /** 0..100 over the whole job, never decreasing (the time left is the caller's, src/shared/progress-eta.ts). */
   percentage: number;
-  /** Seconds left, when ffmpeg has reported a speed. */
-  etaSeconds?: number;
   /** ffmpeg's speed as a multiple of real time. */
   speed?: number;
   /** `analysis` during the vidstab detection pass, else `encode`. */
@@ -48,18 +46,13 @@ export async function runProcessing(
   await mkdir(path.dirname(outputPath), { recursive: true });
   const trf = transformsPath(outputPath);
   let best = 0;
-  const report = (pass: ProcessingProgress['pass'], p: MediaProgress, offset: number, share: number, laterShare: number) => {
+  const report = (pass: ProcessingProgress['pass'], p: MediaProgress, offset: number, share: number) => {
     // ffmpeg stopped by SIGTERM still closes its output and reports `progress=end`: not a 100%.
     if (opts.signal?.aborted) return;
     const percentage = Math.max(best, Math.min(100, Math.round((offset + (p.percentage * share) / 100) * 100) / 100));
     best = percentage;
     const out: ProcessingProgress = { percentage, pass };
     if (p.speed !== undefined) out.speed = p.speed;
-    if (p.etaSeconds !== undefined) {
-      // Later passes are assumed to take as long per share of the bar as this one.
-      const thisPassSeconds = p.speed && p.speed > 0 ? opts.durationMs / 1000 / p.speed : 0;
-      out.etaSeconds = Math.round(p.etaSeconds + (share > 0 ? (thisPassSeconds * laterShare) / share : 0));
-    }
     opts.onProgress?.(out);
   };
   const analysis = analysisArgs(plan, input, outputPath);
@@ -70,7 +63,7 @@ export async function runProcessing(
         timeoutMs: opts.timeoutMs,
         durationMs: opts.durationMs,
         tool: 'ffmpeg',
-        onProgress: (p) => report('analysis', p, 0, ANALYSIS_SHARE * 100, (1 - ANALYSIS_SHARE) * 100),
+        onProgress: (p) => report('analysis', p, 0, ANALYSIS_SHARE * 100),
       });
     }
     const offset = analysis ? ANALYSIS_SHARE * 100 : 0;
@@ -79,7 +72,7 @@ export async function runProcessing(
       timeoutMs: opts.timeoutMs,
       durationMs: opts.durationMs,
       tool: 'ffmpeg',
-      onProgress: (p) => report('encode', p, offset, 100 - offset, 0),
+      onProgress: (p) => report('encode', p, offset, 100 - offset),
     });
   } catch (err) {
     await rm(outputPath, { force: true });

@@ -15,6 +15,8 @@ export interface NewEvent {
   test?: boolean;
   /** Deliver to this webhook only (test events). */
   onlyWebhookId?: string;
+  /** Why the stage failed (`*.failed` events): a fixed code and message, never internal detail. */
+  error?: { code: string; message: string };
 }
 
 /** WebhookEventPayload as frozen in a delivery row (`attemptCount` is set per attempt). */
@@ -25,7 +27,14 @@ export interface FrozenPayload {
   occurredAt: string;
   test: boolean;
   attemptCount: number;
-  data: { type: 'VIDEO'; videoId: string };
+  data: EventData;
+}
+
+/** WebhookEventVideoData: the video, and for a failed stage why (`StageError`). */
+export interface EventData {
+  type: 'VIDEO';
+  videoId: string;
+  error?: { errorCode: string; message: string };
 }
 
 type Listener = () => void;
@@ -48,7 +57,7 @@ function notifyAfterCommit(trx: Knex): void {
 export async function recordEvent(trx: Knex, e: NewEvent): Promise<DeliveryRecord[]> {
   const eventId = randomUUID();
   const now = e.occurredAt;
-  const data = { type: 'VIDEO' as const, videoId: e.videoId };
+  const data: EventData = { type: 'VIDEO', videoId: e.videoId, ...(e.error ? { error: { errorCode: e.error.code, message: e.error.message } } : {}) };
   const test = e.test ?? false;
   await eventsStore.insertEvent(trx, { id: eventId, teamId: e.teamId, eventType: e.eventType, occurredAt: e.occurredAt, data, test, createdAt: now });
   const webhooks = (await webhooksStore.activeOfTeam(trx, e.teamId)).filter(

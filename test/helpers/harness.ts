@@ -24,6 +24,7 @@ import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { ManualClock } from '../../src/shared/clock';
 import { openDatabase } from '../../src/db/database';
 import { conformanceCheck, takeViolations } from './contract-conformance';
+import { etaError, EtaRun, onEtaRun } from '../../src/shared/progress-eta';
 import { createTestDatabase, TestDatabase } from './database';
 
 export interface TestUser {
@@ -205,3 +206,53 @@ export function withoutBodyFraming(test: supertest.Test): supertest.Test {
 }
 
 export const basic = (email: string, password: string) => 'Basic ' + Buffer.from(`${email}:${password}`).toString('base64');
+
+/** A webhook of the user's team for these event types (the harness sends no deliveries; their frozen payloads are rows). */
+export async function subscribeWebhook(h: Harness, user: TestUser, eventTypes: string[]): Promise<string> {
+  const res = await h.request.post('/api/v1/webhooks').set('X-API-Key', user.apiKey).send({ name: 'Failures', url: 'https://1.1.1.1/vidmill-hook', eventTypes, active: true });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.id;
+}
+
+/** The payloads of the webhook deliveries about a video, oldest first, exactly as they will be POSTed. */
+export async function deliveryPayloads(h: Harness, videoId: string): Promise<any[]> {
+  const rows = await h.database.db('webhook_deliveries').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('payload');
+  return rows.map((r: { payload: string }) => JSON.parse(r.payload)).filter((p: any) => p.data?.videoId === videoId);
+}
+
+/**
+ * Asserts a stage's `error` (StageError): the code, a message of its own, and no internal detail
+ * (no absolute path such as /tmp/... or /work/..., no tool output).
+ */
+export function assertStageError(error: { errorCode?: string; message?: string } | undefined, errorCode: string): void {
+  assert.ok(error, `expected an error ${errorCode}`);
+  assert.equal(error.errorCode, errorCode, JSON.stringify(error));
+  assert.ok(typeof error.message === 'string' && error.message.length > 10, JSON.stringify(error));
+  assert.doesNotMatch(error.message, /\/tmp|\/work|(^|[\s'"(=:])\/[\w.-]+\/|stderr|ffmpeg exited|ffprobe cannot|Error:/, `internal detail in ${JSON.stringify(error.message)}`);
+}
+
+/**
+ * Collects every run of progress estimates that finishes while it listens (src/shared/progress-eta.ts),
+ * and says how good they were: the median absolute error after 10 % progress, as a share of the
+ * time that was actually left.
+ */
+export function recordEtaRuns(labels?: string[]): { runs: EtaRun[]; stop(): ReturnType<typeof etaError> } {
+  const runs: EtaRun[] = [];
+  const off = onEtaRun((run) => {
+    if (!labels || labels.includes(run.label)) runs.push(run);
+  });
+  return {
+    runs,
+    stop() {
+      off();
+      return etaError(runs);
+    },
+  };
+}
+
+/** Prints the estimates' quality and asserts the target: median error after 10 % under 25 % of the time left (when there were estimates). */
+export function assertEtaQuality(e: ReturnType<typeof etaError>): void {
+  const pct = (x?: number) => (x === undefined ? '-' : `${(x * 100).toFixed(1)} %`);
+  console.log(`      time left: ${e.reports} estimates after 10 % progress, median error ${pct(e.median)} (90th percentile ${pct(e.p90)}) of the time actually left`);
+  if (e.reports > 0) assert.ok(e.median! < 0.25, `median ETA error ${pct(e.median)}`);
+}

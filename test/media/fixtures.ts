@@ -39,6 +39,22 @@ const recipes = {
   blurredMp4: ['blurred.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=3', '-vf', 'gblur=sigma=4', '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '10', '-pix_fmt', 'yuv420p']],
   /** The same picture sharp, same settings, for comparison. */
   sharpMp4: ['sharp.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=3', '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '10', '-pix_fmt', 'yuv420p']],
+  /**
+   * Long-GOP masters for the free clip, 160x90, 14 s at 10 frames/s (cheap to make and cut).
+   * H.264 with x264's B-frames and one keyframe every 10 s (0 and 10 s), AAC, in MP4.
+   */
+  h264LongGopMp4: ['h264-long-gop.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10:duration=14', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=14', '-c:v', 'libx264', '-preset', 'veryfast', '-g', '100', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '32k', '-shortest']],
+  /** The same H.264 + AAC in MPEG-TS (no index: seeking lands on decode times, not keyframes). */
+  h264LongGopTs: ['h264-long-gop.ts', ['-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10:duration=14', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=14', '-c:v', 'libx264', '-preset', 'veryfast', '-g', '100', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '32k', '-shortest']],
+  /** HEVC (closed GOPs, B-frames, a keyframe every 10 s), no audio, in Matroska. */
+  hevcLongGopMkv: ['hevc-long-gop.mkv', ['-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10:duration=14', '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error:keyint=100:min-keyint=100:open-gop=0', '-pix_fmt', 'yuv420p']],
+  /** ProRes 422 Proxy (intra only) + PCM in QuickTime. */
+  proresLongMov: ['prores-long.mov', ['-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10:duration=14', '-f', 'lavfi', '-i', 'sine=duration=14', '-c:v', 'prores_ks', '-profile:v', '0', '-pix_fmt', 'yuv422p10le', '-c:a', 'pcm_s16le', '-shortest']],
+  /**
+   * Interlaced MPEG-2 (top field first, 25 frames/s, open GOPs with 2 B-frames, a keyframe every
+   * 10 s) + MP2 in MPEG-TS, 160x96 (MPEG-2 has no 10 frames/s).
+   */
+  mpeg2InterlacedLongGopTs: ['mpeg2-long-gop.ts', ['-f', 'lavfi', '-i', 'testsrc2=size=160x96:rate=50:duration=14', '-f', 'lavfi', '-i', 'sine=duration=14', '-vf', 'interlace=scan=tff,setfield=tff', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-top', '1', '-b:v', '400k', '-g', '250', '-bf', '2', '-c:a', 'mp2', '-shortest']],
   /** Audio only (AAC in M4A). */
   audioM4a: ['audio.m4a', ['-f', 'lavfi', '-i', 'sine=duration=2', '-c:a', 'aac']],
   /** One JPEG picture. */
@@ -102,4 +118,43 @@ export function mp4TopLevelBoxes(file: string): string[] {
     i += size;
   }
   return types;
+}
+
+/** The first video stream's frames as decoded (`-count_frames`) and its frame rate. */
+export async function decodedVideoFrames(file: string): Promise<{ frames: number; fps: number; fieldOrder?: string }> {
+  const { ffprobe } = await bins();
+  const { stdout } = await run(ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-count_frames', '-show_entries', 'stream=nb_read_frames,r_frame_rate,field_order', '-of', 'json', file]);
+  const s = JSON.parse(stdout).streams[0];
+  const [num, den] = String(s.r_frame_rate).split('/').map(Number);
+  return { frames: Number(s.nb_read_frames), fps: num / (den || 1), fieldOrder: s.field_order };
+}
+
+/** What ffmpeg complains about while decoding the whole file (empty when it decodes cleanly). */
+export async function decodeErrors(file: string): Promise<string> {
+  const { ffmpeg } = await bins();
+  const { stderr } = await run(ffmpeg, ['-hide_banner', '-nostdin', '-v', 'error', '-i', file, '-f', 'null', '-']);
+  return stderr.trim();
+}
+
+/**
+ * PSNR (dB, 99 for identical) of each frame of `clip` against the frame of `master` at the same
+ * place, the master decoded from its frame `fromFrame` on (both re-timed from zero).
+ */
+export async function framePsnr(clip: string, master: string, fromFrame: number): Promise<number[]> {
+  const { ffmpeg } = await bins();
+  const { stdout } = await run(ffmpeg, [
+    '-hide_banner', '-nostdin', '-v', 'error', '-i', clip, '-i', master,
+    '-lavfi', `[0:v]setpts=PTS-STARTPTS[a];[1:v]trim=start_frame=${fromFrame},setpts=PTS-STARTPTS[b];[a][b]psnr=shortest=1:stats_file=-`, '-f', 'null', '-',
+  ]);
+  return [...stdout.matchAll(/psnr_avg:(\S+)/g)].map((m) => (m[1] === 'inf' ? 99 : Number(m[1])));
+}
+
+/** Seconds from the first audio packet's start to the last one's end (stream durations of MPEG-TS are estimates). */
+export async function audioSpan(file: string): Promise<number | undefined> {
+  const { ffprobe } = await bins();
+  const { stdout } = await run(ffprobe, ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'json', file]);
+  const packets = (JSON.parse(stdout).packets ?? []) as { pts_time: string; duration_time: string }[];
+  if (!packets.length) return undefined;
+  const last = packets[packets.length - 1];
+  return Number(last.pts_time) + Number(last.duration_time) - Number(packets[0].pts_time);
 }

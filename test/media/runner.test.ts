@@ -30,18 +30,18 @@ describe('Media runner', function () {
     assert.deepEqual(mediaArgs('/opt/ff/ffmpeg', ['-version'], { rawArgs: true }), ['-version']);
   });
 
-  it('parses -progress blocks: out_time_us (or the old out_time_ms, also microseconds), speed, ETA, end = 100', () => {
+  it('parses -progress blocks: out_time_us (or the old out_time_ms, also microseconds), speed, end = 100', () => {
     const seen: MediaProgress[] = [];
     const parser = new ProgressParser(10_000, (p) => seen.push(p));
     parser.push('frame=10\nout_time_us=2500000\nspeed=2.5x\nprogress=continue\nout_time_ms=5000000\nspe');
     parser.push('ed=N/A\nprogress=continue\nout_time_us=N/A\nout_time=00:00:04.000000\nprogress=continue\n');
     parser.push('out_time_us=10000000\nspeed=3x\nprogress=end\n');
     assert.deepEqual(seen, [
-      { percentage: 25, outTimeMs: 2500, speed: 2.5, etaSeconds: 3 },
+      { percentage: 25, outTimeMs: 2500, speed: 2.5 },
       { percentage: 50, outTimeMs: 5000 },
       // position went back (4 s): the percentage never does
       { percentage: 50, outTimeMs: 4000 },
-      { percentage: 100, outTimeMs: 10000, speed: 3, etaSeconds: 0 },
+      { percentage: 100, outTimeMs: 10000, speed: 3 },
     ]);
   });
 

@@ -3,12 +3,11 @@
  * small generated videos served by the local HTTPS range server.
  */
 import { strict as assert } from 'node:assert';
-import { randomBytes } from 'node:crypto';
 import { storageStore } from '../../src/features/billing/storage.store';
 import { ingestionStore } from '../../src/features/videos/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
-import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { assertEtaQuality, assertStageError, createHarness, deliveryPayloads, expectError, Harness, recordEtaRuns, subscribeWebhook, TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 
@@ -37,10 +36,16 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
       .filter((r: any) => JSON.parse(r.data).videoId === videoId)
       .map((r: any) => r.event_type as string);
 
+  // How good the time-left estimates of this file's stages were (src/shared/progress-eta.ts).
+  const etaRuns = recordEtaRuns(['ingestion', 'clip', 'processing']);
+
   before(async () => {
     server = await startRangeServer();
   });
-  after(() => server.close());
+  after(async () => {
+    await server.close();
+    assertEtaQuality(etaRuns.stop());
+  });
   beforeEach(async () => {
     h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
     u = await h.user();
@@ -76,7 +81,7 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
   });
 
   it('full ingestion makes thumbnails, frames, a web video and a quality assessment, and the free clip follows with its own events; the storage meter counts every stored byte', async () => {
-    const res = await post('/v1/videos/in/https?fullIngestion=true', { name: 'Full', url: serve(fixtureBytes({ seconds: 14, width: 640, height: 360, audio: true })) });
+    const res = await post('/v1/videos/in/https?fullIngestion=true', { name: 'Full', url: serve(fixtureBytes({ seconds: 30, width: 640, height: 360, audio: true })) });
     const videoId = res.body.videoId;
     const ingestion = await waitIngested(videoId);
     assert.equal(ingestion.status, 'DONE', JSON.stringify(ingestion.error));
@@ -121,9 +126,11 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     assert.equal(clip.masterVideo.id, videoId);
     assert.equal(clip.processing.processingState.processingStatus, 'DONE');
     assert.equal(clip.processing.sourceVideo.videoId, videoId);
-    const clipMs = clip.ingestion.metadata.durationInMillis;
-    assert.ok(clipMs >= 9_000 && clipMs <= 12_100, `clip duration ${clipMs}`);
-    assert.equal(clip.ingestion.metadata.codecName, 'h264', 'cut without re-encoding');
+    // Ten seconds to the frame (frame count x frame duration), in the master's codec and container.
+    const { totalFrames, averageFrameRate } = clip.ingestion.metadata;
+    assert.ok(Math.abs(totalFrames / averageFrameRate.frameRate - 10) <= 1 / averageFrameRate.frameRate, `clip: ${totalFrames} frames at ${averageFrameRate.frameRate} fps`);
+    assert.equal(clip.ingestion.metadata.codecName, 'h264');
+    assert.equal(clip.ingestion.metadata.containerName, 'mp4');
     assert.deepEqual(await eventsOf(clipId), ['clip_processing.started', 'clip_processing.done', 'clip_ingestion.started', 'clip_ingestion.done']);
 
     // Storage billing: each stored file and asset was sampled when it landed.
@@ -135,16 +142,27 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     assert.equal((await storageStore.meter(h.database.db, u.teamId))?.bytes, stored);
   });
 
-  it('a file ffprobe cannot read fails ingestion with UNSUPPORTED_CONTENT_TYPE, and no clip is made', async () => {
-    const res = await post('/v1/videos/in/https', { name: 'Noise', url: serve(randomBytes(200_000)) });
+  it('a text file named .mp4 fails ingestion with INGESTION_UNREADABLE_MEDIA, said in the state and in the event, and no clip is made', async () => {
+    await subscribeWebhook(h, u, ['video_in_ingestion.failed', 'video_in.done']);
+    const text = Buffer.from('These are the minutes of the meeting, not a video.\n'.repeat(2000));
+    const res = await post('/v1/videos/in/https', { name: 'Minutes', url: serve(text, 'mp4') });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
     const videoId = res.body.videoId;
     const ingestion = await waitIngested(videoId);
     assert.equal(ingestion.status, 'FAILED');
-    assert.equal(ingestion.error?.code, 'UNSUPPORTED_CONTENT_TYPE');
     const status = (await get(`/v1/videos/${videoId}/in/status`)).body;
     assert.equal(status.upload.uploadState.uploadStatus, 'DONE');
-    assert.equal(status.ingestion.ingestionState.ingestionStatus, 'FAILED');
+    assert.ok(!('error' in status.upload.uploadState));
+    const state = status.ingestion.ingestionState;
+    assert.equal(state.ingestionStatus, 'FAILED');
+    assertStageError(state.error, 'INGESTION_UNREADABLE_MEDIA');
+    assert.equal(state.error.message, 'The file is not a video ffmpeg can read (no readable video stream).');
+    assert.deepEqual((await get(`/v1/videos/${videoId}`)).body.ingestion.ingestionState.error, state.error);
     assert.deepEqual((await eventsOf(videoId)).slice(2), ['video_in_ingestion.started', 'video_in_ingestion.failed']);
+    const payloads = await deliveryPayloads(h, videoId);
+    assert.deepEqual(payloads.map((p) => p.eventType), ['video_in.done', 'video_in_ingestion.failed']);
+    assert.ok(!('error' in payloads[0].data), 'no error on a success event');
+    assert.deepEqual(payloads[1].data, { type: 'VIDEO', videoId, error: state.error });
     assert.equal((await get(`/v1/videos/${videoId}/derived`)).body.totalElements, 0);
   });
 

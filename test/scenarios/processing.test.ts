@@ -9,7 +9,7 @@ import { priceStorage } from '../../src/features/billing/storage-pricing';
 import { ingestionStore } from '../../src/features/videos/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
-import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { assertEtaQuality, assertStageError, createHarness, expectError, Harness, recordEtaRuns, TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
@@ -59,6 +59,9 @@ describe(`Processing (${TEST_DIALECT})`, function () {
   const processingCharges = async () =>
     ((await get('/v2/wallet/billing-periods/latest/transactions?pageSize=100')).body.items ?? []).filter((t: any) => t.type === 'PROCESSING' && t.videoId);
 
+  // How good the time-left estimates of this file's stages were (src/shared/progress-eta.ts).
+  const etaRuns = recordEtaRuns(['ingestion', 'clip', 'processing']);
+
   before(async () => {
     server = await startRangeServer();
     s3 = await startLocalS3({ buckets: ['deliveries'] });
@@ -66,6 +69,7 @@ describe(`Processing (${TEST_DIALECT})`, function () {
   after(async () => {
     await server.close();
     await s3.close();
+    assertEtaQuality(etaRuns.stop());
   });
   beforeEach(async () => {
     h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
@@ -216,6 +220,7 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       assert.equal(started.status, 202, JSON.stringify(started.body));
       const processing = await waitStage(started.body.videoId, 'processing');
       assert.equal(processing.status, 'FAILED');
+      assertStageError((await get(`/v1/videos/${started.body.videoId}`)).body.processing.processingState.error, 'SOURCE_VIDEO_NOT_AVAILABLE');
       assert.deepEqual(await eventsOf(started.body.videoId), ['video_processing.started', 'video_processing.failed']);
       const balance = await h.services.ledger.processingBalance(u.teamId);
       assert.equal(balance, 100_000_000, 'the charge was given back');
@@ -387,6 +392,28 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       assert.deepEqual(item.details.products.map(creditsItem), appraisal.jobItems.map(creditsItem));
       assert.equal((await waitStage(accepted.body.videoId, 'processing')).status, 'DONE');
     });
+  });
+
+  it('a job of a few seconds: the percentage only grows, no time left before 5 % and 2 s measured, then one from the measured rate', async () => {
+    await h.services.ledger.topUp(u.teamId, 100_000_000);
+    const source = await ingested(fixtureBytes({ seconds: 60, width: 320, height: 240 }));
+    const options = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { width: 640, height: 360 } } };
+    const started = await post(`/v1/videos/${source}/processing/start`, options);
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    const videoId = started.body.videoId;
+    const seen: Array<{ at: number; status: string; progress: number; eta?: number }> = [];
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
+      const state = (await get(`/v1/videos/${videoId}/processing/status`)).body.processingState;
+      seen.push({ at: Date.now(), status: state.processingStatus, progress: state.progressPercentage, eta: state.etaSeconds });
+      if (state.processingStatus === 'DONE' || state.processingStatus === 'FAILED') break;
+    }
+    assert.equal(seen.at(-1)!.status, 'DONE');
+    assert.equal(seen.at(-1)!.eta, 0);
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i].progress >= seen[i - 1].progress, 'never goes back');
+    const running = seen.filter((x) => x.status === 'IN_PROGRESS');
+    const first = running[0];
+    for (const x of running) if (x.eta !== undefined) assert.ok(x.progress >= 5 && x.at - first.at >= 1000, `an estimate at ${x.progress} % after ${x.at - first.at} ms`);
+    assert.ok(running.some((x) => x.eta !== undefined), 'a job of seconds has an estimate');
   });
 
   it('end to end: an interlaced SD clip processed to 1080p HEVC MP4 with deinterlace and denoise, checked with ffprobe, copied out to a bucket and fetched back identical, charged once', async () => {

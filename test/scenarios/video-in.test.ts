@@ -12,7 +12,7 @@ import { crc32c } from '../../src/net/crc32c';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { ingestionStore } from '../../src/features/videos/ingestion.store';
 import { TEST_DIALECT } from '../helpers/database';
-import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { assertStageError, createHarness, deliveryPayloads, expectError, Harness, subscribeWebhook, TestUser } from '../helpers/harness';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
 
@@ -236,7 +236,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       h.startWorker();
       await waitUpload(videoId, ['FAILED']);
       const failed = await status(videoId);
-      assert.equal(failed.upload.uploadState.error.code, 'CHECKSUM_MISMATCH');
+      assertStageError(failed.upload.uploadState.error, 'CHECKSUM_MISMATCH');
       assert.match(failed.upload.uploadState.error.message, /skipChecksumValidation/);
       assert.deepEqual(await events(videoId), ['video_in.started', 'video_in.failed']);
       assert.equal((await get(`/v1/videos/${videoId}`)).body.flags.isIngesting, false);
@@ -260,13 +260,21 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       await h.waitFor(async () => (await status(res.body.videoId)).upload.uploadState.error?.code === 'VIDEO_IN_RESTART_CHECKSUM_MISMATCH', { what: 'second failure' });
     });
 
-    it('a source that changes during the copy fails it with SOURCE_CHANGED instead of mixing versions', async () => {
+    it('a source that changes during the copy fails it with SOURCE_CHANGED instead of mixing versions, said in the state and in video_in.failed', async () => {
+      await subscribeWebhook(h, u, ['video_in.failed']);
       const url = serve(Buffer.alloc(24 * MIB, 2));
       server.modes.changeAfterRangedRequests = 1;
       const res = await post('/v1/videos/in/https?maxConcurrentConnections=1', { name: 'Changing', url });
+      const videoId = res.body.videoId;
       h.startWorker();
-      await waitUpload(res.body.videoId, ['FAILED']);
-      assert.equal((await status(res.body.videoId)).upload.uploadState.error.code, 'SOURCE_CHANGED');
+      await waitUpload(videoId, ['FAILED']);
+      const error = (await status(videoId)).upload.uploadState.error;
+      assertStageError(error, 'SOURCE_CHANGED');
+      assert.equal(error.code, 'SOURCE_CHANGED', '`code` repeats errorCode');
+      assert.doesNotMatch(error.message, /127\.0\.0\.1|localhost|https?:/, 'no source address in the message');
+      const [payload] = await deliveryPayloads(h, videoId);
+      assert.equal(payload.eventType, 'video_in.failed');
+      assert.deepEqual(payload.data.error, { errorCode: 'SOURCE_CHANGED', message: error.message });
     });
 
     it('a copy whose worker is lost on its last attempt is FAILED (COPY_FAILED), never left IN_PROGRESS, and a restart finishes it', async () => {

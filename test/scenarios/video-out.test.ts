@@ -15,10 +15,11 @@ import { crc32c } from '../../src/net/crc32c';
 import { choosePartSize, MIB } from '../../src/storage/blob-store';
 import { S3BlobStore, S3Upload } from '../../src/storage/s3-blob-store';
 import { objectKeyFor } from '../../src/features/videos/video-out.service';
-import { lanesFor } from '../../src/features/videos/video-out-copy.job';
+import { classify, lanesFor } from '../../src/features/videos/video-out-copy.job';
+import { CopyFailedError } from '../../src/videos/copy-engine';
 import { OperationStatus, videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
-import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { assertStageError, createHarness, deliveryPayloads, expectError, Harness, subscribeWebhook, TestUser } from '../helpers/harness';
 import { LocalS3, randomKeyPair, S3KeyPair, startLocalS3 } from '../helpers/s3-server';
 import { storedVideo as storeVideo, StoredVideoOptions } from '../helpers/stored-video';
 
@@ -140,7 +141,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       assert.equal(object.contentType, 'video/mp4');
       const status = await get(`/v1/videos/${videoId}/out/status`);
       assert.equal(status.status, 200);
-      assert.deepEqual({ ...status.body.output.state, updatedAt: undefined }, { status: 'DONE', progressPercentage: 100, updatedAt: undefined });
+      assert.deepEqual({ ...status.body.output.state, updatedAt: undefined }, { status: 'DONE', progressPercentage: 100, etaSeconds: 0, updatedAt: undefined });
       assert.equal((await get(`/v1/videos/${videoId}`)).body.output.state.status, 'DONE');
       assert.deepEqual(await events(videoId), ['video_out.started', 'video_out.done']);
       assert.deepEqual(uploadParts(prefix).map((p) => p.part).sort(), [1, 2, 3], 'three 8 MiB parts');
@@ -200,6 +201,17 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       const part = await h.request.get(link.pathname + link.search).set('Range', 'bytes=8388600-8388615').buffer(true);
       assert.equal(part.status, 206);
       assert.equal(part.headers['content-range'], `bytes 8388600-8388615/${DATA.length}`);
+    });
+
+    it('a bucket endpoint that cannot be reached is VIDEO_OUT_BUCKET_UNREACHABLE (retried first); other failures COPY_FAILED', () => {
+      const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:9000'), { code: 'ECONNREFUSED' });
+      const failure = classify(new CopyFailedError('part 2 failed after 5 attempts', refused));
+      assert.deepEqual([failure.error.code, failure.transient], ['VIDEO_OUT_BUCKET_UNREACHABLE', true]);
+      assertStageError({ errorCode: failure.error.code, message: failure.error.message }, 'VIDEO_OUT_BUCKET_UNREACHABLE');
+      assert.doesNotMatch(failure.error.message, /10\.0\.0\.7|ECONNREFUSED/);
+      const lookup = new AggregateError([Object.assign(new Error('getaddrinfo ENOTFOUND s3.internal'), { code: 'ENOTFOUND' })]);
+      assert.equal(classify(lookup).error.code, 'VIDEO_OUT_BUCKET_UNREACHABLE');
+      assert.equal(classify(new Error('InternalError: We encountered an internal error')).error.code, 'COPY_FAILED');
     });
 
     it('parts in flight are bounded by a memory budget', () => {
@@ -311,7 +323,8 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       s3.refuse = (r) => r.method === 'PUT' && r.url.startsWith(`/${BUCKET}/${prefix}`) && new RegExp(`[?&]partNumber=${n}(&|$)`).test(r.url) && (!accessKey || r.accessKey === accessKey);
     };
 
-    it('a bucket that refuses a part fails the copy (FAILED, errorMessage, video_out.failed); a restart resumes the same upload and sends only that part', async () => {
+    it('a bucket that refuses a part fails the copy (FAILED, error, video_out.failed with the error); a restart resumes the same upload and sends only that part', async () => {
+      await subscribeWebhook(h, u, ['video_out.failed', 'video_out.done']);
       const videoId = await storedVideo();
       const prefix = `restart/${randomUUID()}`;
       refusePart(prefix, 2);
@@ -320,9 +333,15 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       await waitOutput(videoId, ['FAILED']);
       const failed = (await get(`/v1/videos/${videoId}/out/status`)).body.output.state;
       assert.equal(failed.status, 'FAILED');
+      assertStageError(failed.error, 'OUTPUT_ACCESS_DENIED');
+      assert.doesNotMatch(failed.error.message, /127\.0\.0\.1|localhost|https?:|AccessDenied/, 'no endpoint or S3 error text in the message');
+      assert.equal(failed.errorMessage, `OUTPUT_ACCESS_DENIED: ${failed.error.message}`);
       assert.match(failed.errorMessage, /^OUTPUT_ACCESS_DENIED: .*refused/);
-      assert.match((await get(`/v1/videos/${videoId}`)).body.output.state.errorMessage, /OUTPUT_ACCESS_DENIED/);
+      assert.deepEqual((await get(`/v1/videos/${videoId}`)).body.output.state.error, failed.error);
       assert.deepEqual(await events(videoId), ['video_out.started', 'video_out.failed']);
+      const [payload] = await deliveryPayloads(h, videoId);
+      assert.equal(payload.eventType, 'video_out.failed');
+      assert.deepEqual(payload.data.error, failed.error);
       assert.deepEqual(await openUploads(prefix), [`${prefix}/beach.mp4`], 'the upload is kept for a restart');
       const sent = uploadParts(prefix).filter((p) => !p.refused).map((p) => p.part).sort();
       assert.deepEqual(sent, [1, 3]);
@@ -334,7 +353,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       const restarted = await post(`/v1/videos/${videoId}/out/restart`);
       assert.equal(restarted.status, 202, JSON.stringify(restarted.body));
       assert.equal(restarted.body.output.state.status, 'IN_PROGRESS');
-      assert.ok(!('errorMessage' in restarted.body.output.state));
+      assert.ok(!('errorMessage' in restarted.body.output.state) && !('error' in restarted.body.output.state));
       await waitOutput(videoId, ['DONE']);
       assert.deepEqual(uploadParts(prefix, mark).map((p) => p.part), [2], 'only the missing part is sent again');
       assert.ok(s3.requests.slice(mark).some((r) => r.method === 'GET' && /[?&]uploadId=/.test(r.url)), 'ListParts asked what was stored');

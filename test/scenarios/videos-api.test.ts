@@ -110,12 +110,13 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       assert.equal(v.clipId, undefined);
     });
 
-    it('a failed upload carries error {code, message}', async () => {
+    it('a failed upload carries error {errorCode, message} (StageError) with code repeating errorCode', async () => {
       const id = await video();
       await videosStore.updateUpload(db(), id, { status: 'FAILED', error: { code: 'CHECKSUM_MISMATCH', message: 'crc differs' } }, h.clock.now());
       const v = (await api().get(`/v1/videos/${id}`)).body;
       assert.equal(v.upload.uploadState.uploadStatus, 'FAILED');
-      assert.deepEqual(v.upload.uploadState.error, { code: 'CHECKSUM_MISMATCH', message: 'crc differs' });
+      assert.deepEqual(v.upload.uploadState.error, { errorCode: 'CHECKSUM_MISMATCH', code: 'CHECKSUM_MISMATCH', message: 'crc differs' });
+      assert.equal(v.upload.uploadState.etaSeconds, 0, 'a finished stage has no time left');
       assert.equal(v.ingestion, undefined);
     });
 

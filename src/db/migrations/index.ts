@@ -15,6 +15,8 @@ import * as m009 from './009_idempotency_keys';
 import * as m010 from './010_processing_applied_options';
 import * as m011 from './011_webhook_key_activation';
 import * as m012 from './012_storage_billing';
+import * as m013 from './013_stage_error_messages';
+import * as m014 from './014_stage_eta';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -29,6 +31,8 @@ const migrations: Record<string, Knex.Migration> = {
   '010_processing_applied_options': m010,
   '011_webhook_key_activation': m011,
   '012_storage_billing': m012,
+  '013_stage_error_messages': m013,
+  '014_stage_eta': m014,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

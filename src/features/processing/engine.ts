@@ -50,6 +50,6 @@ export interface ProcessingEngine {
     input: string,
     output: string,
     plan: EnginePlan,
-    opts: { durationMs: number; signal: AbortSignal; timeoutMs: number; onProgress: (p: { percentage: number; etaSeconds?: number }) => void },
+    opts: { durationMs: number; signal: AbortSignal; timeoutMs: number; onProgress: (p: { percentage: number }) => void },
   ): Promise<void>;
 }

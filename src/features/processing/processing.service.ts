@@ -18,6 +18,7 @@ import type { ProbeResult } from '../../media';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { BlobStore } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
+import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../../shared/errors';
 import { recordEvent } from '../../webhooks/events';
 import { teamsStore } from '../accounts/accounts.store';
@@ -26,8 +27,9 @@ import type { PricedProduct, ProductUse } from '../billing/pricing';
 import { sampleStorage } from '../billing/storage-meter';
 import { priceStorage } from '../billing/storage-pricing';
 import type { IngestionService } from '../videos/ingestion.service';
+import { mediaStageError, stageError } from '../videos/stage-errors';
 import { VideoEvents } from '../videos/video-events';
-import { StageError, Video, videosStore } from '../videos/videos.store';
+import { progressUpdate, StageError, Video, videosStore } from '../videos/videos.store';
 import { processingProducts } from './billing-products';
 import type { ConfigurationsService } from './configurations.service';
 import type { EnginePlan, ProcessingEngine } from './engine';
@@ -241,7 +243,7 @@ export class ProcessingService {
       [PROCESS_JOB]: async (trx, { videoId }) => {
         const v = await videosStore.byIdForUpdate(trx, videoId);
         if (!v?.processing || (v.processing.status !== 'INITIAL' && v.processing.status !== 'IN_PROGRESS')) return;
-        await this.fail(trx, v, { code: 'PROCESSING_FAILED', message: 'Processing stopped: the worker running it was lost on its last attempt' });
+        await this.fail(trx, v, stageError('processing', 'PROCESSING_FAILED'));
       },
     };
   }
@@ -263,10 +265,13 @@ export class ProcessingService {
       await recordEvent(trx, { teamId: v.teamId, eventType: events.started, videoId, occurredAt: now });
     });
     if (!source?.blobKey || !(await this.blobs.stat(source.blobKey))) {
-      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, { code: 'SOURCE_VIDEO_NOT_AVAILABLE', message: 'The source video no longer has its file' }));
+      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, stageError('processing', 'SOURCE_VIDEO_NOT_AVAILABLE')));
       return;
     }
     const dir = path.join(this.workDir, `process-${videoId}-${randomUUID().slice(0, 8)}`);
+    const eta = new ProgressEta({ label: 'processing' });
+    eta.observe(0);
+    const writes = writeProgress(eta, (e) => videosStore.updateProcessing(this.db, videoId, progressUpdate(e), this.clock.now()));
     await mkdir(dir, { recursive: true });
     try {
       const bins = await this.ingestion.mediaBinaries();
@@ -276,24 +281,18 @@ export class ProcessingService {
       const plan: EnginePlan = this.engine.plan(video.processing.options ?? {}, probe, range);
       await videosStore.updateProcessing(this.db, videoId, { appliedOptions: appliedOptionsOf(plan) as unknown as Record<string, unknown> }, this.clock.now());
       const out = path.join(dir, `output${plan.fileExtension}`);
-      let lastWrite = 0;
       await withLocalFile(this.blobs, source.blobKey, dir, (file) =>
         this.engine.run(bins, file, out, plan, {
           durationMs: range.endMs - range.startMs,
           signal: ctx.signal,
           timeoutMs: this.timeoutMs,
-          onProgress: (p) => {
-            if (Date.now() - lastWrite < 1_000 || p.percentage >= 100) return;
-            lastWrite = Date.now();
-            videosStore
-              .updateProcessing(this.db, videoId, { progress: Math.floor(p.percentage), etaSeconds: p.etaSeconds !== undefined ? Math.round(p.etaSeconds) : null }, this.clock.now())
-              .catch(() => undefined);
-          },
+          onProgress: (p) => eta.observe(p.percentage / 100),
         }),
       );
       const key = `videos/${videoId}/file`;
       const stored = await storeFile(this.blobs, key, out, { signal: ctx.signal });
       const { mtime } = await stat(out);
+      await writes.stop();
       await this.locked(videoId, 'IN_PROGRESS', async (trx, v, now) => {
         await videosStore.setFile(trx, videoId, { name: fileNameFrom(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime }, now);
         await videosStore.setStored(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size }, now);
@@ -302,14 +301,17 @@ export class ProcessingService {
         await this.ingestion.begin(trx, { ...v, blobKey: key });
         await sampleStorage(trx, v.teamId, now);
       });
+      eta.finish();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       const permanent = err instanceof DomainError;
       if (!permanent && ctx.job.attempts < ctx.job.maxAttempts) throw err;
-      ctx.log.warn({ videoId, err }, 'processing failed');
-      const message = `Processing failed: ${(err as Error).message}`.slice(0, 2000);
-      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, { code: 'PROCESSING_FAILED', message }));
+      const error = mediaStageError('processing', err);
+      ctx.log.warn({ videoId, code: error.code, err }, 'processing failed');
+      await writes.stop();
+      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, error));
     } finally {
+      await writes.stop();
       await rm(dir, { recursive: true, force: true });
     }
   };
@@ -320,7 +322,7 @@ export class ProcessingService {
     const source = v.sourceVideoId ? await videosStore.byId(trx, v.sourceVideoId) : undefined;
     const events = source?.kind === 'CLIP' || source?.clipId ? VideoEvents.clipProcessing : VideoEvents.videoProcessing;
     await videosStore.updateProcessing(trx, v.id, { status: 'FAILED', error, etaSeconds: null }, now);
-    await recordEvent(trx, { teamId: v.teamId, eventType: events.failed, videoId: v.id, occurredAt: now });
+    await recordEvent(trx, { teamId: v.teamId, eventType: events.failed, videoId: v.id, occurredAt: now, error });
     await this.ledger.within(trx).refund(v.teamId, v.id, 'PROCESSING_FAILED', `${error.code}: ${error.message}`);
   }
 

@@ -3,7 +3,7 @@
  * ffprobe reads its metadata (and the idet filter its real scanning); with full ingestion,
  * thumbnails, full-resolution frames, a web video and a quality assessment follow, each flagged
  * as it lands. When a master's ingestion is done, and the team has not turned it off, the free
- * 10-second clip is created as a derived video, cut from the master (`video.clip`) and ingested
+ * 10-second clip is created as a derived video, cut from the master (`video.clip`, src/media/clip.ts) and ingested
  * under its own id.
  *
  * Every state change writes its event (`video_in_ingestion.*`, `clip_processing.*`,
@@ -23,6 +23,7 @@ import {
   clipWindow,
   cutClip,
   detectScanning,
+  ingestionCosts,
   makeThumbnailsAndFrames,
   makeWebVideo,
   MediaBinaries,
@@ -33,12 +34,14 @@ import {
 import type { BlobStore } from '../../storage/blob-store';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { Clock } from '../../shared/clock';
+import { ProgressEta, weightedFraction, writeProgress } from '../../shared/progress-eta';
 import { NotFoundError } from '../../shared/errors';
 import { recordEvent } from '../../webhooks/events';
 import { sampleStorage } from '../billing/storage-meter';
+import { mediaStageError, stageError } from './stage-errors';
 import { ingestionEventsFor, VideoEvents } from './video-events';
 import { ingestionStore, AssetKind, VideoAsset } from './ingestion.store';
-import { IngestionUpdate, StageError, Video, videosStore } from './videos.store';
+import { IngestionUpdate, progressUpdate, StageError, Video, videosStore } from './videos.store';
 
 export const INGEST_JOB = 'video.ingest';
 export const CLIP_JOB = 'video.clip';
@@ -93,8 +96,14 @@ export class IngestionService {
   /** Records a failed ingestion with its event and tells the listeners, in the caller's transaction. */
   async recordFailure(trx: Knex, v: Video, error: StageError, now: Date): Promise<void> {
     await videosStore.updateIngestion(trx, v.id, { status: 'FAILED', error, etaSeconds: null }, now);
-    await recordEvent(trx, { teamId: v.teamId, eventType: ingestionEventsFor(v.kind).failed, videoId: v.id, occurredAt: now });
+    await recordEvent(trx, { teamId: v.teamId, eventType: ingestionEventsFor(v.kind).failed, videoId: v.id, occurredAt: now, error });
     for (const listener of this.failureListeners) await listener(trx, v);
+  }
+
+  /** Records a failed cut of the free clip with its event, in the caller's transaction. */
+  async recordClipFailure(trx: Knex, clip: Video, error: StageError, now: Date): Promise<void> {
+    await videosStore.updateProcessing(trx, clip.id, { status: 'FAILED', error, etaSeconds: null }, now);
+    await recordEvent(trx, { teamId: clip.teamId, eventType: VideoEvents.clipProcessing.failed, videoId: clip.id, occurredAt: now, error });
   }
 
   /** The team setting: does video in make the free clip (admin CLI `update-team --free-clip`). */
@@ -125,15 +134,14 @@ export class IngestionService {
       await videosStore.updateIngestion(trx, videoId, { status: 'IN_PROGRESS' }, now);
       await recordEvent(trx, { teamId: v.teamId, eventType: events.started, videoId, occurredAt: now });
     });
+    const eta = new ProgressEta({ label: 'ingestion' });
     try {
-      await this.ingest(video, ctx.signal, ctx.log);
+      await this.ingest(video, ctx.signal, ctx.log, eta);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       const permanent = err instanceof UnsupportedMediaError;
       if (!permanent && ctx.job.attempts < ctx.job.maxAttempts) throw err;
-      const error: StageError = permanent
-        ? { code: 'UNSUPPORTED_CONTENT_TYPE', message: `The file is not a video this installation can read: ${(err as Error).message}` }
-        : { code: 'INGESTION_FAILED', message: `Ingestion failed: ${(err as Error).message}`.slice(0, 2000) };
+      const error = mediaStageError('ingestion', err);
       ctx.log.warn({ videoId, code: error.code, err }, 'ingestion failed');
       await this.transition(videoId, 'IN_PROGRESS', (trx, v, now) => this.recordFailure(trx, v, error, now));
       return;
@@ -143,27 +151,34 @@ export class IngestionService {
       await recordEvent(trx, { teamId: v.teamId, eventType: events.done, videoId, occurredAt: now });
       if (v.kind === 'MASTER' && (await ingestionStore.freeClipEnabled(trx, v.teamId))) await this.createClip(trx, v, now);
     });
+    eta.finish();
   };
 
-  /** Probe, scanning, and with full ingestion the assets and the quality assessment. */
-  private async ingest(video: Video, signal: AbortSignal, log: Logger): Promise<void> {
+  /**
+   * Probe, scanning, and with full ingestion the assets and the quality assessment. Progress is
+   * the steps weighted by their expected cost for this video (`ingestionCosts`), with the web
+   * video's and the quality assessment's own progress (ffmpeg's) inside their steps; the time left comes from `eta` (src/shared/progress-eta.ts).
+   */
+  private async ingest(video: Video, signal: AbortSignal, log: Logger, eta: ProgressEta): Promise<void> {
     const bins = await this.mediaBinaries();
     const id = video.id;
+    const full = video.fullIngestion;
     const dir = path.join(this.workDir, `ingest-${id}-${randomUUID().slice(0, 8)}`);
     const update = (u: IngestionUpdate) => videosStore.updateIngestion(this.db, id, u, this.clock.now());
-    const started = Date.now();
-    const progress = async (percentage: number) => {
-      const elapsed = (Date.now() - started) / 1000;
-      const eta = percentage > 0 && percentage < 100 ? Math.round((elapsed * (100 - percentage)) / percentage) : undefined;
-      await update({ progress: Math.floor(percentage), etaSeconds: eta ?? null });
-    };
+    // Steps: probe, scanning, then with full ingestion stills, web video, quality.
+    let weights = [1];
+    const reached = (step: number, fraction = 0) => eta.observe(weightedFraction(weights, step, fraction));
+    eta.observe(0);
+    const writes = writeProgress(eta, (e) => update(progressUpdate(e)), { onError: (err) => log.warn({ videoId: id, err }, 'ingestion: progress write failed') });
     await mkdir(dir, { recursive: true });
     try {
       await withLocalFile(this.blobs, video.blobKey!, dir, async (file) => {
         const opts = { signal, timeoutMs: this.timeoutMs };
         const probe = await probeMedia(bins, file, opts);
-        const full = video.fullIngestion;
-        await progress(full ? 5 : 50);
+        const c = ingestionCosts(probe);
+        weights = full ? [c.probe, c.scanning, c.stills, c.webVideo, c.quality] : [c.probe, c.scanning];
+        reached(1);
+        await writes.now();
         const heuristics = await detectScanning(bins, file, { ...opts, durationMs: probe.durationMs }).catch((err: unknown) => {
           log.warn({ videoId: id, err }, 'scanning detection failed; metadata keeps the container scanning only');
           return undefined;
@@ -173,8 +188,9 @@ export class IngestionService {
         const { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames, videoStartMs, hdr10 } = probe;
         const facts = { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames, ...(videoStartMs ? { videoStartMs } : {}), ...(hdr10 ? { hdr10 } : {}) };
         await update({ metadata, metadataAvailable: true, probe: facts });
-        await progress(full ? 10 : 99);
+        reached(2);
         if (!full) return;
+        await writes.now();
 
         const durationMs = probe.durationMs;
         // One ffmpeg run decodes each position once for both the thumbnail and the full frame.
@@ -183,29 +199,22 @@ export class IngestionService {
         await update({ thumbnailsAvailable: true });
         await this.storeAssets(video, 'FRAME', stills.frames[0]?.path.endsWith('.png') ? 'image/png' : 'image/jpeg', stills.frames);
         await update({ fullFramesAvailable: true });
-        await progress(30);
+        reached(3);
+        await writes.now();
 
         const web = path.join(dir, 'web.mp4');
-        let lastWrite = 0;
-        await makeWebVideo(bins, file, web, {
-          ...opts,
-          durationMs,
-          hasAudio: probe.hasAudio,
-          onProgress: (p: { percentage: number }) => {
-            if (Date.now() - lastWrite < 1_000) return;
-            lastWrite = Date.now();
-            progress(30 + (p.percentage * 55) / 100).catch(() => undefined);
-          },
-        });
+        await makeWebVideo(bins, file, web, { ...opts, durationMs, hasAudio: probe.hasAudio, onProgress: (p) => reached(3, p.percentage / 100) });
         const webProbe = await probeMedia(bins, web, opts);
         await this.storeAssets(video, 'WEB_VIDEO', 'video/mp4', [{ path: web, width: webProbe.width, height: webProbe.height }]);
         await update({ webVideoAvailable: true });
-        await progress(88);
+        reached(4);
+        await writes.now();
 
-        const quality = await assessQuality(bins, file, { ...opts, durationMs });
+        const quality = await assessQuality(bins, file, { ...opts, durationMs, fps: probe.fps, onProgress: (p) => reached(4, p.percentage / 100) });
         await update({ quality: quality as unknown as Record<string, unknown> });
       });
     } finally {
+      await writes.stop();
       await rm(dir, { recursive: true, force: true });
     }
   }
@@ -249,7 +258,7 @@ export class IngestionService {
     await this.jobs.enqueue(trx, { kind: CLIP_JOB, payload: { videoId: clipId } satisfies VideoJobPayload, maxAttempts: INGEST_ATTEMPTS });
   }
 
-  /** `video.clip`: cuts the clip out of its master without re-encoding, stores it, then ingests it. */
+  /** `video.clip`: cuts the clip out of its master (to the frame, re-encoding only what must be), stores it, then ingests it. */
   private readonly clipJob: JobHandler<VideoJobPayload> = async ({ videoId }, ctx) => {
     const clip = await videosStore.byId(this.db, videoId);
     if (!clip?.processing || !clip.sourceVideoId) return;
@@ -259,15 +268,16 @@ export class IngestionService {
       await videosStore.updateProcessing(trx, videoId, { status: 'IN_PROGRESS' }, now);
       await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.started, videoId, occurredAt: now });
     }, 'processing');
-    const fail = async (error: StageError) =>
-      this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
-        await videosStore.updateProcessing(trx, videoId, { status: 'FAILED', error, etaSeconds: null }, now);
-        await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.failed, videoId, occurredAt: now });
-      }, 'processing');
-    if (!master?.blobKey || !master.file) return fail({ code: 'MASTER_VIDEO_NOT_AVAILABLE', message: 'The master video of this clip has no stored file' });
+    const fail = async (error: StageError) => this.transition(videoId, 'IN_PROGRESS', (trx, v, now) => this.recordClipFailure(trx, v, error, now), 'processing');
+    if (!master?.blobKey || !master.file) return fail(stageError('clip', 'MASTER_VIDEO_NOT_AVAILABLE'));
 
     const ext = path.extname(master.file.name) || path.extname(master.blobKey) || '.mp4';
     const dir = path.join(this.workDir, `clip-${videoId}-${randomUUID().slice(0, 8)}`);
+    const eta = new ProgressEta({ label: 'clip' });
+    eta.observe(0);
+    const writes = writeProgress(eta, (e) => videosStore.updateProcessing(this.db, videoId, progressUpdate(e), this.clock.now()), {
+      onError: (err) => ctx.log.warn({ videoId, err }, 'free clip: progress write failed'),
+    });
     await mkdir(dir, { recursive: true });
     try {
       const bins = await this.mediaBinaries();
@@ -279,13 +289,15 @@ export class IngestionService {
         this.blobs,
         master.blobKey,
         dir,
-        (file) => cutClip(bins, file, out, { startMs, durationMs: lengthMs, container, signal: ctx.signal, timeoutMs: this.timeoutMs }),
+        (file) => cutClip(bins, file, out, { startMs, durationMs: lengthMs, container, signal: ctx.signal, timeoutMs: this.timeoutMs, onProgress: (f) => eta.observe(f) }),
         ctx.signal,
       );
+      ctx.log.info({ videoId, container, method: cut.method, frames: cut.frames, encodedFrames: cut.encodedFrames, codec: cut.codec }, 'free clip: cut');
       if (cut.fellBack) ctx.log.info({ videoId, container }, 'free clip: written as Matroska (the source container cannot take these streams)');
       const key = `videos/${videoId}/file`;
       const stored = await storeFile(this.blobs, key, cut.path, { signal: ctx.signal });
       const { mtime } = await stat(cut.path);
+      await writes.stop();
       await this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
         const base = path.basename(master.file!.name, path.extname(master.file!.name));
         const file = cut.fellBack
@@ -298,12 +310,16 @@ export class IngestionService {
         await this.begin(trx, { ...v, blobKey: key });
         await sampleStorage(trx, v.teamId, now);
       }, 'processing');
+      eta.finish();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       if (!(err instanceof UnsupportedMediaError) && ctx.job.attempts < ctx.job.maxAttempts) throw err;
-      ctx.log.warn({ videoId, err }, 'free clip: cut failed');
-      await fail({ code: 'CLIP_PROCESSING_FAILED', message: `The clip could not be cut: ${(err as Error).message}`.slice(0, 2000) });
+      const error = mediaStageError('clip', err);
+      ctx.log.warn({ videoId, code: error.code, err }, 'free clip: cut failed');
+      await writes.stop();
+      await fail(error);
     } finally {
+      await writes.stop();
       await rm(dir, { recursive: true, force: true });
     }
   };

@@ -8,11 +8,11 @@ import type { GiveUpHandler } from '../../jobs/worker';
 import type { Clock } from '../../shared/clock';
 import { recordEvent } from '../../webhooks/events';
 import { CLIP_JOB, INGEST_JOB, IngestionService } from './ingestion.service';
+import { stageError } from './stage-errors';
 import { VideoEvents } from './video-events';
 import { VIDEO_IN_COPY_JOB } from './video-in.service';
 import { videosStore } from './videos.store';
 
-const LOST = 'the worker running it was lost (killed or stalled) on its last attempt';
 const running = (s: string | undefined) => s === 'INITIAL' || s === 'IN_PROGRESS';
 
 export function videoGiveUps(clock: Clock, ingestion: IngestionService): Record<string, GiveUpHandler<{ videoId: string }>> {
@@ -24,17 +24,17 @@ export function videoGiveUps(clock: Clock, ingestion: IngestionService): Record<
   return {
     [VIDEO_IN_COPY_JOB]: withVideo(async (trx, v, now) => {
       if (!running(v.upload?.status)) return;
-      await videosStore.updateUpload(trx, v.id, { status: 'FAILED', error: { code: 'COPY_FAILED', message: `The copy stopped: ${LOST}. Restart it to resume from the parts already copied.` } }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId: v.id, occurredAt: now });
+      const error = stageError('videoIn', 'COPY_FAILED');
+      await videosStore.updateUpload(trx, v.id, { status: 'FAILED', etaSeconds: null, error }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId: v.id, occurredAt: now, error });
     }),
     [INGEST_JOB]: withVideo(async (trx, v, now) => {
       if (!running(v.ingestion?.status)) return;
-      await ingestion.recordFailure(trx, v, { code: 'INGESTION_FAILED', message: `Ingestion stopped: ${LOST}.` }, now);
+      await ingestion.recordFailure(trx, v, stageError('ingestion', 'INGESTION_FAILED'), now);
     }),
     [CLIP_JOB]: withVideo(async (trx, v, now) => {
       if (!running(v.processing?.status)) return;
-      await videosStore.updateProcessing(trx, v.id, { status: 'FAILED', error: { code: 'CLIP_PROCESSING_FAILED', message: `The clip was not cut: ${LOST}.` }, etaSeconds: null }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.failed, videoId: v.id, occurredAt: now });
+      await ingestion.recordClipFailure(trx, v, stageError('clip', 'CLIP_PROCESSING_FAILED'), now);
     }),
   };
 }

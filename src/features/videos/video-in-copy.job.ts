@@ -15,20 +15,18 @@ import type { Db } from '../../db/database';
 import type { JobHandler } from '../../jobs/worker';
 import { crc32cUpdate } from '../../net/crc32c';
 import { SourceChangedError, SourceHttpError } from '../../net/https-range-source';
-import { isNetworkFailure } from '../../net/network-failure';
 import { isNonPublicAddressRefusal } from '../../net/outbound-url';
 import { BlobStore, isUploadGone, Upload } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
+import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { recordEvent } from '../../webhooks/events';
 import { sampleStorage } from '../billing/storage-meter';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
+import { stageError } from './stage-errors';
 import { VideoEvents } from './video-events';
 import { CopyJobPayload, VideoInService, videoFileKey } from './video-in.service';
 import { VideoInOperation, videoInStore } from './video-in.store';
-import { StageError, Video, videosStore } from './videos.store';
-
-/** Progress is written at most this often (and always at the end). */
-const PROGRESS_WRITE_MS = 1_000;
+import { progressUpdate, StageError, Video, videosStore } from './videos.store';
 
 export interface CopyJobDeps {
   db: Db;
@@ -55,18 +53,12 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
     if (video.upload.status === 'INITIAL') await markStarted(videoId);
 
     const { source, close } = videoIn.sources.open(videoIn.sourceSpecOf(op));
+    // Progress and time left from the bytes copied, written once a second (advisory: the final
+    // state is written in a transaction below, after the last progress write).
+    const eta = new ProgressEta({ label: 'video-in' });
+    const writes = writeProgress(eta, (e) => videosStore.updateUpload(db, videoId, progressUpdate(e), clock.now()), { onError: (err) => ctx.log.warn({ err }, 'progress write failed') });
     try {
       const upload = await openUpload(op, ctx.log);
-      let lastWrite = 0;
-      let lastPercent = video.upload.progress;
-      const onProgress = (p: CopyProgress) => {
-        const now = Date.now();
-        if (p.percentage === lastPercent || (now - lastWrite < PROGRESS_WRITE_MS && p.percentage < 100)) return;
-        lastWrite = now;
-        lastPercent = p.percentage;
-        // Fire and forget: progress is advisory; the final state is written in a transaction below.
-        videosStore.updateUpload(db, videoId, { progress: Math.min(p.percentage, 99) }, clock.now()).catch((err) => ctx.log.warn({ err }, 'progress write failed'));
-      };
       const result = await copyRanges({
         source,
         pinned: op.pinned,
@@ -75,13 +67,16 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
         knownParts: await videoInStore.parts(db, videoId),
         expectedCrc32c: op.skipChecksum ? undefined : op.expectedCrc32c,
         onPart: (n, crc) => videoInStore.recordPart(db, videoId, n, crc),
-        onProgress,
+        onProgress: (p: CopyProgress) => eta.observe(p.bytesDone / p.size),
         signal: ctx.signal,
       });
       ctx.log.info({ videoId, size: result.size, partsCopied: result.partsCopied, retries: result.retries }, 'video in: copy done');
+      await writes.stop();
       await markDone(videoId, result.crc32c, result.size);
+      eta.finish();
     } catch (err) {
       if (ctx.signal.aborted) throw err; // lease lost or worker stopping: handed back, resumed later
+      await writes.stop();
       if (isUploadGone(err)) {
         // The upload completed in an earlier run that died before recording it: the file is whole.
         const done = await recoverCompleted(op);
@@ -92,9 +87,11 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
         ctx.log.warn({ videoId, err, attempt: ctx.job.attempts }, 'video in: copy attempt failed, will retry');
         throw err;
       }
-      ctx.log.warn({ videoId, code: failure.error.code, message: failure.error.message }, 'video in: copy failed');
+      ctx.log.warn({ videoId, code: failure.error.code, err }, 'video in: copy failed');
+      await writes.stop();
       await markFailed(videoId, failure.error);
     } finally {
+      await writes.stop();
       close();
     }
   };
@@ -115,7 +112,7 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
       if (!v?.upload || v.upload.status === 'DONE') return;
       const now = clock.now();
       await videosStore.setStored(trx, videoId, { blobKey: videoFileKey(videoId), crc32c, size }, now);
-      await videosStore.updateUpload(trx, videoId, { status: 'DONE', progress: 100, error: null }, now);
+      await videosStore.updateUpload(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: null, error: null }, now);
       await videoInStore.forgetParts(trx, videoId);
       await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.done, videoId, occurredAt: now });
       await deps.onCopied(trx, { ...v, blobKey: videoFileKey(videoId), crc32c });
@@ -128,8 +125,8 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
       const v = await videosStore.byIdForUpdate(trx, videoId);
       if (!v?.upload || v.upload.status === 'DONE' || v.upload.status === 'FAILED') return;
       const now = clock.now();
-      await videosStore.updateUpload(trx, videoId, { status: 'FAILED', error }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId, occurredAt: now });
+      await videosStore.updateUpload(trx, videoId, { status: 'FAILED', etaSeconds: null, error }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId, occurredAt: now, error });
     });
   }
 
@@ -159,29 +156,17 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
   }
 }
 
-/** What a failed copy is recorded as, and whether another attempt could succeed. */
+/** What a failed copy is recorded as, and whether another attempt could succeed (the cause itself goes to the log). */
 export function classify(err: unknown, op: Pick<VideoInOperation, 'attempt' | 'sourceKind'>): Failure {
   if (err instanceof ChecksumMismatchError) {
-    const code = op.attempt > 1 ? 'VIDEO_IN_RESTART_CHECKSUM_MISMATCH' : 'CHECKSUM_MISMATCH';
-    return {
-      transient: false,
-      error: { code, message: `${err.message}. Restart with skipChecksumValidation=true to keep the copied file as it is.` },
-    };
+    return { transient: false, error: stageError('videoIn', op.attempt > 1 ? 'VIDEO_IN_RESTART_CHECKSUM_MISMATCH' : 'CHECKSUM_MISMATCH') };
   }
-  if (err instanceof SourceChangedError) {
-    return { transient: false, error: { code: 'SOURCE_CHANGED', message: `${err.message}. The copy stopped so as not to mix two versions of the file.` } };
-  }
+  if (err instanceof SourceChangedError) return { transient: false, error: stageError('videoIn', 'SOURCE_CHANGED') };
   const cause = err instanceof CopyFailedError ? err.cause : err;
   if (cause instanceof SourceHttpError && [401, 403, 404, 410].includes(cause.status)) {
-    return { transient: false, error: { code: 'SOURCE_NOT_ACCESSIBLE', message: `The source is no longer accessible: ${cause.message}` } };
+    return { transient: false, error: stageError('videoIn', 'SOURCE_NOT_ACCESSIBLE') };
   }
-  if (op.sourceKind !== 'HTTPS') {
-    if (isNonPublicAddressRefusal(cause)) {
-      return { transient: false, error: { code: 'INVALID_BUCKET_ENDPOINT', message: 'The bucket endpoint is at a non-public address; nothing was read from it' } };
-    }
-    // No network detail (errno, address) reaches the customer: it would tell closed ports from open ones.
-    if (isNetworkFailure(cause)) return { transient: true, error: { code: 'COPY_FAILED', message: 'The copy failed after retries: the bucket could not be reached' } };
-  }
-  const message = (err as Error)?.message ?? String(err);
-  return { transient: true, error: { code: 'COPY_FAILED', message: `The copy failed after retries: ${message}`.slice(0, 2000) } };
+  if (op.sourceKind !== 'HTTPS' && isNonPublicAddressRefusal(cause)) return { transient: false, error: stageError('videoIn', 'INVALID_BUCKET_ENDPOINT') };
+  // One fixed message whatever the network said: no errno or address tells closed ports from open ones.
+  return { transient: true, error: stageError('videoIn', 'COPY_FAILED') };
 }

@@ -111,7 +111,7 @@ export class VideoInService {
       }
       const now = this.clock.now();
       await videoInStore.restart(trx, videoId, skipChecksumValidation, now);
-      await videosStore.updateUpload(trx, videoId, { status: 'IN_PROGRESS', error: null }, now);
+      await videosStore.updateUpload(trx, videoId, { status: 'IN_PROGRESS', etaSeconds: null, error: null }, now);
       await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB, payload: { videoId } satisfies CopyJobPayload, maxAttempts: COPY_JOB_ATTEMPTS });
     });
     return this.status(userId, videoId);

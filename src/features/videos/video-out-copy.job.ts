@@ -30,8 +30,10 @@ import { BlobRangeSource } from '../../storage/blob-range-source';
 import { createBucketClient } from '../../storage/bucket-access';
 import { MultipartTarget, S3Upload } from '../../storage/s3-blob-store';
 import type { Clock } from '../../shared/clock';
+import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { recordEvent } from '../../webhooks/events';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
+import { stageError } from './stage-errors';
 import { VideoEvents } from './video-events';
 import {
   AbortUploadPayload,
@@ -43,10 +45,8 @@ import {
   VideoOutService,
 } from './video-out.service';
 import { VideoOutOperation, videoOutStore } from './video-out.store';
-import { StageError, videosStore } from './videos.store';
+import { progressUpdate, StageError, videosStore } from './videos.store';
 
-/** Progress is written at most this often (and always at the end). */
-const PROGRESS_WRITE_MS = 1_000;
 /** Parts in flight are buffered (UploadPart needs a known length): at most this much memory per copy. */
 const MEMORY_BUDGET = 128 * MIB;
 const MAX_LANES = 8;
@@ -84,28 +84,21 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
     if (video.output.status === 'DONE' || video.output.status === 'FAILED') return;
     if (video.output.status === 'INITIAL') await markStarted(videoId);
     const file = storedFileOf(video);
-    if (!file) return markFailed(videoId, operationId, { code: 'SOURCE_NOT_AVAILABLE', message: 'The video file is no longer stored in the platform' });
+    if (!file) return markFailed(videoId, operationId, stageError('videoOut', 'SOURCE_NOT_AVAILABLE'));
 
     const { client, target } = bucketClient(videoOut, op);
-    let progressWrite: Promise<void> = Promise.resolve();
+    // Progress and time left from the bytes sent, written once a second (advisory: the final
+    // state is written in a transaction below; a late write cannot undo it).
+    const eta = new ProgressEta({ label: 'video-out' });
+    const writes = writeProgress(eta, (e) => videosStore.updateOutputProgress(db, videoId, progressUpdate(e), clock.now()), {
+      onError: (err) => ctx.log.warn({ err }, 'video out: progress write failed'),
+    });
     try {
       const source = new BlobRangeSource(blobs, file.key);
       const pinned = await source.probe();
       if (pinned.size !== op.size) throw new SourceChangedError(`the stored file has ${pinned.size} bytes, the copy was created for ${op.size}`);
       const upload = await openUpload(op, target, client);
       if (!upload) return; // the copy went away while the upload was being created (aborted again)
-      let lastWrite = 0;
-      let lastPercent = video.output.progress;
-      const onProgress = (p: CopyProgress) => {
-        const now = Date.now();
-        if (p.percentage === lastPercent || (now - lastWrite < PROGRESS_WRITE_MS && p.percentage < 100)) return;
-        lastWrite = now;
-        lastPercent = p.percentage;
-        // Advisory: the final state is written in a transaction below; a late write cannot undo it.
-        progressWrite = videosStore
-          .updateOutputProgress(db, videoId, Math.min(p.percentage, 99), clock.now())
-          .catch((err) => ctx.log.warn({ err }, 'video out: progress write failed'));
-      };
       const result = await copyRanges({
         source,
         pinned,
@@ -114,14 +107,15 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
         knownParts: await videoOutStore.parts(db, videoId),
         expectedCrc32c: file.crc32c,
         onPart: (n, crc) => videoOutStore.recordPart(db, videoId, n, crc),
-        onProgress,
+        onProgress: (p: CopyProgress) => eta.observe(p.bytesDone / p.size),
         signal: ctx.signal,
       });
-      await progressWrite;
+      await writes.stop();
       ctx.log.info({ videoId, key: op.objectKey, size: result.size, partsCopied: result.partsCopied, retries: result.retries }, 'video out: copy done');
       await markDone(videoId, operationId, result.size);
+      eta.finish();
     } catch (err) {
-      await progressWrite;
+      await writes.stop();
       if (ctx.signal.aborted) throw err; // lease lost or worker stopping: handed back, resumed later
       const current = await videoOutStore.byVideoId(db, videoId);
       if (!current || current.id !== operationId) return; // abandoned or deleted while copying
@@ -138,9 +132,10 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
         ctx.log.warn({ videoId, err, attempt: ctx.job.attempts }, 'video out: copy attempt failed, will retry');
         throw err;
       }
-      ctx.log.warn({ videoId, code: failure.error.code, message: failure.error.message }, 'video out: copy failed');
+      ctx.log.warn({ videoId, code: failure.error.code, err }, 'video out: copy failed');
       await markFailed(videoId, operationId, failure.error);
     } finally {
+      await writes.stop();
       client.destroy();
     }
   };
@@ -161,7 +156,7 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
       const op = await videoOutStore.byVideoId(trx, videoId);
       if (!v?.output || v.output.status === 'DONE' || op?.id !== operationId) return;
       const now = clock.now();
-      await videosStore.updateOutput(trx, videoId, { status: 'DONE', progress: 100, error: null }, now);
+      await videosStore.updateOutput(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: null, error: null }, now);
       // The upload is an object now: nothing left to resume or abort.
       await videoOutStore.setUpload(trx, videoId, operationId, null, now);
       await videoOutStore.forgetParts(trx, videoId);
@@ -177,8 +172,8 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
       const op = await videoOutStore.byVideoId(trx, videoId);
       if (!v?.output || v.output.status === 'DONE' || v.output.status === 'FAILED' || op?.id !== operationId) return;
       const now = clock.now();
-      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', error }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now });
+      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', etaSeconds: null, error }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now, error });
     });
   }
 
@@ -227,39 +222,18 @@ function targetUploadGone(err: unknown): boolean {
 }
 
 const REFUSED = new Set(['AccessDenied', 'Forbidden', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'ExpiredToken', 'AllAccessDisabled']);
-
-/** What a failed copy is recorded as, and whether another attempt could succeed. */
+/** What a failed copy is recorded as, and whether another attempt could succeed (the cause itself goes to the log). */
 export function classify(err: unknown): Failure {
-  if (err instanceof ChecksumMismatchError) {
-    return {
-      transient: false,
-      error: { code: 'CHECKSUM_MISMATCH', message: `${err.message}: what was read from platform storage is not the stored file. Nothing was completed in the bucket; a restart sends every part again.` },
-    };
-  }
-  if (err instanceof SourceChangedError || err instanceof BlobNotFoundError) {
-    return { transient: false, error: { code: 'SOURCE_NOT_AVAILABLE', message: `The stored video file could not be read: ${err.message}` } };
-  }
+  if (err instanceof ChecksumMismatchError) return { transient: false, error: stageError('videoOut', 'CHECKSUM_MISMATCH') };
+  if (err instanceof SourceChangedError || err instanceof BlobNotFoundError) return { transient: false, error: stageError('videoOut', 'SOURCE_NOT_AVAILABLE') };
   const cause = (err instanceof CopyFailedError ? err.cause : err) as { name?: string; $metadata?: { httpStatusCode?: number } };
   const status = cause?.$metadata?.httpStatusCode;
-  if (status === 401 || status === 403 || REFUSED.has(cause?.name ?? '')) {
-    return {
-      transient: false,
-      error: {
-        code: 'OUTPUT_ACCESS_DENIED',
-        message: `The bucket refused the copy (HTTP ${status ?? 403}${cause?.name ? ` ${cause.name}` : ''}): check the credentials and their permissions (s3:PutObject, s3:ListMultipartUploadParts, s3:AbortMultipartUpload), then restart; the parts sent so far are kept`,
-      },
-    };
-  }
-  if (cause?.name === 'NoSuchBucket') {
-    return { transient: false, error: { code: 'BUCKET_NOT_FOUND', message: 'The bucket no longer exists; create it again and restart, or abandon the copy' } };
-  }
-  if (isNonPublicAddressRefusal(cause)) {
-    return { transient: false, error: { code: 'INVALID_BUCKET_ENDPOINT', message: 'The bucket endpoint is at a non-public address; nothing was sent to it' } };
-  }
-  // No network detail (errno, address) reaches the customer: it would tell closed ports from open ones.
-  if (isNetworkFailure(cause)) return { transient: true, error: { code: 'COPY_FAILED', message: 'The copy failed after retries: the bucket could not be reached' } };
-  const message = (err as Error)?.message ?? String(err);
-  return { transient: true, error: { code: 'COPY_FAILED', message: `The copy failed after retries: ${message}`.slice(0, 2000) } };
+  if (status === 401 || status === 403 || REFUSED.has(cause?.name ?? '')) return { transient: false, error: stageError('videoOut', 'OUTPUT_ACCESS_DENIED') };
+  if (cause?.name === 'NoSuchBucket') return { transient: false, error: stageError('videoOut', 'BUCKET_NOT_FOUND') };
+  if (isNonPublicAddressRefusal(cause)) return { transient: false, error: stageError('videoOut', 'INVALID_BUCKET_ENDPOINT') };
+  // One fixed message whatever the network said: no errno or address tells closed ports from open ones.
+  if (isNetworkFailure(err)) return { transient: true, error: stageError('videoOut', 'VIDEO_OUT_BUCKET_UNREACHABLE') };
+  return { transient: true, error: stageError('videoOut', 'COPY_FAILED') };
 }
 
 /** `video-out.abort-upload`: aborts a released multipart upload; an upload already gone is fine. */
@@ -288,12 +262,9 @@ export function videoOutGiveUps(clock: Clock): Record<string, GiveUpHandler<Vide
       const op = await videoOutStore.byVideoId(trx, videoId);
       if (!v || op?.id !== operationId || (v.output?.status !== 'INITIAL' && v.output?.status !== 'IN_PROGRESS')) return;
       const now = clock.now();
-      const error = {
-        code: 'COPY_FAILED',
-        message: 'The copy stopped: the worker running it was lost (killed or stalled) on its last attempt. Restart it to resume from the parts already sent.',
-      };
-      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', error }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now });
+      const error = stageError('videoOut', 'COPY_FAILED');
+      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', etaSeconds: null, error }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now, error });
     },
   };
 }

@@ -195,7 +195,7 @@ export class VideoOutService {
         }
         await videoOutStore.setSealedBucket(trx, videoId, current.id, resealed, now);
       }
-      await videosStore.updateOutput(trx, videoId, { status: 'IN_PROGRESS', error: null }, now);
+      await videosStore.updateOutput(trx, videoId, { status: 'IN_PROGRESS', etaSeconds: null, error: null }, now);
       await this.deps.jobs.enqueue(trx, {
         kind: VIDEO_OUT_COPY_JOB,
         payload: { videoId, operationId: current.id } satisfies VideoOutJobPayload,
@@ -371,7 +371,7 @@ export class VideoOutService {
         contentType: file.type,
         createdAt: now,
       });
-      await videosStore.updateOutput(trx, videoId, { status: 'INITIAL', progress: 0, error: null }, now);
+      await videosStore.updateOutput(trx, videoId, { status: 'INITIAL', progress: 0, etaSeconds: null, error: null }, now);
       await this.deps.jobs.enqueue(trx, { kind: VIDEO_OUT_COPY_JOB, payload: { videoId, operationId } satisfies VideoOutJobPayload, maxAttempts: VIDEO_OUT_JOB_ATTEMPTS });
     });
     return (await videosStore.byId(this.db, videoId))!;

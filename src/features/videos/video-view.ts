@@ -4,7 +4,7 @@
  * video out, which reuse `toVideoUpload` / `toVideoIngestion` / `toVideoOutput`.
  */
 import type { components } from '../../../generated/api';
-import type { OperationStatus, Video, VideoFileInfo } from './videos.store';
+import type { OperationStatus, StageError, Video, VideoFileInfo } from './videos.store';
 import { isClipVideo } from './videos.store';
 import { toJobAppraisalDto } from '../processing/appraisal-view';
 
@@ -12,6 +12,18 @@ type Schemas = components['schemas'];
 export type VideoDto = Schemas['Video'];
 
 const inFlight = (s: OperationStatus | undefined) => s === 'INITIAL' || s === 'IN_PROGRESS';
+
+/** Seconds left of a stage: 0 once it has finished; while it runs, only when measured (src/shared/progress-eta.ts). */
+function etaOf(stage: { status: OperationStatus; etaSeconds?: number }): number | undefined {
+  return stage.status === 'DONE' || stage.status === 'FAILED' ? 0 : stage.etaSeconds;
+}
+
+/** Why a stage failed, on the wire; a FAILED stage with nothing recorded says so. */
+function toStageError(status: OperationStatus, e: StageError | undefined): Schemas['StageError'] | undefined {
+  if (status !== 'FAILED') return undefined;
+  const { code, message } = e ?? { code: 'UNKNOWN', message: 'The stage failed for a reason that was not recorded.' };
+  return { errorCode: code, message };
+}
 
 /** The processing state of a video (the free clip's cut, processing jobs), if it has one. */
 export function processingStatusOf(v: Video): OperationStatus | undefined {
@@ -22,8 +34,8 @@ export function processingStatusOf(v: Video): OperationStatus | undefined {
 export function toVideoProcessing(v: Video): Schemas['VideoProcessing'] | undefined {
   const p = v.processing;
   if (!p) return undefined;
-  const finished = p.status === 'DONE' || p.status === 'FAILED';
-  const eta = p.etaSeconds ?? (finished ? 0 : undefined);
+  const eta = etaOf(p);
+  const error = toStageError(p.status, p.error);
   const source = v.sourceVideoId
     ? {
         sourceVideo: {
@@ -43,6 +55,7 @@ export function toVideoProcessing(v: Video): Schemas['VideoProcessing'] | undefi
       ...(eta !== undefined ? { etaSeconds: eta } : {}),
       processingStatus: p.status,
       progressPercentage: p.progress,
+      ...(error ? { error } : {}),
     },
     ...source,
   };
@@ -58,10 +71,15 @@ export function toVideoUpload(v: Video): Schemas['VideoUpload'] | undefined {
   const out: Schemas['VideoUpload'] = {};
   if (v.file) out.file = toVideoFile(v.file);
   if (v.upload) {
-    out.uploadState = { updatedAt: v.upload.updatedAt.toISOString(), uploadStatus: v.upload.status, progressPercentage: v.upload.progress };
-    if (v.upload.status === 'FAILED') {
-      out.uploadState.error = v.upload.error ?? { code: 'UNKNOWN', message: 'The copy failed for an unrecorded reason' };
-    }
+    const eta = etaOf(v.upload);
+    out.uploadState = {
+      updatedAt: v.upload.updatedAt.toISOString(),
+      uploadStatus: v.upload.status,
+      progressPercentage: v.upload.progress,
+      ...(eta !== undefined ? { etaSeconds: eta } : {}),
+    };
+    const error = toStageError(v.upload.status, v.upload.error);
+    if (error) out.uploadState.error = { ...error, code: error.errorCode };
   }
   return out;
 }
@@ -70,8 +88,8 @@ export function toVideoUpload(v: Video): Schemas['VideoUpload'] | undefined {
 export function toVideoIngestion(v: Video): Schemas['VideoIngestion'] | undefined {
   const i = v.ingestion;
   if (!i) return undefined;
-  const finished = i.status === 'DONE' || i.status === 'FAILED';
-  const eta = i.etaSeconds ?? (finished ? 0 : undefined);
+  const eta = etaOf(i);
+  const error = toStageError(i.status, i.error);
   return {
     ingestionState: {
       updatedAt: i.updatedAt.toISOString(),
@@ -82,6 +100,7 @@ export function toVideoIngestion(v: Video): Schemas['VideoIngestion'] | undefine
       fullFramesAvailable: i.fullFramesAvailable,
       videoMetadataAvailable: i.metadataAvailable,
       progressPercentage: i.progress,
+      ...(error ? { error } : {}),
     },
     metadata: (i.metadata ?? {}) as Schemas['VideoMetadata'],
     qualityAssessment: (i.quality ?? { metrics: [] }) as Schemas['VideoQualityAssessment'],
@@ -92,13 +111,15 @@ export function toVideoIngestion(v: Video): Schemas['VideoIngestion'] | undefine
 export function toVideoOutput(v: Video): Schemas['VideoOutput'] | undefined {
   const o = v.output;
   if (!o) return undefined;
-  const error = o.status === 'FAILED' ? (o.error ?? { code: 'UNKNOWN', message: 'The copy failed for an unrecorded reason' }) : undefined;
+  const error = toStageError(o.status, o.error);
+  const eta = etaOf(o);
   return {
     state: {
       updatedAt: o.updatedAt.toISOString(),
       status: o.status,
       progressPercentage: o.progress,
-      ...(error ? { errorMessage: `${error.code}: ${error.message}` } : {}),
+      ...(eta !== undefined ? { etaSeconds: eta } : {}),
+      ...(error ? { errorMessage: `${error.errorCode}: ${error.message}`, error } : {}),
     },
   };
 }

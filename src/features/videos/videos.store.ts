@@ -30,6 +30,7 @@ export interface VideoFileInfo {
 export interface UploadState {
   status: OperationStatus;
   progress: number;
+  etaSeconds?: number;
   updatedAt: Date;
   error?: StageError;
 }
@@ -56,6 +57,7 @@ export interface IngestionState {
 export interface OutputState {
   status: OperationStatus;
   progress: number;
+  etaSeconds?: number;
   updatedAt: Date;
   error?: StageError;
 }
@@ -161,7 +163,7 @@ function derivedQuery(db: Knex, v: Pick<Video, 'id' | 'kind'>): Knex.QueryBuilde
 
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
-/** The common columns of a stage (`upload`, `ingestion`, `processing`): status, progress, time, error. */
+/** The common columns of a stage (`upload`, `ingestion`, `processing`, `output`): status, progress, time left, time, error. */
 type Stage = 'upload' | 'ingestion' | 'processing' | 'output';
 
 function stageFromRow(r: any, stage: Stage) {
@@ -169,9 +171,18 @@ function stageFromRow(r: any, stage: Stage) {
   return {
     status: r[`${stage}_status`] as OperationStatus,
     progress: Number(r[`${stage}_progress`]),
+    etaSeconds: num(r[`${stage}_eta_seconds`]),
     updatedAt: asOptionalDate(r[`${stage}_updated_at`]) ?? asDate(r.updated_at),
     error: code ? { code, message: r[`${stage}_error_message`] ?? '' } : undefined,
   };
+}
+
+/**
+ * A running stage's progress as its columns take it (src/shared/progress-eta.ts estimates): the
+ * percentage stays under 100 until the stage is DONE; no estimate yet is a null time left.
+ */
+export function progressUpdate(e: { fraction: number; etaSeconds?: number }): { progress: number; etaSeconds: number | null } {
+  return { progress: Math.min(99, Math.floor(e.fraction * 100)), etaSeconds: e.etaSeconds === undefined ? null : Math.round(e.etaSeconds) };
 }
 
 /** The update of a stage's common columns. */
@@ -223,7 +234,6 @@ export function videoFromRow(r: any): Video {
   if (r.ingestion_status) {
     v.ingestion = {
       ...stageFromRow(r, 'ingestion'),
-      etaSeconds: num(r.ingestion_eta_seconds),
       metadataAvailable: asBool(r.metadata_available),
       thumbnailsAvailable: asBool(r.thumbnails_available),
       fullFramesAvailable: asBool(r.full_frames_available),
@@ -236,7 +246,6 @@ export function videoFromRow(r: any): Video {
   if (r.processing_status) {
     v.processing = {
       ...stageFromRow(r, 'processing'),
-      etaSeconds: num(r.processing_eta_seconds),
       startMs: num(r.processing_start_ms),
       endMs: num(r.processing_end_ms),
       options: json(r.processing_options_json),
@@ -264,6 +273,7 @@ function fileColumns(file: VideoFileInfo) {
 export interface UploadUpdate {
   status?: OperationStatus;
   progress?: number;
+  etaSeconds?: number | null;
   /** null clears a previous error (restart). */
   error?: StageError | null;
 }
@@ -294,6 +304,7 @@ export interface ProcessingUpdate {
 export interface OutputUpdate {
   status?: OperationStatus;
   progress?: number;
+  etaSeconds?: number | null;
   error?: StageError | null;
 }
 
@@ -397,8 +408,8 @@ export const videosStore = {
   },
 
   /** Progress of a running copy out; no effect once the copy has finished or failed. */
-  async updateOutputProgress(db: Knex, id: string, progress: number, now: Date): Promise<void> {
-    await db('videos').where({ id, output_status: 'IN_PROGRESS' }).update(stagePatch('output', { progress }, now));
+  async updateOutputProgress(db: Knex, id: string, u: { progress: number; etaSeconds: number | null }, now: Date): Promise<void> {
+    await db('videos').where({ id, output_status: 'IN_PROGRESS' }).update(stagePatch('output', u, now));
   },
 
   /** No copy out any more (a failed one was abandoned): the video shows no `output`. */
@@ -406,6 +417,7 @@ export const videosStore = {
     await db('videos').where({ id }).update({
       output_status: null,
       output_progress: 0,
+      output_eta_seconds: null,
       output_updated_at: null,
       output_error_code: null,
       output_error_message: null,
