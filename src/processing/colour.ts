@@ -2,6 +2,7 @@
  * Colour: the contract's colorimetry enums in ffmpeg's and zimg's spellings, what an HDR format
  * implies, the resolution-only inference, and the checks a colour profile must pass.
  */
+import type { MasteringDisplayMetadata } from '../media';
 import type { IssueList, ProcessingErrorCode } from './errors';
 import type { ColorPrimaries, ColorRange, ColorSpace, Colorimetry, HdrFormat, MasteringDisplay, TransferCharacteristics } from './options';
 
@@ -190,14 +191,8 @@ export const MASTERING_PRESETS: Record<'P3_D65' | 'BT2020', { red: [number, numb
   BT2020: { red: [0.708, 0.292], green: [0.17, 0.797], blue: [0.131, 0.046], whitePoint: [0.3127, 0.329] },
 };
 
-export interface ResolvedMastering {
-  red: [number, number];
-  green: [number, number];
-  blue: [number, number];
-  whitePoint: [number, number];
-  minLuminance: number;
-  maxLuminance: number;
-}
+/** A mastering display with every point and luminance known (the probe's shape). */
+export type ResolvedMastering = MasteringDisplayMetadata;
 
 /** The mastering display with preset points and the contract's defaults; undefined when the points are incomplete. */
 export function resolveMastering(md: MasteringDisplay, maxCll: number | undefined): ResolvedMastering | undefined {

@@ -205,6 +205,20 @@ export function withoutBodyFraming(test: supertest.Test): supertest.Test {
   return test;
 }
 
+/** Links a cloud-marketplace agreement (fixed test product and accounts) to a team. */
+export function linkTestAgreement(h: Harness, teamId: string, agreementId: string) {
+  return h.services.billing.linkAgreement({
+    teamId,
+    agreementId,
+    licenseId: `lic-${agreementId}`,
+    offerId: 'offer-1',
+    productId: 'prod-1',
+    productName: 'Vidmill',
+    buyerAccountId: '111122223333',
+    sellerAccountId: '444455556666',
+  });
+}
+
 export const basic = (email: string, password: string) => 'Basic ' + Buffer.from(`${email}:${password}`).toString('base64');
 
 /** A webhook of the user's team for these event types (the harness sends no deliveries; their frozen payloads are rows). */

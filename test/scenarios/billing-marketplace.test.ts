@@ -2,24 +2,14 @@ import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { TEST_DIALECT } from '../helpers/database';
 import { creditsStore } from '../../src/features/billing/billing.store';
-import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { createHarness, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 
 describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
   const enc = encodeURIComponent;
   const get = (path: string, key = u.apiKey) => h.request.get(`/api${path}`).set('X-API-Key', key);
-  const link = (teamId: string, agreementId: string) =>
-    h.services.billing.linkAgreement({
-      teamId,
-      agreementId,
-      licenseId: `lic-${agreementId}`,
-      offerId: 'offer-1',
-      productId: 'prod-1',
-      productName: 'Vidmill',
-      buyerAccountId: '111122223333',
-      sellerAccountId: '444455556666',
-    });
+  const link = (teamId: string, agreementId: string) => linkTestAgreement(h, teamId, agreementId);
 
   beforeEach(async () => {
     h = await createHarness();

@@ -9,7 +9,7 @@ import { sampleStorage } from '../../src/features/billing/storage-meter';
 import { storageStore } from '../../src/features/billing/storage.store';
 import { creditsStore, ledgerStore } from '../../src/features/billing/billing.store';
 import { TEST_DIALECT } from '../helpers/database';
-import { createHarness, Harness, TestUser } from '../helpers/harness';
+import { createHarness, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { storedVideo } from '../helpers/stored-video';
 
 const DAY = 24 * 3600_000;
@@ -148,16 +148,7 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     h.clock.advance(DAY);
     await run();
     assert.equal((await creditsStore.allForTeam(h.services.db, m.teamId)).length, 0, 'no agreement: nothing charged');
-    await h.services.billing.linkAgreement({
-      teamId: m.teamId,
-      agreementId: 'agmt-storage',
-      licenseId: 'lic-1',
-      offerId: 'offer-1',
-      productId: 'prod-1',
-      productName: 'Vidmill',
-      buyerAccountId: '111122223333',
-      sellerAccountId: '444455556666',
-    });
+    await linkTestAgreement(h, m.teamId, 'agmt-storage');
     h.clock.advance(DAY);
     await run();
     const usage = await creditsStore.allForTeam(h.services.db, m.teamId);

@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { ledgerStore } from '../../src/features/billing/billing.store';
 import { TEST_DIALECT } from '../helpers/database';
-import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { createHarness, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 
 describe(`Wallet billing (${TEST_DIALECT})`, () => {
   let h: Harness;
@@ -247,16 +247,7 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     // without teamId the list simply leaves marketplace teams out
     assert.equal((await get('/v2/wallet/billing-periods')).body.totalElements, 0);
     // and charges now go to the credits ledger, under an agreement
-    await h.services.billing.linkAgreement({
-      teamId: u.teamId,
-      agreementId: 'agmt-moved',
-      licenseId: 'lic-1',
-      offerId: 'offer-1',
-      productId: 'prod-1',
-      productName: 'Vidmill',
-      buyerAccountId: '111122223333',
-      sellerAccountId: '444455556666',
-    });
+    await linkTestAgreement(h, u.teamId, 'agmt-moved');
     const c = await h.services.ledger.charge(u.teamId, job('job-m'));
     assert.equal(c.billingType, 'CLOUD_MARKETPLACE');
   });

@@ -9,7 +9,7 @@ import { priceStorage } from '../../src/features/billing/storage-pricing';
 import { ingestionStore } from '../../src/features/videos/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
-import { assertEtaQuality, assertStageError, createHarness, expectError, Harness, recordEtaRuns, TestUser } from '../helpers/harness';
+import { assertEtaQuality, assertStageError, createHarness, expectError, Harness, recordEtaRuns, TestUser, linkTestAgreement } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
@@ -368,16 +368,7 @@ describe(`Processing (${TEST_DIALECT})`, function () {
 
     it('cloud marketplace: the credits usage books the appraisal\'s credits and items', async () => {
       await h.services.ledger.switchBillingType(u.teamId, 'CLOUD_MARKETPLACE', 'test');
-      await h.services.billing.linkAgreement({
-        teamId: u.teamId,
-        agreementId: `agmt-${u.teamId}`,
-        licenseId: 'lic-1',
-        offerId: 'offer-1',
-        productId: 'prod-1',
-        productName: 'Vidmill',
-        buyerAccountId: '111122223333',
-        sellerAccountId: '444455556666',
-      });
+      await linkTestAgreement(h, u.teamId, `agmt-${u.teamId}`);
       h.clock.advance(1000);
       const appraised = (await post(`/v1/videos/${source}/processing/appraisals/create`, { ...H264_MP4, filters: { denoiser: 'HQDN3D' } })).body;
       const appraisal = appraised.video.processingJobAppraisal;
