@@ -23,6 +23,7 @@
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { RequestHandler } from 'express';
+import { decodablePath } from '../../src/http/request-path';
 
 const API_ROOT = '/api';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
@@ -90,19 +91,10 @@ function headerNames(stored: OutgoingHttpHeaders, passed: unknown): Set<string> 
   return names;
 }
 
-function decodes(path: string): boolean {
-  try {
-    decodeURIComponent(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** What is wrong with `status` and `headers` for this request (empty when nothing is). */
 function checkResponse(contract: Json, routes: Route[], req: { method: string; path: string; operationId?: string; headers: IncomingHttpHeaders }, status: number, headers: Set<string>): string[] {
   const problems: string[] = [];
-  if (!decodes(req.path)) {
+  if (!decodablePath(req.path)) {
     if (!headers.has('x-request-id')) problems.push('has no X-Request-Id');
     if (status !== 400) problems.push(`answered ${status}; a path that does not decode is documented as 400 only`);
     return problems;
