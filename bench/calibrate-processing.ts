@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveMediaBinaries, runMedia } from '../src/media';
-import { filmGrainFilter } from '../src/processing/film-grain';
+import { filmGrainFilter } from '../src/processing-planner/film-grain';
 
 const W = 1280;
 const H = 720;

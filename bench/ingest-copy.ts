@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { HttpsRangeSource } from '../src/net/https-range-source';
 import { LocalDiskStore } from '../src/storage/local-disk-store';
-import { copyRanges } from '../src/videos/copy-engine';
+import { copyRanges } from '../src/storage/copy-engine';
 
 interface Args {
   url: string;

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { PROCESS_JOB } from '../src/features/processing/processing.service';
 import { videosStore } from '../src/features/videos/videos.store';
 import { probeMedia, resolveMediaBinaries } from '../src/media';
-import { buildProcessingPlan, processingArgs, ProcessingOptions } from '../src/processing';
+import { buildProcessingPlan, processingArgs, ProcessingOptions } from '../src/processing-planner';
 import { etaError, EtaRun, onEtaRun } from '../src/shared/progress-eta';
 import { benchWorker, embeddedVidmill, storedMaster } from './embedded-vidmill';
 

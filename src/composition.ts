@@ -7,40 +7,40 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config';
 import { Db, isPostgres } from './db/database';
-import { AccountsService } from './features/accounts/accounts.service';
-import { accountsHandlers } from './features/accounts/accounts.handlers';
-import { ApiKeysService } from './features/api-keys/api-keys.service';
-import { apiKeysHandlers } from './features/api-keys/api-keys.handlers';
-import { BillingService } from './features/billing/billing.service';
-import { billingHandlers } from './features/billing/billing.handlers';
-import { LedgerService } from './features/billing/ledger.service';
-import { StorageBillingService } from './features/billing/storage-billing.service';
-import { LocationsService } from './features/locations/locations.service';
-import { locationsHandlers } from './features/locations/locations.handlers';
-import { ProjectsService } from './features/projects/projects.service';
-import { projectsHandlers } from './features/projects/projects.handlers';
-import { purgeBlobsJob, PURGE_BLOBS_JOB } from './features/videos/video-purge';
-import { VideosService } from './features/videos/videos.service';
-import { videosHandlers } from './features/videos/videos.handlers';
-import { VideoInService, VIDEO_IN_COPY_JOB } from './features/videos/video-in.service';
-import { videoInHandlers } from './features/videos/video-in.handlers';
-import { VideoInSources } from './features/videos/video-in-sources';
-import { videoInCopyJob } from './features/videos/video-in-copy.job';
-import { IngestionService } from './features/videos/ingestion.service';
-import { VideoAssetsService } from './features/videos/video-assets.service';
-import { ConfigurationsService } from './features/processing/configurations.service';
-import { configurationsHandlers } from './features/processing/configurations.handlers';
-import { ProcessingService } from './features/processing/processing.service';
-import { processingHandlers } from './features/processing/processing.handlers';
-import { FfmpegProcessingEngine } from './features/processing/engine-adapter';
-import { BUILT_IN_CONFIGURATIONS } from './processing';
-import { ComparisonService } from './features/videos/comparison.service';
-import { VIDEO_OUT_ABORT_JOB, VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB, VideoOutService } from './features/videos/video-out.service';
-import { videoOutHandlers } from './features/videos/video-out.handlers';
-import { videoOutAbortJob, videoOutBillJob, videoOutCopyJob, videoOutGiveUps } from './features/videos/video-out-copy.job';
+import { AccountsService } from './features/accounts';
+import { accountsHandlers } from './features/accounts';
+import { ApiKeysService } from './features/api-keys';
+import { apiKeysHandlers } from './features/api-keys';
+import { BillingService } from './features/billing';
+import { billingHandlers } from './features/billing';
+import { LedgerService } from './features/billing';
+import { StorageBillingService } from './features/billing';
+import { LocationsService } from './features/locations';
+import { locationsHandlers } from './features/locations';
+import { ProjectsService } from './features/projects';
+import { projectsHandlers } from './features/projects';
+import { purgeBlobsJob, PURGE_BLOBS_JOB } from './features/videos';
+import { VideosService } from './features/videos';
+import { videosHandlers } from './features/videos';
+import { VideoInService, VIDEO_IN_COPY_JOB } from './features/video-in';
+import { videoInHandlers } from './features/video-in';
+import { VideoInSources } from './features/video-in';
+import { videoInCopyJob, videoInGiveUps } from './features/video-in';
+import { IngestionService } from './features/ingestion';
+import { VideoAssetsService } from './features/videos';
+import { ConfigurationsService } from './features/processing';
+import { configurationsHandlers } from './features/processing';
+import { ProcessingService } from './features/processing';
+import { processingHandlers } from './features/processing';
+import { FfmpegProcessingEngine } from './features/processing';
+import { BUILT_IN_CONFIGURATIONS } from './processing-planner';
+import { ComparisonService, comparisonHandlers } from './features/comparison';
+import { VIDEO_OUT_ABORT_JOB, VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB, VideoOutService } from './features/video-out';
+import { videoOutHandlers } from './features/video-out';
+import { videoOutAbortJob, videoOutBillJob, videoOutCopyJob, videoOutGiveUps } from './features/video-out';
 import { SignedLinks } from './http/signed-links';
-import { WebhooksService } from './features/webhooks/webhooks.service';
-import { webhooksHandlers } from './features/webhooks/webhooks.handlers';
+import { WebhooksService } from './features/webhooks';
+import { webhooksHandlers } from './features/webhooks';
 import { buildApp } from './http/app';
 import type { AllHandlers } from './http/operations';
 import { pendingHandlers } from './http/pending-operations';
@@ -49,10 +49,10 @@ import { createRateLimiter } from './http/rate-limit';
 import { createSignInLimiters } from './http/sign-in-limit';
 import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
-import { SigningKeys } from './webhooks/signing-keys';
+import { SigningKeys } from './features/webhooks';
 import { JobQueue } from './jobs/job-queue';
 import type { GiveUpHandler, JobHandler } from './jobs/worker';
-import { videoGiveUps } from './features/videos/video-give-ups';
+
 import type { BlobStore } from './storage/blob-store';
 
 export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
@@ -113,6 +113,8 @@ export function createServices(deps: {
   const outbound = { allowPrivateUrls: deps.config.allowPrivateUrls };
   const locations = new LocationsService(db, clock, accounts, secretBox, outbound);
   const videos = new VideosService(db, clock, accounts, jobs);
+  const projects = new ProjectsService(db, clock, accounts, videos);
+  accounts.onTeamCreated((trx, team) => projects.createDefaultProject(trx, team.id));
   const sources = new VideoInSources({ ...outbound, extraCa: deps.config.extraCa });
   const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
   const ingestion = new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir);
@@ -128,9 +130,9 @@ export function createServices(deps: {
     secretBox,
     accounts,
     apiKeys: new ApiKeysService(db, clock),
-    projects: new ProjectsService(db, clock, accounts),
+    projects,
     videos,
-    videoIn: new VideoInService(db, clock, accounts, locations, videos, jobs, secretBox, sources),
+    videoIn: new VideoInService(db, clock, accounts, locations, videos, jobs, secretBox, sources, projects),
     ingestion,
     configurations,
     processing,
@@ -173,7 +175,7 @@ export function createJobHandlers(s: Services): Record<string, JobHandler> {
 
 /** What each job kind records when the lease sweep gives it up (see GiveUpHandler). */
 export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
-  return { ...videoGiveUps(s.clock, s.ingestion), ...s.processing.giveUps(), ...videoOutGiveUps(s.clock) };
+  return { ...videoInGiveUps(s.clock), ...s.ingestion.giveUps(), ...s.processing.giveUps(), ...videoOutGiveUps(s.clock) };
 }
 
 export function createHandlers(s: Services): AllHandlers {
@@ -181,7 +183,8 @@ export function createHandlers(s: Services): AllHandlers {
     ...apiKeysHandlers(s.apiKeys),
     ...accountsHandlers(s.accounts),
     ...projectsHandlers(s.projects),
-    ...videosHandlers(s.videos, s.assets, s.comparison),
+    ...videosHandlers(s.videos, s.assets),
+    ...comparisonHandlers(s.comparison),
     ...videoInHandlers(s.videoIn),
     ...configurationsHandlers(s.configurations),
     ...processingHandlers(s.processing),

@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_PRICE_LIST, loadPriceListFile, type PriceList } from './features/billing/price-list';
+import type { DatabaseConfig } from './db/database';
+import type { StorageConfig } from './storage/create-blob-store';
+import { DEFAULT_PRICE_LIST, loadPriceListFile, type PriceList } from './features/billing';
 
 const bool = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
@@ -105,7 +107,7 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
-  database: { client: 'sqlite'; filename: string } | { client: 'pg'; connectionString: string };
+  database: DatabaseConfig;
   bootstrap: { email?: string; password?: string };
   masterKey?: Buffer;
   rateLimitPerMinute: number;
@@ -151,9 +153,7 @@ export interface Config {
   idempotencyTtlMs: number;
 }
 
-export type StorageConfig =
-  | { kind: 'disk'; root: string }
-  | { kind: 's3'; bucket: string; endpoint?: string; region: string; accessKey: string; secretKey: string; forcePathStyle: boolean };
+export type { DatabaseConfig, StorageConfig };
 
 export class ConfigError extends Error {}
 

@@ -18,8 +18,8 @@ import { loadMasterKey } from './security/secret-box';
 import { systemClock } from './shared/clock';
 import { createBlobStore } from './storage/create-blob-store';
 import { createLogger, flushLogger } from './shared/logger';
-import { DeliveryWorker } from './webhooks/delivery-worker';
-import { firstStartNotice } from './features/accounts/first-start-notice';
+import { DeliveryWorker } from './features/webhooks';
+import { firstStartNotice } from './features/accounts';
 
 /** The logger once created, so a fatal error can flush it before exiting. */
 let startedLog: Logger | undefined;

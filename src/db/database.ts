@@ -2,7 +2,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import knex, { Knex } from 'knex';
-import type { Config } from '../config';
 import { migrationSource } from './migrations';
 
 export type Db = Knex;
@@ -13,7 +12,10 @@ interface ConnectionHolder {
   conn?: any;
 }
 
-export function openDatabase(database: Config['database']): Db {
+/** Where the data lives: an SQLite file (the embedded default) or a PostgreSQL URL. */
+export type DatabaseConfig = { client: 'sqlite'; filename: string } | { client: 'pg'; connectionString: string };
+
+export function openDatabase(database: DatabaseConfig): Db {
   if (database.client === 'pg') {
     return knex({
       client: 'pg',
@@ -74,7 +76,7 @@ function cachePreparedStatements(conn: any): void {
  * Which database a configuration names, without secrets: `SQLite file /abs/path` or
  * `PostgreSQL user@host:port/name` (the password is never shown).
  */
-export function describeDatabase(database: Config['database']): string {
+export function describeDatabase(database: DatabaseConfig): string {
   if (database.client === 'sqlite') return `SQLite file ${database.filename}`;
   try {
     const url = new URL(database.connectionString);

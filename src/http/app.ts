@@ -12,10 +12,8 @@ import express, { NextFunction, Request, RequestHandler, Response } from 'expres
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
-import type { AccountsService } from '../features/accounts/accounts.service';
-import type { ApiKeysService } from '../features/api-keys/api-keys.service';
 import { accessLog } from './access-log';
-import { authenticate, principalOf } from './auth';
+import { ApiKeyCheck, authenticate, PasswordCheck, principalOf } from './auth';
 import { errorMapper, notFoundMessage, sendError, setDocumentedErrorCodes } from './error-mapper';
 import { STORED_VALUE_FORMATS } from './formats';
 import { idempotency, IdempotencyKeys } from './idempotency';
@@ -33,8 +31,8 @@ import { servedContract } from './served-contract';
 export interface AppDeps {
   contract: any;
   handlers: AllHandlers;
-  accounts: AccountsService;
-  apiKeys: ApiKeysService;
+  accounts: PasswordCheck;
+  apiKeys: ApiKeyCheck;
   rateLimiter: RequestLimiter;
   idempotency: IdempotencyKeys;
   /** Budgets of Basic sign-ins per client address and per e-mail. */

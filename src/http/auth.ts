@@ -6,8 +6,6 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { UnauthorizedError } from '../shared/errors';
-import type { AccountsService } from '../features/accounts/accounts.service';
-import type { ApiKeysService } from '../features/api-keys/api-keys.service';
 import type { Principal } from './operations';
 
 export const BASIC_AUTH_PREFIX = '/v1/api-keys';
@@ -37,7 +35,18 @@ function parseBasic(header: string | undefined): { email: string; password: stri
 /** Counts one Basic sign-in from a client address; throws 429 when a budget is spent. */
 export type SignInGate = (address: string, email: string) => Promise<void>;
 
-export function authenticate(accounts: AccountsService, apiKeys: ApiKeysService, limitSignIn: SignInGate): RequestHandler {
+/** Checks an e-mail and password (the accounts feature); throws UnauthorizedError when they do not match. */
+export interface PasswordCheck {
+  authenticateBasic(email: string, password: string): Promise<{ id: string }>;
+}
+
+/** Resolves an API key to its principal (the api-keys feature), from a short-lived cache when it can. */
+export interface ApiKeyCheck {
+  authenticate(secret: string): Promise<Principal>;
+  cachedPrincipal(secret: string): Principal | undefined;
+}
+
+export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, limitSignIn: SignInGate): RequestHandler {
   const slow = async (req: Request, next: (err?: unknown) => void) => {
     try {
       if (usesBasicAuth(req)) {

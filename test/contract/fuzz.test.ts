@@ -24,7 +24,7 @@ import pino from 'pino';
 import supertest from 'supertest';
 import { loadContract } from '../../src/composition';
 import { isPostgres, type Db } from '../../src/db/database';
-import { BUILT_IN_CONFIGURATIONS } from '../../src/processing';
+import { BUILT_IN_CONFIGURATIONS } from '../../src/processing-planner';
 import { contractOperations, type ContractOperation } from '../helpers/contract-operations';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, withoutBodyFraming, type Harness, type TestUser } from '../helpers/harness';

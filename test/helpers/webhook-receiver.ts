@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebhookVerifier } from '../../src/webhooks/verify';
+import { WebhookVerifier } from '../../src/features/webhooks/verify';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;

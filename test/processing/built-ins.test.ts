@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { BUILT_IN_CONFIGURATIONS, buildProcessingPlan, validateOptions } from '../../src/processing';
+import { BUILT_IN_CONFIGURATIONS, buildProcessingPlan, validateOptions } from '../../src/processing-planner';
 import { PAL_SD_INTERLACED, probeOf } from './helpers';
 
 describe('Built-in processing configurations', function () {

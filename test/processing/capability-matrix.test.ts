@@ -27,8 +27,8 @@ import {
   type EncodingProfile,
   type ProcessingOptions,
   type ProcessingPlan,
-} from '../../src/processing';
-import { dnxhdFrameSizes, PROFILE_SPECS } from '../../src/processing/encoders';
+} from '../../src/processing-planner';
+import { dnxhdFrameSizes, PROFILE_SPECS } from '../../src/processing-planner/encoders';
 import { TEST_DIALECT } from '../helpers/database';
 import { bins } from '../media/fixtures';
 import { capabilities, run, workDir } from './engine-fixtures';

@@ -17,7 +17,7 @@ import {
   type EngineCapabilities,
   type ProcessingOptions,
   type ProcessingProgress,
-} from '../../src/processing';
+} from '../../src/processing-planner';
 import { bins } from '../media/fixtures';
 
 export const run = promisify(execFile);

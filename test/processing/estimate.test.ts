@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
-import calibration from '../../src/processing/calibration.json';
-import { buildProcessingPlan, estimateProcessing, type ProcessingOptions } from '../../src/processing';
-import { FFV1_RATIO, PASS_OVERHEAD_SECONDS, QUALITY_BITS_PER_PIXEL, rateFor } from '../../src/processing/estimate';
+import calibration from '../../src/processing-planner/calibration.json';
+import { buildProcessingPlan, estimateProcessing, type ProcessingOptions } from '../../src/processing-planner';
+import { FFV1_RATIO, PASS_OVERHEAD_SECONDS, QUALITY_BITS_PER_PIXEL, rateFor } from '../../src/processing-planner/estimate';
 import { PAL_SD_INTERLACED, probeOf, type FakeSource } from './helpers';
 
 function estimate(options: ProcessingOptions, source: FakeSource = {}, range = { startMs: 0, endMs: 10_000 }) {

@@ -3,7 +3,7 @@
  * from the source, frame-exact range starts, DNxHR from an interlaced source.
  */
 import { strict as assert } from 'node:assert';
-import type { ProcessingOptions } from '../../src/processing';
+import type { ProcessingOptions } from '../../src/processing-planner';
 import { decodeYuv, firstFrameSideData, frameCount, lumaPsnr, processed, source, streamInfo, type SourceName } from './engine-fixtures';
 
 /** ffprobe's mastering display values (`35400/50000`) as numbers. */

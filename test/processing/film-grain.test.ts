@@ -5,7 +5,7 @@
  * the differences are the filter's alone.
  */
 import { strict as assert } from 'node:assert';
-import type { GrainSize, ProcessingOptions } from '../../src/processing';
+import type { GrainSize, ProcessingOptions } from '../../src/processing-planner';
 import { decodeYuv, lumaDifference, lumaPsnr, planeMean, processed, type DecodedVideo, type SourceName } from './engine-fixtures';
 
 const RANGE = { startMs: 0, endMs: 400 };

@@ -1,6 +1,6 @@
 /** ProbeResults for the pure tests: what probeMedia returns for typical sources, without ffmpeg. */
 import type { ProbeResult, VideoMetadata } from '../../src/media';
-import { ProcessingOptionsError } from '../../src/processing';
+import { ProcessingOptionsError } from '../../src/processing-planner';
 
 export interface FakeSource {
   width?: number;

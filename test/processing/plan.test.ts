@@ -10,9 +10,9 @@ import {
   type PlanEnvironment,
   type ProcessingOptions,
   type ProcessingPlan,
-} from '../../src/processing';
-import { FULL_CAPABILITIES } from '../../src/processing/capabilities';
-import { escapeFilterValue, fpsRational, TRANSFORMS_TOKEN } from '../../src/processing/plan';
+} from '../../src/processing-planner';
+import { FULL_CAPABILITIES } from '../../src/processing-planner/capabilities';
+import { escapeFilterValue, fpsRational, TRANSFORMS_TOKEN } from '../../src/processing-planner/plan';
 import { PAL_SD_INTERLACED, probeOf, processingError, type FakeSource } from './helpers';
 
 // Compile-time: the contract's options are the engine's options (a handler maps by assignment).

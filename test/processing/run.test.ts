@@ -13,7 +13,7 @@ import {
   type EngineCapabilities,
   type ProcessingPlan,
   type ProcessingProgress,
-} from '../../src/processing';
+} from '../../src/processing-planner';
 import { bins } from '../media/fixtures';
 import { audioCodec, capabilities, processed, source, streamInfo, workDir as dir } from './engine-fixtures';
 

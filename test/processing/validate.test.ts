@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { ProcessingOptionsError, validateOptions, type EngineCapabilities, type ProcessingOptions } from '../../src/processing';
-import { FULL_CAPABILITIES } from '../../src/processing/capabilities';
+import { ProcessingOptionsError, validateOptions, type EngineCapabilities, type ProcessingOptions } from '../../src/processing-planner';
+import { FULL_CAPABILITIES } from '../../src/processing-planner/capabilities';
 import { BadRequestError } from '../../src/shared/errors';
 import { processingError } from './helpers';
 

@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { Express } from 'express';
 import type { Browser, Page } from 'playwright-core';
 import { assertChromiumInstalled, launchChromium } from '../helpers/chromium';
-import { ingestionStore } from '../../src/features/videos/ingestion.store';
+import { videoAssetsStore } from '../../src/features/videos/video-assets.store';
 import { IngestionUpdate, NewVideo, videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
@@ -81,7 +81,7 @@ function videoMaker(h: () => Harness, owner: () => TestUser) {
       const data = readFileSync(fixtureVideo(web === 'plain' ? PLAIN : NEGATED));
       const blobKey = `videos/${id}/assets/web_video-1.mp4`;
       await h().services.blobs.put(blobKey, data, { contentType: 'video/mp4' });
-      await ingestionStore.putAsset(db, {
+      await videoAssetsStore.putAsset(db, {
         id: randomUUID(),
         videoId: id,
         kind: 'WEB_VIDEO',

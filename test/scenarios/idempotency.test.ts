@@ -6,7 +6,7 @@ import { strict as assert } from 'node:assert';
 import pino from 'pino';
 import supertest from 'supertest';
 import { createApp } from '../../src/composition';
-import { ingestionStore } from '../../src/features/videos/ingestion.store';
+import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { IDEMPOTENCY_LEASE_MS, idempotencyScope, requestFingerprint } from '../../src/http/idempotency';
 import { TEST_DIALECT } from '../helpers/database';

@@ -4,7 +4,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { storageStore } from '../../src/features/billing/storage.store';
-import { ingestionStore } from '../../src/features/videos/ingestion.store';
+import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
+import { videoAssetsStore } from '../../src/features/videos/video-assets.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertEtaQuality, assertStageError, createHarness, deliveryPayloads, expectError, Harness, recordEtaRuns, subscribeWebhook, TestUser } from '../helpers/harness';
@@ -137,7 +138,7 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     let stored = 0;
     for (const id of [videoId, clipId]) {
       stored += (await videosStore.byId(h.database.db, id))!.file!.size;
-      for (const a of await ingestionStore.assetsOf(h.database.db, id)) stored += a.size;
+      for (const a of await videoAssetsStore.assetsOf(h.database.db, id)) stored += a.size;
     }
     assert.equal((await storageStore.meter(h.database.db, u.teamId))?.bytes, stored);
   });

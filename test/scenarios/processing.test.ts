@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import { resolveMediaBinaries, probeMedia } from '../../src/media';
 import { priceStorage } from '../../src/features/billing/storage-pricing';
-import { ingestionStore } from '../../src/features/videos/ingestion.store';
+import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertEtaQuality, assertStageError, createHarness, expectError, Harness, recordEtaRuns, TestUser, linkTestAgreement } from '../helpers/harness';

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { crc32c } from '../../src/net/crc32c';
-import { ingestionStore } from '../../src/features/videos/ingestion.store';
+import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser } from '../helpers/harness';

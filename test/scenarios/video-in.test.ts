@@ -10,7 +10,7 @@ import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { crc32c } from '../../src/net/crc32c';
 import { videosStore } from '../../src/features/videos/videos.store';
-import { ingestionStore } from '../../src/features/videos/ingestion.store';
+import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, deliveryPayloads, expectError, Harness, subscribeWebhook, TestUser } from '../helpers/harness';
 import { RangeServer, startRangeServer } from '../helpers/range-server';

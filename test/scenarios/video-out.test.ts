@@ -14,9 +14,9 @@ import { GetObjectCommand, ListMultipartUploadsCommand, PutObjectCommand } from 
 import { crc32c } from '../../src/net/crc32c';
 import { choosePartSize, MIB } from '../../src/storage/blob-store';
 import { S3BlobStore, S3Upload } from '../../src/storage/s3-blob-store';
-import { objectKeyFor } from '../../src/features/videos/video-out.service';
-import { classify, lanesFor } from '../../src/features/videos/video-out-copy.job';
-import { CopyFailedError } from '../../src/videos/copy-engine';
+import { objectKeyFor } from '../../src/features/video-out/video-out.service';
+import { classify, lanesFor } from '../../src/features/video-out/video-out-copy.job';
+import { CopyFailedError } from '../../src/storage/copy-engine';
 import { OperationStatus, videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, deliveryPayloads, expectError, Harness, subscribeWebhook, TestUser } from '../helpers/harness';

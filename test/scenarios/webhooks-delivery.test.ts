@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { DeliveryOptions, DeliveryWorker } from '../../src/webhooks/delivery-worker';
+import { DeliveryOptions, DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
 import { webhooksStore } from '../../src/features/webhooks/webhooks.store';
-import { recordEvent } from '../../src/webhooks/events';
-import { WebhookVerifier } from '../../src/webhooks/verify';
+import { recordEvent } from '../../src/features/webhooks/events';
+import { WebhookVerifier } from '../../src/features/webhooks/verify';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { Receiver, startReceiver } from '../helpers/webhook-receiver';

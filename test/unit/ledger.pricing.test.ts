@@ -7,11 +7,11 @@ import { ConfigError, loadConfig } from '../../src/config';
 import { microsToUsd, roundToMills, unitPriceToUsd, usdToMicros } from '../../src/features/billing/money';
 import { DEFAULT_PRICE_LIST, volumeDiscountPercentage } from '../../src/features/billing/price-list';
 import { priceJob, priceUtility, type ProductUse } from '../../src/features/billing/pricing';
-import { toJobAppraisalDto } from '../../src/features/processing/appraisal-view';
+import { toJobAppraisalDto } from '../../src/features/videos/appraisal-view';
 import { processingProducts } from '../../src/features/processing/billing-products';
-import type { JobAppraisal } from '../../src/features/processing/processing.service';
+import type { JobAppraisal } from '../../src/features/videos/appraisal-view';
 import { FfmpegProcessingEngine } from '../../src/features/processing/engine-adapter';
-import type { ProcessingOptions } from '../../src/processing';
+import type { ProcessingOptions } from '../../src/processing-planner';
 import { probeOf } from '../processing/helpers';
 
 /** The engine the service appraises with (no ffmpeg needed: planning and estimating are pure). */

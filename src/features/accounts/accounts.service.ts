@@ -10,9 +10,9 @@ import type { PageRequest } from '../../shared/paging';
 import { decoyHash, generatePassword, hashPassword, verifyPassword } from '../../security/passwords';
 import { BillingType, Team, User, teamsStore, usersStore } from './accounts.store';
 import type { TeamScope } from './team-scope';
-import { projectsStore } from '../projects/projects.store';
 
-export const DEFAULT_PROJECT_NAME = 'Default Project';
+/** Runs in the transaction that creates a team (the projects feature gives it its Default Project). */
+export type TeamCreatedHook = (db: Db, team: Team) => Promise<void>;
 
 /** The owner user created on the first start. */
 export interface FirstOwner {
@@ -33,6 +33,13 @@ export class AccountsService {
     private readonly clock: Clock,
     private readonly options: AccountsServiceOptions,
   ) {}
+
+  private readonly teamCreatedHooks: TeamCreatedHook[] = [];
+
+  /** Registers work done in the same transaction as every new team. */
+  onTeamCreated(hook: TeamCreatedHook): void {
+    this.teamCreatedHooks.push(hook);
+  }
 
   /**
    * On an empty database: creates the owner user, a team and its Default Project. Returns what
@@ -202,7 +209,7 @@ export class AccountsService {
     const now = this.clock.now();
     const team: Team = { id: randomUUID(), name, apiEnabled, billingType, createdAt: now, updatedAt: now };
     await teamsStore.insert(db, team);
-    await projectsStore.insert(db, { id: randomUUID(), teamId: team.id, name: DEFAULT_PROJECT_NAME, isSample: false, createdAt: now, updatedAt: now });
+    for (const hook of this.teamCreatedHooks) await hook(db, team);
     return team;
   }
 }

@@ -8,8 +8,8 @@ import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { BadRequestError, ConflictError, NotFoundError } from '../../shared/errors';
 import type { PageRequest } from '../../shared/paging';
-import type { AccountsService } from '../accounts/accounts.service';
-import { Team, teamsStore } from '../accounts/accounts.store';
+import type { AccountsService } from '../accounts';
+import { Team, teamsStore } from '../accounts';
 import {
   agreementsStore,
   AgreementState,

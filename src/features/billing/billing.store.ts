@@ -2,8 +2,8 @@
 import type { Knex } from 'knex';
 import { asDate, asOptionalDate, isPostgres, lockRowForUpdate, readBatchSqlite, readRows, SyncRead } from '../../db/database';
 import type { Page, PageRequest } from '../../shared/paging';
-import { Team, TeamChoice, teamChoiceSql, toTeam } from '../accounts/accounts.store';
-import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
+import { Team, TeamChoice, teamChoiceSql, toTeam } from '../accounts';
+import { TeamScope, whereTeamInScope } from '../accounts';
 import { int } from './money';
 import type { Category, PricedProduct } from './pricing';
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, DomainError, NotFoundError } from '../../shared/errors';
-import { BillingType, teamsStore } from '../accounts/accounts.store';
+import { BillingType, teamsStore } from '../accounts';
 import {
   AdjustmentType,
   agreementsStore,

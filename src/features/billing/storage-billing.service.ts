@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { DAY_MS } from '../../shared/clock';
-import { Team, teamsStore } from '../accounts/accounts.store';
+import { Team, teamsStore } from '../accounts';
 import { agreementsStore, ledgerStore, periodsStore } from './billing.store';
 import { LedgerService, monthStart } from './ledger.service';
 import type { PricedProduct } from './pricing';

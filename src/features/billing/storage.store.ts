@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { asDate, isPostgres } from '../../db/database';
-import type { BillingType } from '../accounts/accounts.store';
+import type { BillingType } from '../accounts';
 import { int } from './money';
 
 export interface StorageMeter {

@@ -12,7 +12,7 @@ import type { Clock } from '../../shared/clock';
 import { BadRequestError, NotFoundError } from '../../shared/errors';
 import { mapPage, Page, PageRequest } from '../../shared/paging';
 import { BucketAccess, BucketCredentials, BucketSettings, checkBucketAccess } from '../../storage/bucket-access';
-import type { AccountsService } from '../accounts/accounts.service';
+import type { AccountsService } from '../accounts';
 import { Direction, LocationUpdate, locationsStore, StoredLocation, StoredSecret } from './locations.store';
 
 export type { Direction } from './locations.store';

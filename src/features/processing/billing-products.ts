@@ -3,7 +3,7 @@
  * output, the filters that ran (by price-list name), and base processing, each by output
  * gigapixels. Filters without a price (crop, prescale, colour) are part of base processing.
  */
-import type { ProductUse } from '../billing/pricing';
+import type { ProductUse } from '../billing';
 import type { EnginePlan } from './engine';
 
 const ENCODERS: Array<[RegExp, string]> = [

@@ -8,7 +8,7 @@ import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { PageRequest } from '../../shared/paging';
-import type { AccountsService } from '../accounts/accounts.service';
+import type { AccountsService } from '../accounts';
 import { BuiltInMode, configurationsStore, ProcessingConfiguration } from './configurations.store';
 
 export interface BuiltInConfiguration {

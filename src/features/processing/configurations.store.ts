@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { asBool, asDate } from '../../db/database';
 import { fetchPage, Page, PageRequest } from '../../shared/paging';
-import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
+import { TeamScope, whereTeamInScope } from '../accounts';
 
 export interface ProcessingConfiguration {
   id: string;

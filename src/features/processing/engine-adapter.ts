@@ -14,7 +14,7 @@ import {
   runProcessing,
   validateOptions,
   ProcessingOptionsError,
-} from '../../processing';
+} from '../../processing-planner';
 import type { EnginePlan, ProcessingEngine } from './engine';
 
 /** Engine errors name fields inside the options; the request names them from its own root. */

@@ -1,7 +1,7 @@
 import type { components } from '../../../generated/api';
 import type { HandlerMap } from '../../http/operations';
-import { toVideoDto, toVideoProcessing } from '../videos/video-view';
-import type { Video } from '../videos/videos.store';
+import { toVideoDto, toVideoProcessing } from '../videos';
+import type { Video } from '../videos';
 import type { ProcessingService } from './processing.service';
 
 type Schemas = components['schemas'];

@@ -20,16 +20,17 @@ import type { BlobStore } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../../shared/errors';
-import { recordEvent } from '../../webhooks/events';
-import { teamsStore } from '../accounts/accounts.store';
-import type { LedgerService } from '../billing/ledger.service';
-import type { PricedProduct, ProductUse } from '../billing/pricing';
-import { sampleStorage } from '../billing/storage-meter';
-import { priceStorage } from '../billing/storage-pricing';
-import type { IngestionService } from '../videos/ingestion.service';
-import { mediaStageError, stageError } from '../videos/stage-errors';
-import { VideoEvents } from '../videos/video-events';
-import { progressUpdate, StageError, Video, videosStore } from '../videos/videos.store';
+import { recordEvent } from '../webhooks';
+import { teamsStore } from '../accounts';
+import type { LedgerService } from '../billing';
+import type { ProductUse } from '../billing';
+import { sampleStorage } from '../billing';
+import { priceStorage } from '../billing';
+import type { IngestionService } from '../ingestion';
+import { mediaStageError, stageError } from '../videos';
+import { VideoEvents } from '../videos';
+import { progressUpdate, StageError, Video, videosStore } from '../videos';
+import type { AppliedOptions, JobAppraisal } from '../videos';
 import { processingProducts } from './billing-products';
 import type { ConfigurationsService } from './configurations.service';
 import type { EnginePlan, ProcessingEngine } from './engine';
@@ -40,32 +41,6 @@ export const APPRAISAL_TTL_MS = 15 * 60_000;
 const PROCESS_ATTEMPTS = 3;
 const MIN_LENGTH_MS = 1000;
 
-/** The priced estimate of a job, in the team's billing type (stored with the appraisal and the video). */
-export interface JobAppraisal {
-  billingType: 'WALLET' | 'CLOUD_MARKETPLACE';
-  estimation: { fileSize: number; totalComputeTimeSeconds: number };
-  outputDurationMillis: number;
-  products: PricedProduct[];
-  discountPercentage: number;
-  costMicros: number;
-  normalCostMicros: number;
-  discountMicros: number;
-  costCredits: number;
-  storage: { costMicros: number; costCredits: number };
-  download: { costMicros: number; costCredits: number };
-  /** Exactly what is charged on acceptance. */
-  charge: ProductUse[];
-  /** How each requested option is applied by this installation (classical equivalents of AI filters). */
-  notes: Array<{ field: string; requested: string; appliedAs: string; note: string }>;
-  /** What the plan applies: the options resolved and the output they make (`processing.appliedOptions`). */
-  appliedOptions: AppliedOptions;
-}
-
-/** `processing.appliedOptions`: the options as the plan resolved them and the output it makes. */
-export interface AppliedOptions {
-  options: Record<string, unknown>;
-  output: Record<string, unknown>;
-}
 
 function appliedOptionsOf(plan: EnginePlan): AppliedOptions {
   return { options: plan.applied.options, output: plan.applied.output };

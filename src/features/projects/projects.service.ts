@@ -4,17 +4,41 @@ import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { PageRequest } from '../../shared/paging';
-import type { AccountsService } from '../accounts/accounts.service';
-import { DEFAULT_PROJECT_NAME } from '../accounts/accounts.service';
-import { videosStore } from '../videos/videos.store';
+import type { AccountsService } from '../accounts';
 import { Project, projectsStore } from './projects.store';
+
+export const DEFAULT_PROJECT_NAME = 'Default Project';
+
+/** What projects need to know of the videos catalogue. */
+export interface ProjectContents {
+  hasVideosInProject(db: Db, projectId: string): Promise<boolean>;
+}
 
 export class ProjectsService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly accounts: AccountsService,
+    private readonly contents: ProjectContents,
   ) {}
+
+  /** Every new team gets its Default Project (in the transaction that creates the team). */
+  async createDefaultProject(db: Db, teamId: string): Promise<void> {
+    const now = this.clock.now();
+    await projectsStore.insert(db, { id: randomUUID(), teamId, name: DEFAULT_PROJECT_NAME, isSample: false, createdAt: now, updatedAt: now });
+  }
+
+  /** Where a new video of a team goes: the named project of that team, else its Default Project. */
+  async placeVideo(teamId: string, projectId: string | undefined): Promise<Project> {
+    if (projectId) {
+      const project = await projectsStore.byIdInScope(this.db, projectId, { teamId });
+      if (!project) throw new NotFoundError(`Project ${projectId} not found in team ${teamId}`);
+      return project;
+    }
+    const project = await projectsStore.oldestNamed(this.db, teamId, DEFAULT_PROJECT_NAME);
+    if (!project) throw new NotFoundError(`Team ${teamId} has no project named "${DEFAULT_PROJECT_NAME}"; pass projectId`);
+    return project;
+  }
 
   async create(userId: string, selectTeamId: string | undefined, name: string): Promise<Project> {
     const team = await this.accounts.selectTeam(userId, selectTeamId);
@@ -53,7 +77,7 @@ export class ProjectsService {
     await this.db.transaction(async (trx) => {
       const project = await projectsStore.byIdInScope(trx, id, { memberUserId: userId });
       if (!project) throw new NotFoundError('Project not found');
-      if (await videosStore.existsInProject(trx, id)) {
+      if (await this.contents.hasVideosInProject(trx, id)) {
         throw new ConflictError('PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED', 'Delete or move the videos of this project first');
       }
       await projectsStore.delete(trx, id);

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { asBool, asDate } from '../../db/database';
 import { PageRequest, readPage } from '../../shared/paging';
-import { TeamScope, teamScopeSql, whereTeamInScope } from '../accounts/team-scope';
+import { TeamScope, teamScopeSql, whereTeamInScope } from '../accounts';
 
 export interface Project {
   id: string;

@@ -2,6 +2,7 @@
  * Links to what ingestion made (thumbnails, full frames, the web video) and the public route
  * that serves them: signed, expiring, range-capable, no API key.
  */
+import type { Knex } from 'knex';
 import express, { Router } from 'express';
 import type { Db } from '../../db/database';
 import { sendBlob } from '../../http/blob-responses';
@@ -10,8 +11,18 @@ import type { SignedLinks } from '../../http/signed-links';
 import type { BlobStore } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
-import { ingestionStore, VideoAsset } from './ingestion.store';
+import { VideoAsset, videoAssetsStore } from './video-assets.store';
 import { videosStore } from './videos.store';
+
+/** Records an asset a stage made (same video, kind and ordinal: replaces it), in the caller's transaction. */
+export function recordVideoAsset(db: Knex, asset: VideoAsset): Promise<void> {
+  return videoAssetsStore.putAsset(db, asset);
+}
+
+/** A video's assets, thumbnails first, each kind in order. */
+export function videoAssetsOf(db: Knex, videoId: string): Promise<VideoAsset[]> {
+  return videoAssetsStore.assetsOf(db, videoId);
+}
 
 export interface LinkedAsset extends VideoAsset {
   url: string;
@@ -42,7 +53,7 @@ export class VideoAssetsService {
     const video = await videosStore.byIdInScope(this.db, videoId, { memberUserId: userId });
     if (!video) throw new NotFoundError('Video not found');
     const expiresAt = new Date(this.clock.now().getTime() + minutes * 60_000);
-    const linked = (await ingestionStore.assetsOf(this.db, videoId)).map((a) => ({ ...a, url: this.signer.sign(assetPath(videoId, a.id), expiresAt) }));
+    const linked = (await videoAssetsStore.assetsOf(this.db, videoId)).map((a) => ({ ...a, url: this.signer.sign(assetPath(videoId, a.id), expiresAt) }));
     return {
       videoId,
       expiresAt,
@@ -63,7 +74,7 @@ export class VideoAssetsService {
         const verdict = this.signer.verify(assetPath(videoId, assetId), req.query.expires, req.query.signature, this.clock.now());
         if (verdict === 'invalid') return sendError(req, res, 403, 'ACCESS_DENIED', 'The link signature is not valid');
         if (verdict === 'expired') return sendError(req, res, 403, 'ACCESS_DENIED', 'The link has expired; ask GET /v1/videos/{videoId}/assets for a new one');
-        const asset = await ingestionStore.asset(this.db, videoId, assetId);
+        const asset = await videoAssetsStore.asset(this.db, videoId, assetId);
         if (!asset) return sendError(req, res, 404, 'NOT_FOUND', 'The asset no longer exists');
         const name = asset.blobKey.split('/').pop();
         await sendBlob(req, res, this.blobs, { key: asset.blobKey, size: asset.size, contentType: asset.contentType, fileName: name, etag: `"${asset.id}"` });

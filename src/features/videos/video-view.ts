@@ -6,7 +6,7 @@
 import type { components } from '../../../generated/api';
 import type { OperationStatus, StageError, Video, VideoFileInfo } from './videos.store';
 import { isClipVideo } from './videos.store';
-import { toJobAppraisalDto } from '../processing/appraisal-view';
+import { toJobAppraisalDto } from './appraisal-view';
 
 type Schemas = components['schemas'];
 export type VideoDto = Schemas['Video'];

@@ -3,7 +3,6 @@ import { mapPage, pageRequest } from '../../shared/paging';
 import { toVideoDto } from './video-view';
 import type { VideosService, VideoWithMaster } from './videos.service';
 import type { LinkedAsset, VideoAssetsService } from './video-assets.service';
-import type { ComparisonService } from './comparison.service';
 import type { components } from '../../../generated/api';
 
 const assetDto = (a: LinkedAsset): components['schemas']['VideoAsset'] => ({
@@ -18,7 +17,7 @@ const assetDto = (a: LinkedAsset): components['schemas']['VideoAsset'] => ({
 
 const dto = ({ video, master }: VideoWithMaster) => toVideoDto(video, master);
 
-export function videosHandlers(videos: VideosService, assets: VideoAssetsService, comparison: ComparisonService) {
+export function videosHandlers(videos: VideosService, assets: VideoAssetsService) {
   return {
     async getVideos({ principal, query }) {
       const { teamId, projectId, masterVideoId, clipId, clipMode } = query;
@@ -50,9 +49,5 @@ export function videosHandlers(videos: VideosService, assets: VideoAssetsService
         },
       };
     },
-    async getVideoComparisonLink({ principal, path }) {
-      const { link, leftVideoId, rightVideoId } = await comparison.link(principal.userId, path.videoId, path.targetVideoId);
-      return { status: 200, body: { link, leftVideoId, rightVideoId } };
-    },
-  } satisfies HandlerMap<'getVideos' | 'getVideoById' | 'patchVideo' | 'deleteVideoById' | 'getDerivedVideos' | 'getVideoAssets' | 'getVideoComparisonLink'>;
+  } satisfies HandlerMap<'getVideos' | 'getVideoById' | 'patchVideo' | 'deleteVideoById' | 'getDerivedVideos' | 'getVideoAssets'>;
 }

@@ -7,9 +7,9 @@ import type { JobQueue } from '../../jobs/job-queue';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { Page, PageRequest } from '../../shared/paging';
-import { recordEvent } from '../../webhooks/events';
-import { sampleStorage } from '../billing/storage-meter';
-import type { AccountsService } from '../accounts/accounts.service';
+import { recordEvent } from '../webhooks';
+import { sampleStorage } from '../billing';
+import type { AccountsService } from '../accounts';
 import { VideoEvents } from './video-events';
 import { PURGE_BLOBS_JOB, PurgeBlobsPayload } from './video-purge';
 import { Video, VideoListFilter, videosStore } from './videos.store';
@@ -42,6 +42,11 @@ export class VideosService {
     private readonly accounts: AccountsService,
     private readonly jobs: JobQueue,
   ) {}
+
+  /** Whether a project holds any video (a project with videos cannot be deleted). */
+  hasVideosInProject(db: Db, projectId: string): Promise<boolean> {
+    return videosStore.existsInProject(db, projectId);
+  }
 
   async list(userId: string, teamId: string | undefined, filter: VideoListFilter, req: PageRequest): Promise<Page<VideoWithMaster>> {
     const page = await videosStore.page(this.db, await this.accounts.listScope(userId, teamId), filter, req);

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { asBool, asDate, asOptionalDate } from '../../db/database';
 import type { UploadDescriptor } from '../../storage/blob-store';
 import { fetchPage, Page, PageRequest } from '../../shared/paging';
-import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
+import { TeamScope, whereTeamInScope } from '../accounts';
 
 export type VideoKind = 'MASTER' | 'CLIP' | 'PROCESSED';
 export type OperationStatus = 'INITIAL' | 'IN_PROGRESS' | 'DONE' | 'FAILED';

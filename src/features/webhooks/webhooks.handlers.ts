@@ -1,7 +1,7 @@
 import type { components } from '../../../generated/api';
 import type { HandlerMap } from '../../http/operations';
 import { pageRequest } from '../../shared/paging';
-import type { PublicKeyView, SigningKeys } from '../../webhooks/signing-keys';
+import type { PublicKeyView, SigningKeys } from './signing-keys';
 import type { AttemptRecord } from './webhooks.store';
 import type { Webhook, WebhookEventView, WebhooksService } from './webhooks.service';
 

@@ -9,9 +9,9 @@ import { checkOutboundUrl, OutboundPolicy } from '../../net/outbound-url';
 import { Clock, DAY_MS } from '../../shared/clock';
 import { BadRequestError, ConflictError, NotFoundError } from '../../shared/errors';
 import { mapPage, Page, PageRequest } from '../../shared/paging';
-import { recordEvent } from '../../webhooks/events';
-import type { AccountsService } from '../accounts/accounts.service';
-import type { TeamScope } from '../accounts/team-scope';
+import { recordEvent } from './events';
+import type { AccountsService } from '../accounts';
+import type { TeamScope } from '../accounts';
 import { AttemptRecord, DeliveryFilter, DeliveryRecord, eventsStore, FilterMode, WebhookRecord, webhooksStore } from './webhooks.store';
 
 export const MAX_ACTIVE_WEBHOOKS = 10;

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { asBool, asDate, asOptionalDate, isPostgres, lockRowForUpdate } from '../../db/database';
 import { fetchPage, PageRequest } from '../../shared/paging';
-import { TeamScope, whereTeamInScope } from '../accounts/team-scope';
+import { TeamScope, whereTeamInScope } from '../accounts';
 
 export interface WebhookRecord {
   id: string;

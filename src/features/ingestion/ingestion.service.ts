@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
 import type { JobQueue } from '../../jobs/job-queue';
-import type { JobHandler } from '../../jobs/worker';
+import type { GiveUpHandler, JobHandler } from '../../jobs/worker';
 import {
   assessQuality,
   clipWindow,
@@ -36,12 +36,13 @@ import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, weightedFraction, writeProgress } from '../../shared/progress-eta';
 import { NotFoundError } from '../../shared/errors';
-import { recordEvent } from '../../webhooks/events';
-import { sampleStorage } from '../billing/storage-meter';
-import { mediaStageError, stageError } from './stage-errors';
-import { ingestionEventsFor, VideoEvents } from './video-events';
-import { ingestionStore, AssetKind, VideoAsset } from './ingestion.store';
-import { IngestionUpdate, progressUpdate, StageError, Video, videosStore } from './videos.store';
+import { recordEvent } from '../webhooks';
+import { sampleStorage } from '../billing';
+import { mediaStageError, stageError } from '../videos';
+import { ingestionEventsFor, VideoEvents } from '../videos';
+import { ingestionStore } from './ingestion.store';
+import { recordVideoAsset, type AssetKind, type VideoAsset } from '../videos';
+import { IngestionUpdate, progressUpdate, StageError, Video, videosStore } from '../videos';
 
 export const INGEST_JOB = 'video.ingest';
 export const CLIP_JOB = 'video.clip';
@@ -119,6 +120,24 @@ export class IngestionService {
 
   jobHandlers(): Record<string, JobHandler> {
     return { [INGEST_JOB]: this.ingestJob, [CLIP_JOB]: this.clipJob };
+  }
+
+  /**
+   * An ingestion or clip whose worker was lost on its last attempt (the lease sweep gives the job
+   * up): the stage is marked FAILED with its event in the sweep's transaction.
+   */
+  giveUps(): Record<string, GiveUpHandler<{ videoId: string }>> {
+    const running = (s: string | undefined) => s === 'INITIAL' || s === 'IN_PROGRESS';
+    return {
+      [INGEST_JOB]: async (trx, { videoId }) => {
+        const v = await videosStore.byIdForUpdate(trx, videoId);
+        if (v && running(v.ingestion?.status)) await this.recordFailure(trx, v, stageError('ingestion', 'INGESTION_FAILED'), this.clock.now());
+      },
+      [CLIP_JOB]: async (trx, { videoId }) => {
+        const v = await videosStore.byIdForUpdate(trx, videoId);
+        if (v && running(v.processing?.status)) await this.recordClipFailure(trx, v, stageError('clip', 'CLIP_PROCESSING_FAILED'), this.clock.now());
+      },
+    };
   }
 
   private get timeoutMs(): number {
@@ -230,7 +249,7 @@ export class IngestionService {
       assets.push({ id: randomUUID(), videoId: video.id, kind, ordinal, blobKey: key, contentType, size, width: f.width, height: f.height, positionMs: f.positionMs, createdAt: this.clock.now() });
     }
     await this.db.transaction(async (trx) => {
-      for (const a of assets) await ingestionStore.putAsset(trx, a);
+      for (const a of assets) await recordVideoAsset(trx, a);
       await sampleStorage(trx, video.teamId, this.clock.now());
     });
   }

@@ -31,10 +31,10 @@ import { createBucketClient } from '../../storage/bucket-access';
 import { MultipartTarget, S3Upload } from '../../storage/s3-blob-store';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
-import { recordEvent } from '../../webhooks/events';
-import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
-import { stageError } from './stage-errors';
-import { VideoEvents } from './video-events';
+import { recordEvent } from '../webhooks';
+import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../storage/copy-engine';
+import { stageError } from '../videos';
+import { VideoEvents } from '../videos';
 import {
   AbortUploadPayload,
   BillCopyPayload,
@@ -45,7 +45,7 @@ import {
   VideoOutService,
 } from './video-out.service';
 import { VideoOutOperation, videoOutStore } from './video-out.store';
-import { progressUpdate, StageError, videosStore } from './videos.store';
+import { progressUpdate, StageError, videosStore } from '../videos';
 
 /** Parts in flight are buffered (UploadPart needs a known length): at most this much memory per copy. */
 const MEMORY_BUDGET = 128 * MIB;

@@ -12,21 +12,21 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
-import type { JobHandler } from '../../jobs/worker';
+import type { GiveUpHandler, JobHandler } from '../../jobs/worker';
 import { crc32cUpdate } from '../../net/crc32c';
 import { SourceChangedError, SourceHttpError } from '../../net/https-range-source';
 import { isNonPublicAddressRefusal } from '../../net/outbound-url';
 import { BlobStore, isUploadGone, Upload } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
-import { recordEvent } from '../../webhooks/events';
-import { sampleStorage } from '../billing/storage-meter';
-import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../videos/copy-engine';
-import { stageError } from './stage-errors';
-import { VideoEvents } from './video-events';
-import { CopyJobPayload, VideoInService, videoFileKey } from './video-in.service';
+import { recordEvent } from '../webhooks';
+import { sampleStorage } from '../billing';
+import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../storage/copy-engine';
+import { stageError } from '../videos';
+import { VideoEvents } from '../videos';
+import { CopyJobPayload, VIDEO_IN_COPY_JOB, VideoInService, videoFileKey } from './video-in.service';
 import { VideoInOperation, videoInStore } from './video-in.store';
-import { progressUpdate, StageError, Video, videosStore } from './videos.store';
+import { progressUpdate, StageError, Video, videosStore } from '../videos';
 
 export interface CopyJobDeps {
   db: Db;
@@ -41,6 +41,24 @@ interface Failure {
   error: StageError;
   /** Worth another attempt of the job. */
   transient: boolean;
+}
+
+/**
+ * A copy whose worker was lost on its last attempt (the lease sweep gives the job up): the upload
+ * is marked FAILED with its event in the sweep's transaction, so it never stays IN_PROGRESS; a
+ * restart starts it again.
+ */
+export function videoInGiveUps(clock: Clock): Record<string, GiveUpHandler<{ videoId: string }>> {
+  return {
+    [VIDEO_IN_COPY_JOB]: async (trx, { videoId }) => {
+      const v = await videosStore.byIdForUpdate(trx, videoId);
+      if (!v || (v.upload?.status !== 'INITIAL' && v.upload?.status !== 'IN_PROGRESS')) return;
+      const now = clock.now();
+      const error = stageError('videoIn', 'COPY_FAILED');
+      await videosStore.updateUpload(trx, v.id, { status: 'FAILED', etaSeconds: null, error }, now);
+      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId: v.id, occurredAt: now, error });
+    },
+  };
 }
 
 export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {

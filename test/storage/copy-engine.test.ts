@@ -13,7 +13,7 @@ import { createBucketClient } from '../../src/storage/bucket-access';
 import { BucketRangeSource } from '../../src/storage/bucket-range-source';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { ChecksumMismatchError, CopyProgress, copyRanges } from '../../src/videos/copy-engine';
+import { ChecksumMismatchError, CopyProgress, copyRanges } from '../../src/storage/copy-engine';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
 

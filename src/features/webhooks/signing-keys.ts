@@ -22,10 +22,10 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, randomUUID } from 'node:crypto';
 import { exportJWK } from 'jose';
 import type { Knex } from 'knex';
-import { asDate, asOptionalDate, Db, isPostgres } from '../db/database';
-import type { SecretBox } from '../security/secret-box';
-import { Clock, DAY_MS } from '../shared/clock';
-import { NotFoundError } from '../shared/errors';
+import { asDate, asOptionalDate, Db, isPostgres } from '../../db/database';
+import type { SecretBox } from '../../security/secret-box';
+import { Clock, DAY_MS } from '../../shared/clock';
+import { NotFoundError } from '../../shared/errors';
 
 export interface SigningKeyPolicy {
   rotationDays: number;

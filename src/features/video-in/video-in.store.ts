@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { asBool, asDate } from '../../db/database';
 import type { SourceInfo } from '../../net/https-range-source';
 import type { UploadDescriptor } from '../../storage/blob-store';
-import { partCrcsStore } from './part-crcs.store';
+import { partCrcsStore } from '../../storage/part-crcs.store';
 
 export type VideoInSourceKind = 'HTTPS' | 'BUCKET' | 'INPUT_LOCATION';
 

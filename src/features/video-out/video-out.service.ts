@@ -30,10 +30,10 @@ import {
 import type { BlobStore } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { BadRequestError, ConflictError, NotFoundError } from '../../shared/errors';
-import type { LedgerService } from '../billing/ledger.service';
-import type { LocationsService } from '../locations/locations.service';
+import type { LedgerService } from '../billing';
+import type { LocationsService } from '../locations';
 import { VideoOutOperation, videoOutStore } from './video-out.store';
-import { OperationStatus, Video, videosStore } from './videos.store';
+import { OperationStatus, Video, videosStore } from '../videos';
 
 export const VIDEO_OUT_COPY_JOB = 'video-out.copy';
 /** Aborts the multipart upload of an abandoned or deleted copy in the customer's bucket. */

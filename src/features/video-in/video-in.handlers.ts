@@ -2,8 +2,8 @@ import type { components } from '../../../generated/api';
 import type { HandlerMap } from '../../http/operations';
 import type { BucketSettings } from '../../storage/bucket-access';
 import type { CreateVideoInput, VideoInService } from './video-in.service';
-import { toVideoIngestion, toVideoUpload } from './video-view';
-import type { Video } from './videos.store';
+import { toVideoIngestion, toVideoUpload } from '../videos';
+import type { Video } from '../videos';
 
 type Schemas = components['schemas'];
 

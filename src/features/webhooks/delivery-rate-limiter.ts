@@ -5,7 +5,7 @@
  * embedded SQLite shape, which runs one process.
  */
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
-import { Db, isPostgres } from '../db/database';
+import { Db, isPostgres } from '../../db/database';
 
 /** In-memory budgets are shared by every worker of the (single, embedded) process. */
 const memoryLimiters = new Map<number, RateLimiterAbstract>();

@@ -1,9 +1,6 @@
-/**
- * SQL of ingestion: the assets it makes (thumbnails, full frames, the web video) and the team
- * setting that decides whether video in makes the free clip.
- */
+/** SQL of a video's assets: the thumbnails, full frames and web video that ingestion makes. */
 import type { Knex } from 'knex';
-import { asBool, asDate } from '../../db/database';
+import { asDate } from '../../db/database';
 
 export type AssetKind = 'THUMBNAIL' | 'FRAME' | 'WEB_VIDEO';
 
@@ -39,7 +36,7 @@ function fromRow(r: any): VideoAsset {
   };
 }
 
-export const ingestionStore = {
+export const videoAssetsStore = {
   /** Inserts or replaces (same video, kind and ordinal: a re-run of ingestion) an asset. */
   async putAsset(db: Knex, a: VideoAsset): Promise<void> {
     await db('video_assets')
@@ -68,14 +65,5 @@ export const ingestionStore = {
   async asset(db: Knex, videoId: string, assetId: string): Promise<VideoAsset | undefined> {
     const row = await db('video_assets').where({ video_id: videoId, id: assetId }).first();
     return row ? fromRow(row) : undefined;
-  },
-
-  async freeClipEnabled(db: Knex, teamId: string): Promise<boolean> {
-    const row = await db('teams').where({ id: teamId }).first('free_clip_enabled');
-    return row ? asBool(row.free_clip_enabled) : false;
-  },
-
-  async setFreeClipEnabled(db: Knex, teamId: string, enabled: boolean): Promise<number> {
-    return db('teams').where({ id: teamId }).update({ free_clip_enabled: enabled });
   },
 };

@@ -1,9 +1,9 @@
 import type { components } from '../../../generated/api';
 import type { HandlerMap } from '../../http/operations';
-import { toBucketSettings } from './video-in.handlers';
+import { toBucketSettings } from '../video-in';
 import type { VideoOutService } from './video-out.service';
-import { toVideoOutput } from './video-view';
-import type { Video } from './videos.store';
+import { toVideoOutput } from '../videos';
+import type { Video } from '../videos';
 
 type Schemas = components['schemas'];
 

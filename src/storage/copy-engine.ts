@@ -13,7 +13,7 @@
  */
 import { crc32cCombine, crc32cUpdate } from '../net/crc32c';
 import { RangeSource, SourceChangedError, SourceInfo } from '../net/https-range-source';
-import type { Upload } from '../storage/blob-store';
+import type { Upload } from './blob-store';
 
 export interface CopyProgress {
   bytesDone: number;

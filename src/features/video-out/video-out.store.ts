@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { asDate } from '../../db/database';
 import type { UploadDescriptor } from '../../storage/blob-store';
-import { partCrcsStore } from './part-crcs.store';
+import { partCrcsStore } from '../../storage/part-crcs.store';
 
 export type VideoOutTargetKind = 'BUCKET' | 'OUTPUT_LOCATION';
 

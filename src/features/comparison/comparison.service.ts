@@ -20,9 +20,9 @@ import type { SignedLinks } from '../../http/signed-links';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import { renderComparisonPage, type ComparedSide } from './comparison-page';
-import { ingestionStore, type VideoAsset } from './ingestion.store';
-import { assetPath } from './video-assets.service';
-import { Video, videosStore } from './videos.store';
+import { videoAssetsOf, type VideoAsset } from '../videos';
+import { assetPath } from '../videos';
+import { Video, videosStore } from '../videos';
 
 /** How long a comparison link (and the video links inside the page) stays valid. */
 export const COMPARISON_LINK_HOURS = 24;
@@ -109,7 +109,7 @@ export class ComparisonService {
   }
 
   private async webVideoOf(videoId: string): Promise<VideoAsset | undefined> {
-    return (await ingestionStore.assetsOf(this.db, videoId)).find((a) => a.kind === 'WEB_VIDEO');
+    return (await videoAssetsOf(this.db, videoId)).find((a) => a.kind === 'WEB_VIDEO');
   }
 
   /**

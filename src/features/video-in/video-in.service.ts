@@ -14,15 +14,14 @@ import type { SecretBox } from '../../security/secret-box';
 import type { BucketSettings } from '../../storage/bucket-access';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, NotFoundError } from '../../shared/errors';
-import type { AccountsService } from '../accounts/accounts.service';
-import { DEFAULT_PROJECT_NAME } from '../accounts/accounts.service';
-import type { LocationsService } from '../locations/locations.service';
-import { projectsStore } from '../projects/projects.store';
+import type { AccountsService } from '../accounts';
+import type { LocationsService } from '../locations';
+import type { ProjectsService } from '../projects';
 import { VideoInSources, SourceSpec } from './video-in-sources';
 import { VideoInOperation, videoInStore } from './video-in.store';
 import { videoFileFromSource } from './video-file-info';
-import type { VideosService } from './videos.service';
-import { Video, videosStore } from './videos.store';
+import type { VideosService } from '../videos';
+import { Video, videosStore } from '../videos';
 
 export const VIDEO_IN_COPY_JOB = 'video-in.copy';
 export const DEFAULT_MAX_CONNECTIONS = 10;
@@ -58,6 +57,7 @@ export class VideoInService {
     private readonly jobs: JobQueue,
     private readonly secretBox: SecretBox,
     readonly sources: VideoInSources,
+    private readonly projects: ProjectsService,
   ) {}
 
   async createFromHttps(userId: string, input: CreateVideoInput & { url: string; crc32c?: number; maxConcurrentConnections?: number }): Promise<Video> {
@@ -201,13 +201,7 @@ export class VideoInService {
   /** The team (selectTeamId or default) and the project (projectId of that team, or its default project). */
   private async placement(userId: string, input: CreateVideoInput): Promise<{ teamId: string; projectId: string }> {
     const team = await this.accounts.selectTeam(userId, input.selectTeamId);
-    if (input.projectId) {
-      const project = await projectsStore.byIdInScope(this.db, input.projectId, { teamId: team.id });
-      if (!project) throw new NotFoundError(`Project ${input.projectId} not found in team ${team.id}`);
-      return { teamId: team.id, projectId: project.id };
-    }
-    const project = await projectsStore.oldestNamed(this.db, team.id, DEFAULT_PROJECT_NAME);
-    if (!project) throw new NotFoundError(`Team ${team.id} has no project named "${DEFAULT_PROJECT_NAME}"; pass projectId`);
+    const project = await this.projects.placeVideo(team.id, input.projectId);
     return { teamId: team.id, projectId: project.id };
   }
 }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { DeliveryRecord, eventsStore, webhooksStore } from '../features/webhooks/webhooks.store';
+import { DeliveryRecord, eventsStore, webhooksStore } from './webhooks.store';
 
 export interface NewEvent {
   teamId: string;

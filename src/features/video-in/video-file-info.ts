@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { SourceInfo } from '../../net/https-range-source';
-import type { VideoFileInfo } from './videos.store';
+import type { VideoFileInfo } from '../videos';
 
 const BY_EXTENSION: Record<string, { type: string; container: string }> = {
   mp4: { type: 'video/mp4', container: 'MPEG-4' },

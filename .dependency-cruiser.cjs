@@ -1,0 +1,48 @@
+/**
+ * Import boundaries of src/ (docs/architecture.md draws them). `npm test` runs
+ * `npm run lint:boundaries`, so a change that breaks one fails the suite.
+ */
+const LAYERS = '^src/(http|db|jobs|storage|net|media|processing-planner|security|shared)/';
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'Modules import each other in one direction only.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'features-only-through-their-index',
+      severity: 'error',
+      comment: "A feature's index.ts is its only public face: other features and the composition root import nothing else of it.",
+      from: { path: '^src/features/([^/]+)/|^src/[^/]+[.]ts$' },
+      to: { path: '^src/features/([^/]+)/.+', pathNot: ['^src/features/$1/', '^src/features/[^/]+/index[.]ts$'] },
+    },
+    {
+      name: 'layers-never-import-features',
+      severity: 'error',
+      comment: 'The technical layers serve every feature and know none of them.',
+      from: { path: LAYERS },
+      to: { path: '^src/features/' },
+    },
+    {
+      name: 'layers-never-import-the-composition-root',
+      severity: 'error',
+      from: { path: '^src/(features|http|db|jobs|storage|net|media|processing-planner|security|shared)/' },
+      to: { path: '^src/(composition|main|config)[.]ts$' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    exclude: { path: '^(generated|node_modules)/' },
+  },
+};

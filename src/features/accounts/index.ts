@@ -1,0 +1,7 @@
+/** Accounts: users, teams, membership and sign-in. What other features and the composition root may use. */
+export { accountsHandlers } from './accounts.handlers';
+export { AccountsService } from './accounts.service';
+export type { TeamCreatedHook } from './accounts.service';
+export { BillingType, Team, TeamChoice, teamChoiceSql, teamsStore, toTeam } from './accounts.store';
+export { firstStartNotice } from './first-start-notice';
+export { TeamScope, teamScopeSql, whereTeamInScope } from './team-scope';

@@ -1,0 +1,11 @@
+/** The billing feature's public face: what other features and the composition root may use. */
+export { billingHandlers } from './billing.handlers';
+export { BillingService } from './billing.service';
+export { LedgerService } from './ledger.service';
+export { microsToUsd, unitPriceToUsd } from './money';
+export { DEFAULT_PRICE_LIST, loadPriceListFile } from './price-list';
+export type { PriceList } from './price-list';
+export type { PricedProduct, ProductUse } from './pricing';
+export { StorageBillingService } from './storage-billing.service';
+export { sampleStorage } from './storage-meter';
+export { priceStorage } from './storage-pricing';

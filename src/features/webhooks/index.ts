@@ -1,0 +1,6 @@
+/** The webhooks feature's public face: what other features and the composition root may use. */
+export { DeliveryWorker } from './delivery-worker';
+export { recordEvent } from './events';
+export { SigningKeys } from './signing-keys';
+export { webhooksHandlers } from './webhooks.handlers';
+export { WebhooksService } from './webhooks.service';
