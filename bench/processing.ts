@@ -59,7 +59,7 @@ export async function processingBenchmark(): Promise<boolean> {
   const { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
   await videosStore.updateIngestion(db, masterId, { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as any, probe: { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } }, new Date());
 
-  const worker = benchWorker(s, [PROCESS_JOB]);
+  const worker = benchWorker(s, [PROCESS_JOB.kind]);
 
   const plan = buildProcessingPlan(OPTIONS, probe, range);
   const directArgs = processingArgs(plan, source, path.join(dir, `direct${plan.fileExtension}`));

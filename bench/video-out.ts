@@ -42,7 +42,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { DeleteObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { lanesFor } from '../src/features/video-out/video-out-copy.job';
+import { lanesFor } from '../src/features/video-out/video-out.jobs';
 import { VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB } from '../src/features/video-out/video-out.service';
 import { videosStore } from '../src/features/videos/videos.store';
 import { choosePartSize, MIB } from '../src/storage/blob-store';
@@ -148,11 +148,11 @@ export async function videoOutBenchmark(): Promise<boolean> {
     const file = vidmill.blobs.localPath(blobKey);
     console.log(`  stored it in platform storage in ${((performance.now() - t) / 1000).toFixed(1)} s (CRC-32C ${stored.crc32c.toString(16)})`);
 
-    worker = benchWorker(s, [VIDEO_OUT_COPY_JOB, VIDEO_OUT_BILL_JOB]);
+    worker = benchWorker(s, [VIDEO_OUT_COPY_JOB.kind, VIDEO_OUT_BILL_JOB.kind]);
 
     const partSize = choosePartSize(size);
     const queueSize = lanesFor(partSize);
-    // The settings of Vidmill's bucket client (video-out-copy.job.ts, bucketClient).
+    // The settings of Vidmill's bucket client (video-out.jobs.ts, bucketClient).
     const local = { allowPrivateUrls: true }; // the S3 server is on 127.0.0.1
     const bare = createBucketClient(bucket, local, { checksums: 'WHEN_REQUIRED', maxAttempts: 3, requestTimeoutMs: 120_000 });
     check = createBucketClient(bucket, local);

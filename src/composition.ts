@@ -19,25 +19,25 @@ import { LocationsService } from './features/locations';
 import { locationsHandlers } from './features/locations';
 import { ProjectsService } from './features/projects';
 import { projectsHandlers } from './features/projects';
-import { purgeBlobsJob, PURGE_BLOBS_JOB } from './features/videos';
+import { videosJobs } from './features/videos';
 import { VideosService } from './features/videos';
 import { videosHandlers } from './features/videos';
-import { VideoInService, VIDEO_IN_COPY_JOB } from './features/video-in';
+import { VideoInService } from './features/video-in';
 import { videoInHandlers } from './features/video-in';
 import { VideoInSources } from './features/video-in';
-import { videoInCopyJob, videoInGiveUps } from './features/video-in';
-import { IngestionService } from './features/ingestion';
+import { videoInJobs } from './features/video-in';
+import { IngestionService, ingestionJobs } from './features/ingestion';
 import { VideoAssetsService } from './features/videos';
 import { ConfigurationsService } from './features/processing';
 import { configurationsHandlers } from './features/processing';
-import { ProcessingService } from './features/processing';
+import { ProcessingService, processingJobs } from './features/processing';
 import { processingHandlers } from './features/processing';
 import { FfmpegProcessingEngine } from './features/processing';
 import { BUILT_IN_CONFIGURATIONS } from './processing-planner';
 import { ComparisonService, comparisonHandlers } from './features/comparison';
-import { VIDEO_OUT_ABORT_JOB, VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB, VideoOutService } from './features/video-out';
+import { VideoOutService } from './features/video-out';
 import { videoOutHandlers } from './features/video-out';
-import { videoOutAbortJob, videoOutBillJob, videoOutCopyJob, videoOutGiveUps } from './features/video-out';
+import { videoOutJobs } from './features/video-out';
 import { SignedLinks } from './http/signed-links';
 import { WebhooksService } from './features/webhooks';
 import { webhooksHandlers } from './features/webhooks';
@@ -50,6 +50,7 @@ import { createSignInLimiters } from './http/sign-in-limit';
 import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
 import { SigningKeys } from './features/webhooks';
+import { JobDefinition, jobRegistry } from './jobs/job-definition';
 import { JobQueue } from './jobs/job-queue';
 import type { GiveUpHandler, JobHandler } from './jobs/worker';
 
@@ -152,30 +153,28 @@ export function createServices(deps: {
 }
 
 /**
- * Every job kind and its handler (video in, ingestion, clip, processing, video out). main.ts
- * registers them on its Worker; tests do the same on theirs.
+ * Every feature's jobs (videos' purge, video in, ingestion and the clip, processing, video out),
+ * each a JobDefinition declared in the feature's `*.jobs.ts`: the one list the worker's handlers
+ * and give-ups are built from.
  */
+export function jobDefinitions(s: Services): JobDefinition[] {
+  return [
+    ...videosJobs(s.blobs),
+    ...videoInJobs({ db: s.db, clock: s.clock, blobs: s.blobs, videoIn: s.videoIn, onCopied: (trx, video) => s.ingestion.begin(trx, video) }),
+    ...ingestionJobs(s.ingestion),
+    ...processingJobs(s.processing),
+    ...videoOutJobs({ db: s.db, clock: s.clock, blobs: s.blobs, jobs: s.jobs, videoOut: s.videoOut }),
+  ];
+}
+
+/** Every job kind and its handler. main.ts registers them on its Worker; tests do the same on theirs. */
 export function createJobHandlers(s: Services): Record<string, JobHandler> {
-  return {
-    [PURGE_BLOBS_JOB]: purgeBlobsJob(s.blobs),
-    [VIDEO_IN_COPY_JOB]: videoInCopyJob({
-      db: s.db,
-      clock: s.clock,
-      blobs: s.blobs,
-      videoIn: s.videoIn,
-      onCopied: (trx, video) => s.ingestion.begin(trx, video),
-    }),
-    ...s.ingestion.jobHandlers(),
-    ...s.processing.jobHandlers(),
-    [VIDEO_OUT_COPY_JOB]: videoOutCopyJob({ db: s.db, clock: s.clock, blobs: s.blobs, jobs: s.jobs, videoOut: s.videoOut }),
-    [VIDEO_OUT_ABORT_JOB]: videoOutAbortJob(s.videoOut),
-    [VIDEO_OUT_BILL_JOB]: videoOutBillJob(s.videoOut),
-  };
+  return jobRegistry(jobDefinitions(s)).handlers;
 }
 
 /** What each job kind records when the lease sweep gives it up (see GiveUpHandler). */
 export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
-  return { ...videoInGiveUps(s.clock), ...s.ingestion.giveUps(), ...s.processing.giveUps(), ...videoOutGiveUps(s.clock) };
+  return jobRegistry(jobDefinitions(s)).giveUps;
 }
 
 export function createHandlers(s: Services): AllHandlers {

@@ -15,7 +15,7 @@ import { crc32c } from '../../src/net/crc32c';
 import { choosePartSize, MIB } from '../../src/storage/blob-store';
 import { S3BlobStore, S3Upload } from '../../src/storage/s3-blob-store';
 import { objectKeyFor } from '../../src/features/video-out/video-out.service';
-import { classify, lanesFor } from '../../src/features/video-out/video-out-copy.job';
+import { classify, lanesFor } from '../../src/features/video-out/video-out.jobs';
 import { CopyFailedError } from '../../src/storage/copy-engine';
 import { OperationStatus, videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';

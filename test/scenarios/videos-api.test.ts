@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { IngestionUpdate, NewVideo, OperationStatus, videosStore } from '../../src/features/videos/videos.store';
-import { PURGE_BLOBS_JOB } from '../../src/features/videos/video-purge';
+import { PURGE_BLOBS_JOB } from '../../src/features/videos/videos.jobs';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 
@@ -71,7 +71,7 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       teamId: r.team_id,
       videoId: JSON.parse(r.data).videoId,
     }));
-  const purgeJobs = () => db()('jobs').where({ kind: PURGE_BLOBS_JOB });
+  const purgeJobs = () => db()('jobs').where({ kind: PURGE_BLOBS_JOB.kind });
 
   beforeEach(async () => {
     h = await createHarness();

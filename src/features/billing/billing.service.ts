@@ -9,7 +9,7 @@ import type { Clock } from '../../shared/clock';
 import { BadRequestError, ConflictError, NotFoundError } from '../../shared/errors';
 import type { PageRequest } from '../../shared/paging';
 import type { AccountsService } from '../accounts';
-import { Team, teamsStore } from '../accounts';
+import { findTeam, Team } from '../accounts';
 import {
   agreementsStore,
   AgreementState,
@@ -106,7 +106,7 @@ export class BillingService {
     const scope = await this.accounts.listScope(userId, q.teamId);
     let teamCreated: Date | undefined;
     if ('teamId' in scope) {
-      const team = (await teamsStore.byId(this.db, scope.teamId))!;
+      const team = (await findTeam(this.db, scope.teamId))!;
       requireWallet(team);
       teamCreated = team.createdAt;
     }
@@ -134,7 +134,7 @@ export class BillingService {
 
   async periodTransactions(userId: string, id: string, q: RecordQuery, req: ListRequest) {
     const period = await this.ownPeriod(userId, id);
-    return this.transactionsOf({ id: period.id }, q, req, (await teamsStore.byId(this.db, period.teamId))!);
+    return this.transactionsOf({ id: period.id }, q, req, (await findTeam(this.db, period.teamId))!);
   }
 
   /**
@@ -164,7 +164,7 @@ export class BillingService {
   private async ownPeriod(userId: string, id: string): Promise<BillingPeriod> {
     const period = await periodsStore.byIdInScope(this.db, id, { memberUserId: userId });
     if (!period) throw new NotFoundError('Billing period not found');
-    requireWallet((await teamsStore.byId(this.db, period.teamId))!);
+    requireWallet((await findTeam(this.db, period.teamId))!);
     return period;
   }
 
@@ -217,7 +217,7 @@ export class BillingService {
   /** Agreement history rows; a team's rows stay readable after it moved to the wallet. */
   async subscriptions(userId: string, teamId: string | undefined, req: PageRequest) {
     const scope = await this.accounts.listScope(userId, teamId);
-    if ('teamId' in scope) await this.requireMarketplaceHistory((await teamsStore.byId(this.db, scope.teamId))!);
+    if ('teamId' in scope) await this.requireMarketplaceHistory((await findTeam(this.db, scope.teamId))!);
     return agreementsStore.page(this.db, scope, req);
   }
 
@@ -353,7 +353,7 @@ export class BillingService {
  * marketplace (a wallet team would show the agreement but go on paying from its wallet).
  */
 async function agreementTarget(db: Db, teamId: string): Promise<Team> {
-  const team = await teamsStore.byId(db, teamId);
+  const team = await findTeam(db, teamId);
   if (!team) throw new NotFoundError(`Team ${teamId} not found`, 'TEAM_NOT_FOUND');
   if (team.billingType !== 'CLOUD_MARKETPLACE') {
     throw new ConflictError(

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { asDate, asOptionalDate, isPostgres, lockRowForUpdate, readBatchSqlite, readRows, SyncRead } from '../../db/database';
 import type { Page, PageRequest } from '../../shared/paging';
-import { Team, TeamChoice, teamChoiceSql, toTeam } from '../accounts';
+import { chosenTeamQuery, Team, TeamChoice, teamFromRow } from '../accounts';
 import { TeamScope, whereTeamInScope } from '../accounts';
 import { int } from './money';
 import type { Category, PricedProduct } from './pricing';
@@ -80,7 +80,7 @@ export function periodIdOf(db: Knex, ref: PeriodRef): string | Knex.QueryBuilder
 
 /**
  * Where `pageWithPeriod` finds its period: a PeriodRef, or the latest period of the team chosen
- * for a user (`teamChoiceSql`), resolved in the same read as the page.
+ * for a user (`chosenTeamQuery`), resolved in the same read as the page.
  */
 export type PagePeriodRef = PeriodRef | { latestOfChosenTeam: TeamChoice };
 
@@ -130,10 +130,10 @@ function pageWithPeriodSqlite(read: SyncRead, ref: PagePeriodRef, f: PageFilter,
   let team: Team | undefined;
   let p: any;
   if ('latestOfChosenTeam' in ref) {
-    const q = teamChoiceSql(ref.latestOfChosenTeam);
+    const q = chosenTeamQuery(ref.latestOfChosenTeam);
     const [t] = read(q.sql, q.bindings);
     if (!t) return { aggregates: toAggregates(undefined, [], []), items: [] };
-    team = toTeam(t);
+    team = teamFromRow(t);
     [p] = read(LATEST_PERIOD, [team.id]);
   } else if ('latestOfTeam' in ref) {
     [p] = read(LATEST_PERIOD, [ref.latestOfTeam]);
@@ -167,7 +167,7 @@ async function pageWithPeriodPostgres(db: Knex, ref: PagePeriodRef, f: PageFilte
   let from: string;
   const chosen = 'latestOfChosenTeam' in ref;
   if ('latestOfChosenTeam' in ref) {
-    const q = teamChoiceSql(ref.latestOfChosenTeam);
+    const q = chosenTeamQuery(ref.latestOfChosenTeam);
     ctes = `tm as (${q.sql}), `;
     bindings.push(...q.bindings);
     periodWhere = 'team_id = (select id from tm) order by created_at desc, id desc limit 1';
@@ -219,7 +219,7 @@ async function pageWithPeriodPostgres(db: Knex, ref: PagePeriodRef, f: PageFilte
     else if (r.kind === 't') totals.push(r);
     else if (r.kind === 'p') p = r;
     else if (r.kind === 'm') {
-      team = toTeam({ id: r.team_id, name: r.reason, api_enabled: int(r.row_count) === 1, billing_type: r.category, created_at: r.created_at, updated_at: r.updated_at });
+      team = teamFromRow({ id: r.team_id, name: r.reason, api_enabled: int(r.row_count) === 1, billing_type: r.category, created_at: r.created_at, updated_at: r.updated_at });
     }
   }
   // A UNION ALL keeps no order: sort the page again.

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, DomainError, NotFoundError } from '../../shared/errors';
-import { BillingType, teamsStore } from '../accounts';
+import { BillingType, findTeam, setTeamBillingType } from '../accounts';
 import {
   AdjustmentType,
   agreementsStore,
@@ -81,7 +81,7 @@ export class LedgerService {
   }
 
   private async team(db: Db, teamId: string) {
-    const team = await teamsStore.byId(db, teamId);
+    const team = await findTeam(db, teamId);
     if (!team) throw new NotFoundError(`Team ${teamId} not found`, 'TEAM_NOT_FOUND');
     return team;
   }
@@ -324,7 +324,7 @@ export class LedgerService {
       if (team.billingType === to) return;
       const now = this.clock.now();
       await billingTypeChangesStore.append(trx, { teamId, from: team.billingType, to, reason, at: now });
-      await teamsStore.update(trx, teamId, { billingType: to }, now);
+      await setTeamBillingType(trx, teamId, to, now);
     });
   }
 

@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { DAY_MS } from '../../shared/clock';
-import { Team, teamsStore } from '../accounts';
+import { findTeam, Team } from '../accounts';
 import { agreementsStore, ledgerStore, periodsStore } from './billing.store';
 import { LedgerService, monthStart } from './ledger.service';
 import type { PricedProduct } from './pricing';
@@ -86,7 +86,7 @@ export class StorageBillingService {
       // The team, then the meter (the lock order in storage-meter.ts).
       await ledgerStore.lockTeam(trx, teamId);
       await sampleStorage(trx, teamId, now);
-      const team = await teamsStore.byId(trx, teamId);
+      const team = await findTeam(trx, teamId);
       if (!team) return 0;
       if (team.billingType === 'CLOUD_MARKETPLACE' && !(await agreementsStore.activeForTeam(trx, teamId))) return 0;
       const thisMonth = monthStart(now);

@@ -22,7 +22,7 @@ import { ConflictError, NotFoundError } from '../../shared/errors';
 import { renderComparisonPage, type ComparedSide } from './comparison-page';
 import { videoAssetsOf, type VideoAsset } from '../videos';
 import { assetPath } from '../videos';
-import { Video, videosStore } from '../videos';
+import { findVideo, findVideoInScope, Video } from '../videos';
 
 /** How long a comparison link (and the video links inside the page) stays valid. */
 export const COMPARISON_LINK_HOURS = 24;
@@ -63,7 +63,7 @@ export class ComparisonService {
 
   async link(userId: string, leftId: string, rightId: string): Promise<ComparisonLink> {
     const scope = { memberUserId: userId };
-    const [left, right] = await Promise.all([videosStore.byIdInScope(this.db, leftId, scope), videosStore.byIdInScope(this.db, rightId, scope)]);
+    const [left, right] = await Promise.all([findVideoInScope(this.db, leftId, scope), findVideoInScope(this.db, rightId, scope)]);
     if (!left) throw new NotFoundError(`Video ${leftId} not found`);
     if (!right) throw new NotFoundError(`Target video ${rightId} not found`);
     if (left.id === right.id) {
@@ -132,7 +132,7 @@ export class ComparisonService {
         const expiresAt = new Date(Number(req.query.expires) * 1000);
         const sides: ComparedSide[] = [];
         for (const id of [leftId, rightId]) {
-          const video = await videosStore.byId(this.db, id);
+          const video = await findVideo(this.db, id);
           const web = video && (await this.webVideoOf(id));
           if (!video || !web) return sendError(req, res, 404, 'NOT_FOUND', `The video ${id} or its web video no longer exists`);
           const meta = video.ingestion?.metadata as { averageFrameRate?: { frameRate?: number } } | undefined;

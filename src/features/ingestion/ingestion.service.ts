@@ -16,8 +16,9 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
+import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
-import type { GiveUpHandler, JobHandler } from '../../jobs/worker';
+import type { JobHandler } from '../../jobs/worker';
 import {
   assessQuality,
   clipWindow,
@@ -36,19 +37,19 @@ import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, weightedFraction, writeProgress } from '../../shared/progress-eta';
 import { NotFoundError } from '../../shared/errors';
-import { recordEvent } from '../webhooks';
 import { sampleStorage } from '../billing';
 import { mediaStageError, stageError } from '../videos';
 import { ingestionEventsFor, VideoEvents } from '../videos';
 import { ingestionStore } from './ingestion.store';
 import { recordVideoAsset, type AssetKind, type VideoAsset } from '../videos';
-import { IngestionUpdate, progressUpdate, StageError, Video, videosStore } from '../videos';
+import { findVideo, IngestionFacts, insertVideo, recordIngestionFacts, recordVideoFile, retriesLeft, StageError, Video, VideoStage, VideoStageName } from '../videos';
 
-export const INGEST_JOB = 'video.ingest';
-export const CLIP_JOB = 'video.clip';
+/** The ingestion job (ingestion.jobs.ts): its kind and attempts. */
+export const INGEST_JOB = { kind: 'video.ingest', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
+/** The free clip's cut (ingestion.jobs.ts): its kind and attempts. */
+export const CLIP_JOB = { kind: 'video.clip', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
 /** Length of the free clip. */
 export const FREE_CLIP_MS = 10_000;
-const INGEST_ATTEMPTS = 3;
 
 export interface MediaSettings {
   ffmpegPath?: string;
@@ -57,7 +58,7 @@ export interface MediaSettings {
   timeoutMs: number;
 }
 
-interface VideoJobPayload {
+export interface VideoJobPayload {
   videoId: string;
 }
 
@@ -94,17 +95,20 @@ export class IngestionService {
     this.failureListeners.push(listener);
   }
 
+  /** The ingestion stage of videos, or (the free clip's cut) their processing stage. */
+  stage(name: Extract<VideoStageName, 'ingestion' | 'processing'>): VideoStage {
+    return new VideoStage(this.db, this.clock, name);
+  }
+
   /** Records a failed ingestion with its event and tells the listeners, in the caller's transaction. */
   async recordFailure(trx: Knex, v: Video, error: StageError, now: Date): Promise<void> {
-    await videosStore.updateIngestion(trx, v.id, { status: 'FAILED', error, etaSeconds: null }, now);
-    await recordEvent(trx, { teamId: v.teamId, eventType: ingestionEventsFor(v.kind).failed, videoId: v.id, occurredAt: now, error });
+    await this.stage('ingestion').failed(trx, v, error, ingestionEventsFor(v.kind).failed, now);
     for (const listener of this.failureListeners) await listener(trx, v);
   }
 
   /** Records a failed cut of the free clip with its event, in the caller's transaction. */
   async recordClipFailure(trx: Knex, clip: Video, error: StageError, now: Date): Promise<void> {
-    await videosStore.updateProcessing(trx, clip.id, { status: 'FAILED', error, etaSeconds: null }, now);
-    await recordEvent(trx, { teamId: clip.teamId, eventType: VideoEvents.clipProcessing.failed, videoId: clip.id, occurredAt: now, error });
+    await this.stage('processing').failed(trx, clip, error, VideoEvents.clipProcessing.failed, now);
   }
 
   /** The team setting: does video in make the free clip (admin CLI `update-team --free-clip`). */
@@ -114,60 +118,35 @@ export class IngestionService {
 
   /** Starts ingestion of a stored video, in the caller's transaction (after its copy or cut). */
   async begin(trx: Knex, video: Video): Promise<void> {
-    await videosStore.updateIngestion(trx, video.id, { status: 'INITIAL', progress: 0, error: null }, this.clock.now());
-    await this.jobs.enqueue(trx, { kind: INGEST_JOB, payload: { videoId: video.id } satisfies VideoJobPayload, maxAttempts: INGEST_ATTEMPTS });
-  }
-
-  jobHandlers(): Record<string, JobHandler> {
-    return { [INGEST_JOB]: this.ingestJob, [CLIP_JOB]: this.clipJob };
-  }
-
-  /**
-   * An ingestion or clip whose worker was lost on its last attempt (the lease sweep gives the job
-   * up): the stage is marked FAILED with its event in the sweep's transaction.
-   */
-  giveUps(): Record<string, GiveUpHandler<{ videoId: string }>> {
-    const running = (s: string | undefined) => s === 'INITIAL' || s === 'IN_PROGRESS';
-    return {
-      [INGEST_JOB]: async (trx, { videoId }) => {
-        const v = await videosStore.byIdForUpdate(trx, videoId);
-        if (v && running(v.ingestion?.status)) await this.recordFailure(trx, v, stageError('ingestion', 'INGESTION_FAILED'), this.clock.now());
-      },
-      [CLIP_JOB]: async (trx, { videoId }) => {
-        const v = await videosStore.byIdForUpdate(trx, videoId);
-        if (v && running(v.processing?.status)) await this.recordClipFailure(trx, v, stageError('clip', 'CLIP_PROCESSING_FAILED'), this.clock.now());
-      },
-    };
+    await this.stage('ingestion').reset(trx, video.id, { status: 'INITIAL', progress: 0, error: null }, this.clock.now());
+    await this.jobs.enqueue(trx, { kind: INGEST_JOB.kind, payload: { videoId: video.id } satisfies VideoJobPayload, maxAttempts: INGEST_JOB.attempts });
   }
 
   private get timeoutMs(): number {
     return this.media.timeoutMs;
   }
 
-  private readonly ingestJob: JobHandler<VideoJobPayload> = async ({ videoId }, ctx) => {
-    const video = await videosStore.byId(this.db, videoId);
+  /** `video.ingest` (ingestion.jobs.ts): ingests a stored video; its stage moves INITIAL -> IN_PROGRESS -> DONE | FAILED. */
+  readonly runIngest: JobHandler<VideoJobPayload> = async ({ videoId }, ctx) => {
+    const video = await findVideo(this.db, videoId);
     if (!video?.blobKey || !video.ingestion) return;
     if (video.ingestion.status === 'DONE' || video.ingestion.status === 'FAILED') return;
     const events = ingestionEventsFor(video.kind);
-    await this.transition(videoId, 'INITIAL', async (trx, v, now) => {
-      await videosStore.updateIngestion(trx, videoId, { status: 'IN_PROGRESS' }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: events.started, videoId, occurredAt: now });
-    });
+    const stage = this.stage('ingestion');
+    await stage.start(videoId, events.started);
     const eta = new ProgressEta({ label: 'ingestion' });
     try {
       await this.ingest(video, ctx.signal, ctx.log, eta);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      const permanent = err instanceof UnsupportedMediaError;
-      if (!permanent && ctx.job.attempts < ctx.job.maxAttempts) throw err;
+      if (retriesLeft(ctx, !(err instanceof UnsupportedMediaError))) throw err;
       const error = mediaStageError('ingestion', err);
       ctx.log.warn({ videoId, code: error.code, err }, 'ingestion failed');
-      await this.transition(videoId, 'IN_PROGRESS', (trx, v, now) => this.recordFailure(trx, v, error, now));
+      await stage.whenIn(videoId, ['IN_PROGRESS'], (trx, v, now) => this.recordFailure(trx, v, error, now));
       return;
     }
-    await this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
-      await videosStore.updateIngestion(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: events.done, videoId, occurredAt: now });
+    await stage.whenIn(videoId, ['IN_PROGRESS'], async (trx, v, now) => {
+      await stage.done(trx, v, events.done, now);
       if (v.kind === 'MASTER' && (await ingestionStore.freeClipEnabled(trx, v.teamId))) await this.createClip(trx, v, now);
     });
     eta.finish();
@@ -183,12 +162,13 @@ export class IngestionService {
     const id = video.id;
     const full = video.fullIngestion;
     const dir = path.join(this.workDir, `ingest-${id}-${randomUUID().slice(0, 8)}`);
-    const update = (u: IngestionUpdate) => videosStore.updateIngestion(this.db, id, u, this.clock.now());
+    const update = (u: IngestionFacts) => recordIngestionFacts(this.db, id, u, this.clock.now());
+    const stage = this.stage('ingestion');
     // Steps: probe, scanning, then with full ingestion stills, web video, quality.
     let weights = [1];
     const reached = (step: number, fraction = 0) => eta.observe(weightedFraction(weights, step, fraction));
     eta.observe(0);
-    const writes = writeProgress(eta, (e) => update(progressUpdate(e)), { onError: (err) => log.warn({ videoId: id, err }, 'ingestion: progress write failed') });
+    const writes = writeProgress(eta, (e) => stage.progress(id, e), { onError: (err) => log.warn({ videoId: id, err }, 'ingestion: progress write failed') });
     await mkdir(dir, { recursive: true });
     try {
       await withLocalFile(this.blobs, video.blobKey!, dir, async (file) => {
@@ -259,7 +239,7 @@ export class IngestionService {
     const durationMs = Number((master.ingestion?.metadata as any)?.durationInMillis ?? 0);
     const { startMs, durationMs: lengthMs } = clipWindow(durationMs, FREE_CLIP_MS);
     const clipId = randomUUID();
-    await videosStore.insert(trx, {
+    await insertVideo(trx, {
       id: clipId,
       kind: 'CLIP',
       teamId: master.teamId,
@@ -274,27 +254,31 @@ export class IngestionService {
       processing: { startMs, endMs: startMs + lengthMs },
       createdAt: now,
     });
-    await this.jobs.enqueue(trx, { kind: CLIP_JOB, payload: { videoId: clipId } satisfies VideoJobPayload, maxAttempts: INGEST_ATTEMPTS });
+    await this.jobs.enqueue(trx, { kind: CLIP_JOB.kind, payload: { videoId: clipId } satisfies VideoJobPayload, maxAttempts: CLIP_JOB.attempts });
   }
 
-  /** `video.clip`: cuts the clip out of its master (to the frame, re-encoding only what must be), stores it, then ingests it. */
-  private readonly clipJob: JobHandler<VideoJobPayload> = async ({ videoId }, ctx) => {
-    const clip = await videosStore.byId(this.db, videoId);
+  /**
+   * `video.clip` (ingestion.jobs.ts): cuts the clip out of its master (to the frame, re-encoding
+   * only what must be), stores it, then ingests it. The clip's processing stage moves INITIAL ->
+   * IN_PROGRESS -> DONE | FAILED.
+   */
+  readonly runClip: JobHandler<VideoJobPayload> = async ({ videoId }, ctx) => {
+    const clip = await findVideo(this.db, videoId);
     if (!clip?.processing || !clip.sourceVideoId) return;
     if (clip.processing.status === 'DONE' || clip.processing.status === 'FAILED') return;
-    const master = await videosStore.byId(this.db, clip.sourceVideoId);
-    await this.transition(videoId, 'INITIAL', async (trx, v, now) => {
-      await videosStore.updateProcessing(trx, videoId, { status: 'IN_PROGRESS' }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.started, videoId, occurredAt: now });
-    }, 'processing');
-    const fail = async (error: StageError) => this.transition(videoId, 'IN_PROGRESS', (trx, v, now) => this.recordClipFailure(trx, v, error, now), 'processing');
+    const master = await findVideo(this.db, clip.sourceVideoId);
+    const stage = this.stage('processing');
+    await stage.start(videoId, VideoEvents.clipProcessing.started);
+    const fail = async (error: StageError) => {
+      await stage.whenIn(videoId, ['IN_PROGRESS'], (trx, v, now) => this.recordClipFailure(trx, v, error, now));
+    };
     if (!master?.blobKey || !master.file) return fail(stageError('clip', 'MASTER_VIDEO_NOT_AVAILABLE'));
 
     const ext = path.extname(master.file.name) || path.extname(master.blobKey) || '.mp4';
     const dir = path.join(this.workDir, `clip-${videoId}-${randomUUID().slice(0, 8)}`);
     const eta = new ProgressEta({ label: 'clip' });
     eta.observe(0);
-    const writes = writeProgress(eta, (e) => videosStore.updateProcessing(this.db, videoId, progressUpdate(e), this.clock.now()), {
+    const writes = writeProgress(eta, (e) => stage.progress(videoId, e), {
       onError: (err) => ctx.log.warn({ videoId, err }, 'free clip: progress write failed'),
     });
     await mkdir(dir, { recursive: true });
@@ -317,22 +301,20 @@ export class IngestionService {
       const stored = await storeFile(this.blobs, key, cut.path, { signal: ctx.signal });
       const { mtime } = await stat(cut.path);
       await writes.stop();
-      await this.transition(videoId, 'IN_PROGRESS', async (trx, v, now) => {
+      await stage.whenIn(videoId, ['IN_PROGRESS'], async (trx, v, now) => {
         const base = path.basename(master.file!.name, path.extname(master.file!.name));
         const file = cut.fellBack
           ? { ...master.file!, name: `${base}-clip.mkv`.slice(0, 255), type: 'video/x-matroska', containerName: 'Matroska' }
           : { ...master.file!, name: `${base}-clip${ext}`.slice(0, 255) };
-        await videosStore.setFile(trx, videoId, { ...file, size: stored.size, lastModified: mtime }, now);
-        await videosStore.setStored(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size }, now);
-        await videosStore.updateProcessing(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
-        await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.clipProcessing.done, videoId, occurredAt: now });
+        await recordVideoFile(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size, file: { ...file, size: stored.size, lastModified: mtime } }, now);
+        await stage.done(trx, v, VideoEvents.clipProcessing.done, now);
         await this.begin(trx, { ...v, blobKey: key });
         await sampleStorage(trx, v.teamId, now);
-      }, 'processing');
+      });
       eta.finish();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      if (!(err instanceof UnsupportedMediaError) && ctx.job.attempts < ctx.job.maxAttempts) throw err;
+      if (retriesLeft(ctx, !(err instanceof UnsupportedMediaError))) throw err;
       const error = mediaStageError('clip', err);
       ctx.log.warn({ videoId, code: error.code, err }, 'free clip: cut failed');
       await writes.stop();
@@ -342,21 +324,4 @@ export class IngestionService {
       await rm(dir, { recursive: true, force: true });
     }
   };
-
-  /**
-   * Runs `fn` in a transaction with the video locked, only when its stage is still `from`
-   * (so a job run twice writes each change and event once).
-   */
-  private async transition(
-    videoId: string,
-    from: 'INITIAL' | 'IN_PROGRESS',
-    fn: (trx: Knex, v: Video, now: Date) => Promise<void>,
-    stage: 'ingestion' | 'processing' = 'ingestion',
-  ): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const v = await videosStore.byIdForUpdate(trx, videoId);
-      if (!v || v[stage]?.status !== from) return;
-      await fn(trx, v, this.clock.now());
-    });
-  }
 }

@@ -3,4 +3,5 @@ export { configurationsHandlers } from './configurations.handlers';
 export { ConfigurationsService } from './configurations.service';
 export { FfmpegProcessingEngine } from './engine-adapter';
 export { processingHandlers } from './processing.handlers';
+export { processingJobs } from './processing.jobs';
 export { ProcessingService } from './processing.service';

@@ -12,16 +12,16 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Db } from '../../db/database';
+import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
-import type { GiveUpHandler, JobHandler } from '../../jobs/worker';
+import type { JobHandler } from '../../jobs/worker';
 import type { ProbeResult } from '../../media';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { BlobStore } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../../shared/errors';
-import { recordEvent } from '../webhooks';
-import { teamsStore } from '../accounts';
+import { findTeam } from '../accounts';
 import type { LedgerService } from '../billing';
 import type { ProductUse } from '../billing';
 import { sampleStorage } from '../billing';
@@ -29,16 +29,16 @@ import { priceStorage } from '../billing';
 import type { IngestionService } from '../ingestion';
 import { mediaStageError, stageError } from '../videos';
 import { VideoEvents } from '../videos';
-import { progressUpdate, StageError, Video, videosStore } from '../videos';
+import { findVideo, findVideoInScope, insertVideo, recordAppliedOptions, recordVideoFile, retriesLeft, StageError, Video, VideoStage } from '../videos';
 import type { AppliedOptions, JobAppraisal } from '../videos';
 import { processingProducts } from './billing-products';
 import type { ConfigurationsService } from './configurations.service';
 import type { EnginePlan, ProcessingEngine } from './engine';
 import { AppraisalRecord, appraisalsStore } from './appraisals.store';
 
-export const PROCESS_JOB = 'video.process';
+/** The processing job (processing.jobs.ts): its kind and attempts. */
+export const PROCESS_JOB = { kind: 'video.process', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
 export const APPRAISAL_TTL_MS = 15 * 60_000;
-const PROCESS_ATTEMPTS = 3;
 const MIN_LENGTH_MS = 1000;
 
 
@@ -145,7 +145,7 @@ export class ProcessingService {
       if (a.acceptedVideoId) throw new ConflictError('APPRAISAL_ALREADY_ACCEPTED', `Appraisal ${a.id} was accepted already (video ${a.acceptedVideoId})`);
       const now = this.clock.now();
       if (a.expiresAt.getTime() <= now.getTime()) throw new ConflictError('APPRAISAL_EXPIRED', `Appraisal ${a.id} expired at ${a.expiresAt.toISOString()}; create a new one`);
-      const team = await teamsStore.byId(trx, source.teamId);
+      const team = await findTeam(trx, source.teamId);
       if (!team) throw new NotFoundError('Team not found', 'TEAM_NOT_FOUND');
       if (team.billingType !== a.billingType) {
         throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `The team is billed by ${team.billingType} now, not ${a.billingType} as when the appraisal was made; create a new one`);
@@ -162,7 +162,7 @@ export class ProcessingService {
         }
       }
       const video = this.newVideo(a, source, names);
-      await videosStore.insert(trx, {
+      await insertVideo(trx, {
         id: video.id,
         kind: 'PROCESSED',
         teamId: video.teamId,
@@ -185,10 +185,10 @@ export class ProcessingService {
         throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `Prices changed since appraisal ${a.id} was made; create a new one`);
       }
       await appraisalsStore.markAccepted(trx, a.id, video.id);
-      await this.jobs.enqueue(trx, { kind: PROCESS_JOB, payload: { videoId: video.id }, maxAttempts: PROCESS_ATTEMPTS });
+      await this.jobs.enqueue(trx, { kind: PROCESS_JOB.kind, payload: { videoId: video.id }, maxAttempts: PROCESS_JOB.attempts });
       return video.id;
     });
-    return (await videosStore.byId(this.db, created))!;
+    return (await findVideo(this.db, created))!;
   }
 
   /** Appraise and accept in one call (startProcessingByVideoId / ...AndConfId). */
@@ -199,7 +199,7 @@ export class ProcessingService {
 
   /** The processing state of a processed video (404 for a video not made by processing). */
   async status(userId: string, videoId: string): Promise<Video> {
-    const v = await videosStore.byIdInScope(this.db, videoId, { memberUserId: userId });
+    const v = await findVideoInScope(this.db, videoId, { memberUserId: userId });
     if (!v || !v.processing) throw new NotFoundError('Video not found, or not made by processing');
     return v;
   }
@@ -209,18 +209,9 @@ export class ProcessingService {
     return appraisalsStore.deleteExpiredBefore(this.db, new Date(this.clock.now().getTime() - 24 * 3600_000));
   }
 
-  jobHandlers(): Record<string, JobHandler> {
-    return { [PROCESS_JOB]: this.processJob };
-  }
-
-  giveUps(): Record<string, GiveUpHandler<{ videoId: string }>> {
-    return {
-      [PROCESS_JOB]: async (trx, { videoId }) => {
-        const v = await videosStore.byIdForUpdate(trx, videoId);
-        if (!v?.processing || (v.processing.status !== 'INITIAL' && v.processing.status !== 'IN_PROGRESS')) return;
-        await this.fail(trx, v, stageError('processing', 'PROCESSING_FAILED'));
-      },
-    };
+  /** The processing stage of videos. */
+  get stage(): VideoStage {
+    return new VideoStage(this.db, this.clock, 'processing');
   }
 
   /** Refunds a processed video whose result could not be ingested (an ingestion failure listener). */
@@ -229,24 +220,26 @@ export class ProcessingService {
     await this.ledger.within(trx).refund(video.teamId, video.id, 'PROCESSED_VIDEO_INGESTION_FAILED', video.ingestion?.error?.message);
   };
 
-  private readonly processJob: JobHandler<{ videoId: string }> = async ({ videoId }, ctx) => {
-    const video = await videosStore.byId(this.db, videoId);
+  /**
+   * `video.process` (processing.jobs.ts): the engine on the source, then ingestion of the result;
+   * the processing stage moves INITIAL -> IN_PROGRESS -> DONE | FAILED (FAILED refunds the charge).
+   */
+  readonly runProcess: JobHandler<{ videoId: string }> = async ({ videoId }, ctx) => {
+    const video = await findVideo(this.db, videoId);
     if (!video?.processing || !video.sourceVideoId) return;
     if (video.processing.status === 'DONE' || video.processing.status === 'FAILED') return;
-    const source = await videosStore.byId(this.db, video.sourceVideoId);
+    const source = await findVideo(this.db, video.sourceVideoId);
     const events = source?.kind === 'CLIP' || source?.clipId ? VideoEvents.clipProcessing : VideoEvents.videoProcessing;
-    await this.locked(videoId, 'INITIAL', async (trx, v, now) => {
-      await videosStore.updateProcessing(trx, videoId, { status: 'IN_PROGRESS' }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: events.started, videoId, occurredAt: now });
-    });
+    const stage = this.stage;
+    await stage.start(videoId, events.started);
     if (!source?.blobKey || !(await this.blobs.stat(source.blobKey))) {
-      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, stageError('processing', 'SOURCE_VIDEO_NOT_AVAILABLE')));
+      await stage.whenIn(videoId, ['IN_PROGRESS'], (trx, v) => this.fail(trx, v, stageError('processing', 'SOURCE_VIDEO_NOT_AVAILABLE')));
       return;
     }
     const dir = path.join(this.workDir, `process-${videoId}-${randomUUID().slice(0, 8)}`);
     const eta = new ProgressEta({ label: 'processing' });
     eta.observe(0);
-    const writes = writeProgress(eta, (e) => videosStore.updateProcessing(this.db, videoId, progressUpdate(e), this.clock.now()));
+    const writes = writeProgress(eta, (e) => stage.progress(videoId, e));
     await mkdir(dir, { recursive: true });
     try {
       const bins = await this.ingestion.mediaBinaries();
@@ -254,7 +247,7 @@ export class ProcessingService {
       const probe = probeOf(source);
       const range = { startMs: video.processing.startMs ?? 0, endMs: video.processing.endMs ?? probe.durationMs };
       const plan: EnginePlan = this.engine.plan(video.processing.options ?? {}, probe, range);
-      await videosStore.updateProcessing(this.db, videoId, { appliedOptions: appliedOptionsOf(plan) as unknown as Record<string, unknown> }, this.clock.now());
+      await recordAppliedOptions(this.db, videoId, appliedOptionsOf(plan) as unknown as Record<string, unknown>, this.clock.now());
       const out = path.join(dir, `output${plan.fileExtension}`);
       await withLocalFile(this.blobs, source.blobKey, dir, (file) =>
         this.engine.run(bins, file, out, plan, {
@@ -268,50 +261,39 @@ export class ProcessingService {
       const stored = await storeFile(this.blobs, key, out, { signal: ctx.signal });
       const { mtime } = await stat(out);
       await writes.stop();
-      await this.locked(videoId, 'IN_PROGRESS', async (trx, v, now) => {
-        await videosStore.setFile(trx, videoId, { name: fileNameFrom(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime }, now);
-        await videosStore.setStored(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size }, now);
-        await videosStore.updateProcessing(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: 0, error: null }, now);
-        await recordEvent(trx, { teamId: v.teamId, eventType: events.done, videoId, occurredAt: now });
+      await stage.whenIn(videoId, ['IN_PROGRESS'], async (trx, v, now) => {
+        const file = { name: fileNameFrom(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime };
+        await recordVideoFile(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size, file }, now);
+        await stage.done(trx, v, events.done, now);
         await this.ingestion.begin(trx, { ...v, blobKey: key });
         await sampleStorage(trx, v.teamId, now);
       });
       eta.finish();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      const permanent = err instanceof DomainError;
-      if (!permanent && ctx.job.attempts < ctx.job.maxAttempts) throw err;
+      if (retriesLeft(ctx, !(err instanceof DomainError))) throw err;
       const error = mediaStageError('processing', err);
       ctx.log.warn({ videoId, code: error.code, err }, 'processing failed');
       await writes.stop();
-      await this.locked(videoId, 'IN_PROGRESS', (trx, v) => this.fail(trx, v, error));
+      await stage.whenIn(videoId, ['IN_PROGRESS'], (trx, v) => this.fail(trx, v, error));
     } finally {
       await writes.stop();
       await rm(dir, { recursive: true, force: true });
     }
   };
 
-  /** FAILED with its event, and the charge given back (after the commit). */
-  private async fail(trx: Knex, v: Video, error: StageError): Promise<void> {
+  /** FAILED with its event, and the charge given back (after the commit), in the caller's transaction. */
+  async fail(trx: Knex, v: Video, error: StageError): Promise<void> {
     const now = this.clock.now();
-    const source = v.sourceVideoId ? await videosStore.byId(trx, v.sourceVideoId) : undefined;
+    const source = v.sourceVideoId ? await findVideo(trx, v.sourceVideoId) : undefined;
     const events = source?.kind === 'CLIP' || source?.clipId ? VideoEvents.clipProcessing : VideoEvents.videoProcessing;
-    await videosStore.updateProcessing(trx, v.id, { status: 'FAILED', error, etaSeconds: null }, now);
-    await recordEvent(trx, { teamId: v.teamId, eventType: events.failed, videoId: v.id, occurredAt: now, error });
+    await this.stage.failed(trx, v, error, events.failed, now);
     await this.ledger.within(trx).refund(v.teamId, v.id, 'PROCESSING_FAILED', `${error.code}: ${error.message}`);
-  }
-
-  private async locked(videoId: string, from: 'INITIAL' | 'IN_PROGRESS', fn: (trx: Knex, v: Video, now: Date) => Promise<void>): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const v = await videosStore.byIdForUpdate(trx, videoId);
-      if (!v || v.processing?.status !== from) return;
-      await fn(trx, v, this.clock.now());
-    });
   }
 
   /** A video the user may process: visible, stored, and its metadata read (409 otherwise). */
   private async processable(userId: string, videoId: string): Promise<Video> {
-    const v = await videosStore.byIdInScope(this.db, videoId, { memberUserId: userId });
+    const v = await findVideoInScope(this.db, videoId, { memberUserId: userId });
     if (!v) throw new NotFoundError('Video not found');
     if (!v.blobKey || !v.ingestion?.metadataAvailable || !v.ingestion.probe) {
       throw new ConflictError('VIDEO_NOT_FULLY_INGESTED', `Video ${videoId} is not ingested yet (its data and metadata must be in the platform before processing)`);

@@ -3,11 +3,12 @@
  * into the platform, and restarting or abandoning a failed copy. The create probes the source
  * first (every unusable source is a 4xx before anything is written), then writes the video, its
  * copy operation and the copy job in one transaction. The copy itself is `video-in.copy`
- * (video-in-copy.job.ts).
+ * (video-in.jobs.ts).
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Db } from '../../db/database';
+import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
 import type { SourceInfo } from '../../net/https-range-source';
 import type { SecretBox } from '../../security/secret-box';
@@ -21,12 +22,14 @@ import { VideoInSources, SourceSpec } from './video-in-sources';
 import { VideoInOperation, videoInStore } from './video-in.store';
 import { videoFileFromSource } from './video-file-info';
 import type { VideosService } from '../videos';
-import { Video, videosStore } from '../videos';
+import { derivedVideoIds, findVideo, findVideoInScope, insertVideo, lockVideo, Video, VideoStage } from '../videos';
 
-export const VIDEO_IN_COPY_JOB = 'video-in.copy';
+/**
+ * The copy job (video-in.jobs.ts): its kind, and its runs before a transient failure is recorded
+ * as FAILED (a kill counts as a run).
+ */
+export const VIDEO_IN_COPY_JOB = { kind: 'video-in.copy', attempts: 4 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
 export const DEFAULT_MAX_CONNECTIONS = 10;
-/** Runs of one copy job before a transient failure is recorded as FAILED (a kill counts as a run). */
-export const COPY_JOB_ATTEMPTS = 4;
 
 export interface CreateVideoInput {
   selectTeamId?: string;
@@ -92,7 +95,7 @@ export class VideoInService {
 
   /** The master video, which must have been made by video in (404 otherwise). */
   async status(userId: string, videoId: string): Promise<Video> {
-    const video = await videosStore.byIdInScope(this.db, videoId, { memberUserId: userId });
+    const video = await findVideoInScope(this.db, videoId, { memberUserId: userId });
     if (!video || video.kind !== 'MASTER' || !video.upload) throw new NotFoundError('Video not found, or not created by video in');
     return video;
   }
@@ -104,15 +107,15 @@ export class VideoInService {
   async restart(userId: string, videoId: string, skipChecksumValidation: boolean): Promise<Video> {
     await this.status(userId, videoId);
     await this.db.transaction(async (trx) => {
-      const video = await videosStore.byIdForUpdate(trx, videoId);
+      const video = await lockVideo(trx, videoId);
       if (!video?.upload) throw new NotFoundError('Video not found');
       if (video.upload.status !== 'FAILED') {
         throw new ConflictError('VIDEO_IN_OPERATION_NOT_FAILED', `The copy of video ${videoId} is ${video.upload.status}; only a FAILED copy can be restarted`);
       }
       const now = this.clock.now();
       await videoInStore.restart(trx, videoId, skipChecksumValidation, now);
-      await videosStore.updateUpload(trx, videoId, { status: 'IN_PROGRESS', etaSeconds: null, error: null }, now);
-      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB, payload: { videoId } satisfies CopyJobPayload, maxAttempts: COPY_JOB_ATTEMPTS });
+      await new VideoStage(this.db, this.clock, 'upload').reset(trx, videoId, { status: 'IN_PROGRESS', etaSeconds: null, error: null }, now);
+      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_COPY_JOB.attempts });
     });
     return this.status(userId, videoId);
   }
@@ -121,12 +124,12 @@ export class VideoInService {
   async abandon(userId: string, videoId: string): Promise<void> {
     await this.status(userId, videoId);
     await this.db.transaction(async (trx) => {
-      const video = await videosStore.byIdForUpdate(trx, videoId);
+      const video = await lockVideo(trx, videoId);
       if (!video?.upload) throw new NotFoundError('Video not found');
       if (video.upload.status !== 'FAILED') {
         throw new ConflictError('VIDEO_IN_OPERATION_NOT_FAILED', `The copy of video ${videoId} is ${video.upload.status}; only a FAILED copy can be abandoned`);
       }
-      await this.videos.removeLocked(trx, video, await videosStore.derivedIds(trx, video));
+      await this.videos.removeLocked(trx, video, await derivedVideoIds(trx, video));
     });
   }
 
@@ -179,7 +182,7 @@ export class VideoInService {
     const videoId = randomUUID();
     const now = this.clock.now();
     await this.db.transaction(async (trx) => {
-      await videosStore.insert(trx, {
+      await insertVideo(trx, {
         id: videoId,
         kind: 'MASTER',
         teamId,
@@ -193,9 +196,9 @@ export class VideoInService {
         createdAt: now,
       });
       await videoInStore.insert(trx, operation(videoId, now));
-      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB, payload: { videoId } satisfies CopyJobPayload, maxAttempts: COPY_JOB_ATTEMPTS });
+      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_COPY_JOB.attempts });
     });
-    return (await videosStore.byId(this.db, videoId))!;
+    return (await findVideo(this.db, videoId))!;
   }
 
   /** The team (selectTeamId or default) and the project (projectId of that team, or its default project). */

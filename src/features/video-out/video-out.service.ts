@@ -6,7 +6,7 @@
  * A copy is checked completely before the answer (the video's file is stored, no other copy of
  * it is running or failed, the endpoint passes the outbound guard, the bucket answers HeadBucket,
  * the target key is free), then the operation row, the video's `output` state and the
- * `video-out.copy` job are written in one transaction. The copy itself is video-out-copy.job.ts.
+ * `video-out.copy` job are written in one transaction. The copy itself is `video-out.copy` (video-out.jobs.ts).
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import type { Db } from '../../db/database';
 import { sendBlob } from '../../http/blob-responses';
 import { sendError } from '../../http/error-mapper';
 import type { SignedLinks } from '../../http/signed-links';
+import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
 import { checkBucketEndpoint, OutboundPolicy } from '../../net/outbound-url';
 import type { SecretBox } from '../../security/secret-box';
@@ -33,15 +34,15 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../shared/erro
 import type { LedgerService } from '../billing';
 import type { LocationsService } from '../locations';
 import { VideoOutOperation, videoOutStore } from './video-out.store';
-import { OperationStatus, Video, videosStore } from '../videos';
+import { clearVideoOutput, findVideo, findVideoInScope, lockVideo, OperationStatus, Video, VideoStage } from '../videos';
 
-export const VIDEO_OUT_COPY_JOB = 'video-out.copy';
+type JobKind = Pick<JobDefinition, 'kind' | 'attempts'>;
+/** The copy to a bucket (video-out.jobs.ts), and its runs before a transient failure is recorded as FAILED (a kill counts as a run). */
+export const VIDEO_OUT_COPY_JOB = { kind: 'video-out.copy', attempts: 4 } as const satisfies JobKind;
 /** Aborts the multipart upload of an abandoned or deleted copy in the customer's bucket. */
-export const VIDEO_OUT_ABORT_JOB = 'video-out.abort-upload';
+export const VIDEO_OUT_ABORT_JOB = { kind: 'video-out.abort-upload', attempts: 8 } as const satisfies JobKind;
 /** Accrues the bytes of a finished copy to billing (DOWNLOAD_S3). */
-export const VIDEO_OUT_BILL_JOB = 'video-out.bill';
-/** Runs of one copy job before a transient failure is recorded as FAILED (a kill counts as a run). */
-export const VIDEO_OUT_JOB_ATTEMPTS = 4;
+export const VIDEO_OUT_BILL_JOB = { kind: 'video-out.bill', attempts: 10 } as const satisfies JobKind;
 export const DEFAULT_DOWNLOAD_MINUTES = 15;
 /** S3's longest object key, in UTF-8 bytes. */
 export const MAX_OBJECT_KEY_BYTES = 1024;
@@ -132,11 +133,14 @@ export class VideoOutService {
   private readonly checkObject: NonNullable<VideoOutDeps['checkObject']>;
   /** The outbound policy the copy jobs' bucket clients connect under. */
   readonly policy: OutboundPolicy;
+  /** The output stage of videos (the copy jobs move it too). */
+  readonly output: VideoStage;
 
   constructor(private readonly deps: VideoOutDeps) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.policy = deps.policy;
+    this.output = new VideoStage(deps.db, deps.clock, 'output');
     this.checkAccess = deps.checkAccess ?? ((s) => checkBucketAccess(s, deps.policy));
     this.checkObject = deps.checkObject ?? ((s, k) => checkObjectPresence(s, k, deps.policy));
   }
@@ -180,7 +184,7 @@ export class VideoOutService {
     // The bucket the restarted copy will use passes the outbound guard (it may predate the rule).
     if (op && visible.output?.status === 'FAILED') await checkBucketEndpoint((settings ?? this.bucketOf(op)).endpoint, this.policy);
     await this.db.transaction(async (trx) => {
-      const video = await videosStore.byIdForUpdate(trx, videoId);
+      const video = await lockVideo(trx, videoId);
       if (!video) throw new NotFoundError('Video not found');
       const current = await videoOutStore.byVideoId(trx, videoId);
       if (video.output?.status !== 'FAILED' || !current) throw notFailed(videoId, video.output?.status, 'restarted');
@@ -195,11 +199,11 @@ export class VideoOutService {
         }
         await videoOutStore.setSealedBucket(trx, videoId, current.id, resealed, now);
       }
-      await videosStore.updateOutput(trx, videoId, { status: 'IN_PROGRESS', etaSeconds: null, error: null }, now);
+      await this.output.reset(trx, videoId, { status: 'IN_PROGRESS', etaSeconds: null, error: null }, now);
       await this.deps.jobs.enqueue(trx, {
-        kind: VIDEO_OUT_COPY_JOB,
+        kind: VIDEO_OUT_COPY_JOB.kind,
         payload: { videoId, operationId: current.id } satisfies VideoOutJobPayload,
-        maxAttempts: VIDEO_OUT_JOB_ATTEMPTS,
+        maxAttempts: VIDEO_OUT_COPY_JOB.attempts,
       });
     });
     return this.visible(userId, videoId);
@@ -212,13 +216,13 @@ export class VideoOutService {
   async abandon(userId: string, videoId: string): Promise<void> {
     await this.visible(userId, videoId);
     await this.db.transaction(async (trx) => {
-      const video = await videosStore.byIdForUpdate(trx, videoId);
+      const video = await lockVideo(trx, videoId);
       if (!video) throw new NotFoundError('Video not found');
       if (video.output?.status !== 'FAILED') throw notFailed(videoId, video.output?.status, 'abandoned');
       const op = await videoOutStore.byVideoId(trx, videoId);
       if (op) await this.releaseUpload(trx, op);
       await videoOutStore.delete(trx, videoId);
-      await videosStore.clearOutput(trx, videoId, this.clock.now());
+      await clearVideoOutput(trx, videoId, this.clock.now());
     });
   }
 
@@ -263,7 +267,7 @@ export class VideoOutService {
         const verdict = this.deps.links.verify(downloadPath(videoId), req.query.expires, req.query.signature, this.clock.now());
         if (verdict === 'invalid') return sendError(req, res, 403, 'ACCESS_DENIED', 'The link signature is not valid');
         if (verdict === 'expired') return sendError(req, res, 403, 'ACCESS_DENIED', 'The link has expired; ask POST /v1/videos/{videoId}/out/https for a new one');
-        video = await videosStore.byId(this.db, videoId);
+        video = await findVideo(this.db, videoId);
         const file = storedFileOf(video);
         if (!file) return sendError(req, res, 404, 'NOT_FOUND', 'The video no longer exists or its file is not available');
         const etag = file.crc32c !== undefined ? `"${file.crc32c.toString(16)}-${file.size.toString(16)}"` : `"${videoId}"`;
@@ -355,7 +359,7 @@ export class VideoOutService {
 
     const operationId = randomUUID();
     await this.db.transaction(async (trx) => {
-      const locked = await videosStore.byIdForUpdate(trx, videoId);
+      const locked = await lockVideo(trx, videoId);
       if (!locked) throw new NotFoundError('Video not found');
       requireStored(locked);
       assertNoCopyRunning(locked);
@@ -371,22 +375,22 @@ export class VideoOutService {
         contentType: file.type,
         createdAt: now,
       });
-      await videosStore.updateOutput(trx, videoId, { status: 'INITIAL', progress: 0, etaSeconds: null, error: null }, now);
-      await this.deps.jobs.enqueue(trx, { kind: VIDEO_OUT_COPY_JOB, payload: { videoId, operationId } satisfies VideoOutJobPayload, maxAttempts: VIDEO_OUT_JOB_ATTEMPTS });
+      await this.output.reset(trx, videoId, { status: 'INITIAL', progress: 0, etaSeconds: null, error: null }, now);
+      await this.deps.jobs.enqueue(trx, { kind: VIDEO_OUT_COPY_JOB.kind, payload: { videoId, operationId } satisfies VideoOutJobPayload, maxAttempts: VIDEO_OUT_COPY_JOB.attempts });
     });
-    return (await videosStore.byId(this.db, videoId))!;
+    return (await findVideo(this.db, videoId))!;
   }
 
   /** Enqueues the abort of a copy's multipart upload when it may still hold parts. */
   private async releaseUpload(trx: Db, op: VideoOutOperation): Promise<void> {
     if (!op.upload) return;
     const payload: AbortUploadPayload = { videoId: op.videoId, operationId: op.id, sealedBucket: op.sealedBucket, upload: op.upload };
-    await this.deps.jobs.enqueue(trx, { kind: VIDEO_OUT_ABORT_JOB, payload, maxAttempts: 8 });
+    await this.deps.jobs.enqueue(trx, { kind: VIDEO_OUT_ABORT_JOB.kind, payload, maxAttempts: VIDEO_OUT_ABORT_JOB.attempts });
   }
 
   /** The video when it belongs to a team the user is a member of (else 404, never 403). */
   private async visible(userId: string, videoId: string): Promise<Video> {
-    const video = await videosStore.byIdInScope(this.db, videoId, { memberUserId: userId });
+    const video = await findVideoInScope(this.db, videoId, { memberUserId: userId });
     if (!video) throw new NotFoundError('Video not found');
     return video;
   }

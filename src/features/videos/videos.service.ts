@@ -11,7 +11,7 @@ import { recordEvent } from '../webhooks';
 import { sampleStorage } from '../billing';
 import type { AccountsService } from '../accounts';
 import { VideoEvents } from './video-events';
-import { PURGE_BLOBS_JOB, PurgeBlobsPayload } from './video-purge';
+import { PURGE_BLOBS_JOB, PurgeBlobsPayload } from './videos.jobs';
 import { Video, VideoListFilter, videosStore } from './videos.store';
 
 /** A video and, for a derived video, the master it comes from (the API shows its file). */
@@ -114,7 +114,7 @@ export class VideosService {
     for (const videoId of removed) {
       await recordEvent(trx, { teamId: teamOf.get(videoId) ?? video.teamId, eventType: VideoEvents.videoDeleted, videoId, occurredAt: now });
     }
-    await this.jobs.enqueue(trx, { kind: PURGE_BLOBS_JOB, payload });
+    await this.jobs.enqueue(trx, { kind: PURGE_BLOBS_JOB.kind, payload, maxAttempts: PURGE_BLOBS_JOB.attempts });
     // Their stored bytes stop accruing now (the sample is the last write: see storage-meter.ts).
     for (const teamId of new Set([video.teamId, ...teamOf.values()])) await sampleStorage(trx, teamId, now);
     return removed;

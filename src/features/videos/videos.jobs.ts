@@ -1,13 +1,14 @@
 /**
- * The `video.purge-blobs` job: removes the stored data of deleted videos from platform storage.
+ * The videos feature's job, `video.purge-blobs`: removes the stored data of deleted videos from platform storage.
  * It is enqueued in the transaction that deletes the rows, so once the rows are gone the job
  * row remembers the keys; a process that dies before or during the purge leaves the job to be
  * run (again) by any worker. Every step is idempotent.
  */
-import type { JobHandler } from '../../jobs/worker';
+import type { JobDefinition } from '../../jobs/job-definition';
 import { BlobStore, isUploadGone, UploadDescriptor } from '../../storage/blob-store';
 
-export const PURGE_BLOBS_JOB = 'video.purge-blobs';
+/** The purge's kind and attempts (the queue's usual five). */
+export const PURGE_BLOBS_JOB = { kind: 'video.purge-blobs', attempts: 5 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
 
 export interface PurgeBlobsPayload {
   /** The deleted videos (for the log). */
@@ -18,8 +19,12 @@ export interface PurgeBlobsPayload {
   uploads: UploadDescriptor[];
 }
 
+/** The videos feature's jobs. */
+export function videosJobs(blobs: BlobStore): JobDefinition[] {
+  return [{ ...PURGE_BLOBS_JOB, run: purgeBlobs(blobs) }];
+}
 
-export function purgeBlobsJob(blobs: BlobStore): JobHandler<PurgeBlobsPayload> {
+function purgeBlobs(blobs: BlobStore): JobDefinition<PurgeBlobsPayload>['run'] {
   return async (payload, ctx) => {
     for (const descriptor of payload.uploads ?? []) {
       if (descriptor.store !== blobs.kind) continue; // made by a storage this installation no longer uses

@@ -1,34 +1,34 @@
 /**
- * The `video-in.copy` job: copies a master's source into platform storage with the ranged
- * parallel copy engine, then hands the video to ingestion. Resumable at any point: the upload
- * descriptor and the CRC of every stored part are rows, so a worker killed mid-copy leaves a job
- * whose lease expires and which any worker continues from the parts already stored.
+ * The video-in feature's job, `video-in.copy`: copies a master's source into platform storage
+ * with the ranged parallel copy engine, then hands the video to ingestion. Resumable at any
+ * point: the upload descriptor and the CRC of every stored part are rows, so a worker killed
+ * mid-copy leaves a job whose lease expires and which any worker continues from the parts
+ * already stored.
  *
  * uploadStatus moves INITIAL -> IN_PROGRESS -> DONE | FAILED here (restart sets IN_PROGRESS
- * again), each change with its `video_in.*` event in the same transaction. A transient failure
- * (source unreachable, storage error) is retried by the queue with back-off; the last attempt,
- * or a failure retrying cannot fix (checksum, changed source), records FAILED with its code.
+ * again), each change with its `video_in.*` event in the same transaction (VideoStage). A
+ * transient failure (source unreachable, storage error) is retried by the queue with back-off;
+ * the last attempt, or a failure retrying cannot fix (checksum, changed source), records FAILED
+ * with its code. A copy whose worker was lost on its last attempt is FAILED by the lease sweep
+ * (`onGiveUp`), so it never stays IN_PROGRESS; a restart starts it again.
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
-import type { GiveUpHandler, JobHandler } from '../../jobs/worker';
+import type { JobDefinition } from '../../jobs/job-definition';
 import { crc32cUpdate } from '../../net/crc32c';
 import { SourceChangedError, SourceHttpError } from '../../net/https-range-source';
 import { isNonPublicAddressRefusal } from '../../net/outbound-url';
 import { BlobStore, isUploadGone, Upload } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
-import { recordEvent } from '../webhooks';
 import { sampleStorage } from '../billing';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../storage/copy-engine';
-import { stageError } from '../videos';
-import { VideoEvents } from '../videos';
+import { findVideo, recordVideoFile, retriesLeft, RUNNING, stageError, StageError, Video, VideoEvents, VideoStage } from '../videos';
 import { CopyJobPayload, VIDEO_IN_COPY_JOB, VideoInService, videoFileKey } from './video-in.service';
 import { VideoInOperation, videoInStore } from './video-in.store';
-import { progressUpdate, StageError, Video, videosStore } from '../videos';
 
-export interface CopyJobDeps {
+export interface VideoInJobDeps {
   db: Db;
   clock: Clock;
   blobs: BlobStore;
@@ -43,29 +43,24 @@ interface Failure {
   transient: boolean;
 }
 
-/**
- * A copy whose worker was lost on its last attempt (the lease sweep gives the job up): the upload
- * is marked FAILED with its event in the sweep's transaction, so it never stays IN_PROGRESS; a
- * restart starts it again.
- */
-export function videoInGiveUps(clock: Clock): Record<string, GiveUpHandler<{ videoId: string }>> {
-  return {
-    [VIDEO_IN_COPY_JOB]: async (trx, { videoId }) => {
-      const v = await videosStore.byIdForUpdate(trx, videoId);
-      if (!v || (v.upload?.status !== 'INITIAL' && v.upload?.status !== 'IN_PROGRESS')) return;
-      const now = clock.now();
-      const error = stageError('videoIn', 'COPY_FAILED');
-      await videosStore.updateUpload(trx, v.id, { status: 'FAILED', etaSeconds: null, error }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId: v.id, occurredAt: now, error });
+/** The video-in feature's jobs. */
+export function videoInJobs(deps: VideoInJobDeps): JobDefinition[] {
+  const upload = new VideoStage(deps.db, deps.clock, 'upload');
+  const copy: JobDefinition<CopyJobPayload> = {
+    ...VIDEO_IN_COPY_JOB,
+    run: videoInCopy(deps, upload),
+    onGiveUp: async (trx, { videoId }) => {
+      await upload.whenInWithin(trx, videoId, RUNNING, (trx, v, now) => upload.failed(trx, v, stageError('videoIn', 'COPY_FAILED'), VideoEvents.videoIn.failed, now));
     },
   };
+  return [copy];
 }
 
-export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
+function videoInCopy(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<CopyJobPayload>['run'] {
   const { db, clock, blobs, videoIn } = deps;
   return async ({ videoId }, ctx) => {
     const op = await videoInStore.byVideoId(db, videoId);
-    const video = await videosStore.byId(db, videoId);
+    const video = await findVideo(db, videoId);
     if (!op || !video?.upload) return; // abandoned or deleted meanwhile
     if (video.upload.status === 'DONE' || video.upload.status === 'FAILED') return;
     if (video.upload.status === 'INITIAL') await markStarted(videoId);
@@ -74,7 +69,7 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
     // Progress and time left from the bytes copied, written once a second (advisory: the final
     // state is written in a transaction below, after the last progress write).
     const eta = new ProgressEta({ label: 'video-in' });
-    const writes = writeProgress(eta, (e) => videosStore.updateUpload(db, videoId, progressUpdate(e), clock.now()), { onError: (err) => ctx.log.warn({ err }, 'progress write failed') });
+    const writes = writeProgress(eta, (e) => stage.progress(videoId, e), { onError: (err) => ctx.log.warn({ err }, 'progress write failed') });
     try {
       const upload = await openUpload(op, ctx.log);
       const result = await copyRanges({
@@ -101,7 +96,7 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
         if (done) return markDone(videoId, done.crc32c, done.size);
       }
       const failure = classify(err, op);
-      if (failure.transient && ctx.job.attempts < ctx.job.maxAttempts) {
+      if (retriesLeft(ctx, failure.transient)) {
         ctx.log.warn({ videoId, err, attempt: ctx.job.attempts }, 'video in: copy attempt failed, will retry');
         throw err;
       }
@@ -115,37 +110,22 @@ export function videoInCopyJob(deps: CopyJobDeps): JobHandler<CopyJobPayload> {
   };
 
   async function markStarted(videoId: string): Promise<void> {
-    await db.transaction(async (trx) => {
-      const v = await videosStore.byIdForUpdate(trx, videoId);
-      if (v?.upload?.status !== 'INITIAL') return;
-      const now = clock.now();
-      await videosStore.updateUpload(trx, videoId, { status: 'IN_PROGRESS' }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.started, videoId, occurredAt: now });
-    });
+    await stage.start(videoId, VideoEvents.videoIn.started);
   }
 
   async function markDone(videoId: string, crc32c: number, size: number): Promise<void> {
-    await db.transaction(async (trx) => {
-      const v = await videosStore.byIdForUpdate(trx, videoId);
-      if (!v?.upload || v.upload.status === 'DONE') return;
-      const now = clock.now();
-      await videosStore.setStored(trx, videoId, { blobKey: videoFileKey(videoId), crc32c, size }, now);
-      await videosStore.updateUpload(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: null, error: null }, now);
+    // A FAILED copy found whole (an earlier run completed it) is DONE as well.
+    await stage.whenIn(videoId, ['INITIAL', 'IN_PROGRESS', 'FAILED'], async (trx, v, now) => {
+      await recordVideoFile(trx, videoId, { blobKey: videoFileKey(videoId), crc32c, size }, now);
       await videoInStore.forgetParts(trx, videoId);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.done, videoId, occurredAt: now });
+      await stage.done(trx, v, VideoEvents.videoIn.done, now);
       await deps.onCopied(trx, { ...v, blobKey: videoFileKey(videoId), crc32c });
       await sampleStorage(trx, v.teamId, now);
     });
   }
 
   async function markFailed(videoId: string, error: StageError): Promise<void> {
-    await db.transaction(async (trx) => {
-      const v = await videosStore.byIdForUpdate(trx, videoId);
-      if (!v?.upload || v.upload.status === 'DONE' || v.upload.status === 'FAILED') return;
-      const now = clock.now();
-      await videosStore.updateUpload(trx, videoId, { status: 'FAILED', etaSeconds: null, error }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoIn.failed, videoId, occurredAt: now, error });
-    });
+    await stage.whenIn(videoId, RUNNING, (trx, v, now) => stage.failed(trx, v, error, VideoEvents.videoIn.failed, now));
   }
 
   /** The upload of an earlier run (resumed), or a new one recorded before any part is written. */

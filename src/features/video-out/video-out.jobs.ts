@@ -1,5 +1,5 @@
 /**
- * The `video-out.copy` job: copies a stored video file to the customer's bucket as an S3
+ * The video-out feature's jobs. `video-out.copy`: copies a stored video file to the customer's bucket as an S3
  * multipart upload (CreateMultipartUpload, UploadPart in parallel, CompleteMultipartUpload) with
  * the ranged copy engine, reading platform storage by ranges. The CRC-32C of what was sent is
  * compared with the video's stored `crc32c` before the upload is completed.
@@ -15,12 +15,13 @@
  * an endpoint the outbound guard refuses at connect time or a checksum mismatch is FAILED at once.
  *
  * Also here: `video-out.abort-upload` (abandon and delete release the multipart upload),
- * `video-out.bill`, and the give-up handler for a copy whose worker was lost.
+ * `video-out.bill`, and the copy's `onGiveUp` for a copy whose worker was lost on its last
+ * attempt (FAILED with its event, never left IN_PROGRESS).
  */
 import { CreateMultipartUploadCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Db } from '../../db/database';
+import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
-import type { GiveUpHandler, JobHandler } from '../../jobs/worker';
 import { crc32cCombine } from '../../net/crc32c';
 import { isNetworkFailure } from '../../net/network-failure';
 import { isNonPublicAddressRefusal } from '../../net/outbound-url';
@@ -31,21 +32,19 @@ import { createBucketClient } from '../../storage/bucket-access';
 import { MultipartTarget, S3Upload } from '../../storage/s3-blob-store';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
-import { recordEvent } from '../webhooks';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../storage/copy-engine';
-import { stageError } from '../videos';
-import { VideoEvents } from '../videos';
+import { findVideo, OperationStatus, retriesLeft, RUNNING, StageGuard, stageError, StageError, VideoEvents } from '../videos';
 import {
   AbortUploadPayload,
   BillCopyPayload,
   storedFileOf,
+  VIDEO_OUT_ABORT_JOB,
   VIDEO_OUT_BILL_JOB,
   VIDEO_OUT_COPY_JOB,
   VideoOutJobPayload,
   VideoOutService,
 } from './video-out.service';
 import { VideoOutOperation, videoOutStore } from './video-out.store';
-import { progressUpdate, StageError, videosStore } from '../videos';
 
 /** Parts in flight are buffered (UploadPart needs a known length): at most this much memory per copy. */
 const MEMORY_BUDGET = 128 * MIB;
@@ -75,11 +74,36 @@ function bucketClient(videoOut: VideoOutService, op: Pick<VideoOutOperation, 'vi
   return { client, target: { client, bucket: settings.bucket } };
 }
 
-export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPayload> {
+/** The output is the copy `operationId`'s (not replaced or abandoned meanwhile) and in one of `states`. */
+function ofCopy(operationId: string, states: readonly OperationStatus[]): StageGuard {
+  return async (v, trx) => {
+    const status = v.output?.status;
+    return status !== undefined && states.includes(status) && (await videoOutStore.byVideoId(trx, v.id))?.id === operationId;
+  };
+}
+
+/** The video-out feature's jobs. */
+export function videoOutJobs(deps: VideoOutJobDeps): JobDefinition[] {
+  const { videoOut } = deps;
+  const output = videoOut.output;
+  const copy: JobDefinition<VideoOutJobPayload> = {
+    ...VIDEO_OUT_COPY_JOB,
+    run: videoOutCopy(deps),
+    onGiveUp: async (trx, { videoId, operationId }) => {
+      await output.whenInWithin(trx, videoId, ofCopy(operationId, RUNNING), (trx, v, now) => output.failed(trx, v, stageError('videoOut', 'COPY_FAILED'), VideoEvents.videoOut.failed, now));
+    },
+  };
+  const abort: JobDefinition<AbortUploadPayload> = { ...VIDEO_OUT_ABORT_JOB, run: videoOutAbort(videoOut) };
+  const bill: JobDefinition<BillCopyPayload> = { ...VIDEO_OUT_BILL_JOB, run: (p) => videoOut.billCopy(p) };
+  return [copy, abort, bill];
+}
+
+function videoOutCopy(deps: VideoOutJobDeps): JobDefinition<VideoOutJobPayload>['run'] {
   const { db, clock, blobs, videoOut } = deps;
+  const output = videoOut.output;
   return async ({ videoId, operationId }, ctx) => {
     const op = await videoOutStore.byVideoId(db, videoId);
-    const video = await videosStore.byId(db, videoId);
+    const video = await findVideo(db, videoId);
     if (!op || op.id !== operationId || !video?.output) return; // abandoned, replaced or deleted meanwhile
     if (video.output.status === 'DONE' || video.output.status === 'FAILED') return;
     if (video.output.status === 'INITIAL') await markStarted(videoId);
@@ -90,7 +114,7 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
     // Progress and time left from the bytes sent, written once a second (advisory: the final
     // state is written in a transaction below; a late write cannot undo it).
     const eta = new ProgressEta({ label: 'video-out' });
-    const writes = writeProgress(eta, (e) => videosStore.updateOutputProgress(db, videoId, progressUpdate(e), clock.now()), {
+    const writes = writeProgress(eta, (e) => output.progress(videoId, e), {
       onError: (err) => ctx.log.warn({ err }, 'video out: progress write failed'),
     });
     try {
@@ -128,7 +152,7 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
       // A checksum mismatch sends every part again on a restart (what was read may have been bad).
       if (err instanceof ChecksumMismatchError) await videoOutStore.forgetParts(db, videoId);
       const failure = classify(err);
-      if (failure.transient && ctx.job.attempts < ctx.job.maxAttempts) {
+      if (retriesLeft(ctx, failure.transient)) {
         ctx.log.warn({ videoId, err, attempt: ctx.job.attempts }, 'video out: copy attempt failed, will retry');
         throw err;
       }
@@ -141,40 +165,22 @@ export function videoOutCopyJob(deps: VideoOutJobDeps): JobHandler<VideoOutJobPa
   };
 
   async function markStarted(videoId: string): Promise<void> {
-    await db.transaction(async (trx) => {
-      const v = await videosStore.byIdForUpdate(trx, videoId);
-      if (v?.output?.status !== 'INITIAL') return;
-      const now = clock.now();
-      await videosStore.updateOutput(trx, videoId, { status: 'IN_PROGRESS' }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.started, videoId, occurredAt: now });
-    });
+    await output.start(videoId, VideoEvents.videoOut.started);
   }
 
   async function markDone(videoId: string, operationId: string, bytes: number): Promise<void> {
-    await db.transaction(async (trx) => {
-      const v = await videosStore.byIdForUpdate(trx, videoId);
-      const op = await videoOutStore.byVideoId(trx, videoId);
-      if (!v?.output || v.output.status === 'DONE' || op?.id !== operationId) return;
-      const now = clock.now();
-      await videosStore.updateOutput(trx, videoId, { status: 'DONE', progress: 100, etaSeconds: null, error: null }, now);
+    await output.whenIn(videoId, ofCopy(operationId, ['INITIAL', 'IN_PROGRESS', 'FAILED']), async (trx, v, now) => {
+      await output.done(trx, v, VideoEvents.videoOut.done, now);
       // The upload is an object now: nothing left to resume or abort.
       await videoOutStore.setUpload(trx, videoId, operationId, null, now);
       await videoOutStore.forgetParts(trx, videoId);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.done, videoId, occurredAt: now });
       const bill: BillCopyPayload = { teamId: v.teamId, videoId, operationId, bytes };
-      await deps.jobs.enqueue(trx, { kind: VIDEO_OUT_BILL_JOB, payload: bill, maxAttempts: 10 });
+      await deps.jobs.enqueue(trx, { kind: VIDEO_OUT_BILL_JOB.kind, payload: bill, maxAttempts: VIDEO_OUT_BILL_JOB.attempts });
     });
   }
 
   async function markFailed(videoId: string, operationId: string, error: StageError): Promise<void> {
-    await db.transaction(async (trx) => {
-      const v = await videosStore.byIdForUpdate(trx, videoId);
-      const op = await videoOutStore.byVideoId(trx, videoId);
-      if (!v?.output || v.output.status === 'DONE' || v.output.status === 'FAILED' || op?.id !== operationId) return;
-      const now = clock.now();
-      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', etaSeconds: null, error }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now, error });
-    });
+    await output.whenIn(videoId, ofCopy(operationId, RUNNING), (trx, v, now) => output.failed(trx, v, error, VideoEvents.videoOut.failed, now));
   }
 
   /** The upload of an earlier run (resumed), or a new one recorded before any part is sent. */
@@ -237,7 +243,7 @@ export function classify(err: unknown): Failure {
 }
 
 /** `video-out.abort-upload`: aborts a released multipart upload; an upload already gone is fine. */
-export function videoOutAbortJob(videoOut: VideoOutService): JobHandler<AbortUploadPayload> {
+function videoOutAbort(videoOut: VideoOutService): JobDefinition<AbortUploadPayload>['run'] {
   return async (p, ctx) => {
     const { client, target } = bucketClient(videoOut, { videoId: p.videoId, id: p.operationId, sealedBucket: p.sealedBucket });
     try {
@@ -246,25 +252,5 @@ export function videoOutAbortJob(videoOut: VideoOutService): JobHandler<AbortUpl
     } finally {
       client.destroy();
     }
-  };
-}
-
-/** `video-out.bill`: the bytes of a finished copy accrue as DOWNLOAD_S3 (idempotent per copy). */
-export function videoOutBillJob(videoOut: VideoOutService): JobHandler<BillCopyPayload> {
-  return (p) => videoOut.billCopy(p);
-}
-
-/** A copy whose worker is lost on its last attempt is FAILED with its event, never left IN_PROGRESS. */
-export function videoOutGiveUps(clock: Clock): Record<string, GiveUpHandler<VideoOutJobPayload>> {
-  return {
-    [VIDEO_OUT_COPY_JOB]: async (trx, { videoId, operationId }) => {
-      const v = await videosStore.byIdForUpdate(trx, videoId);
-      const op = await videoOutStore.byVideoId(trx, videoId);
-      if (!v || op?.id !== operationId || (v.output?.status !== 'INITIAL' && v.output?.status !== 'IN_PROGRESS')) return;
-      const now = clock.now();
-      const error = stageError('videoOut', 'COPY_FAILED');
-      await videosStore.updateOutput(trx, videoId, { status: 'FAILED', etaSeconds: null, error }, now);
-      await recordEvent(trx, { teamId: v.teamId, eventType: VideoEvents.videoOut.failed, videoId, occurredAt: now, error });
-    },
   };
 }

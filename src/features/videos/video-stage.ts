@@ -1,0 +1,117 @@
+/**
+ * One stage of a video (upload = video in, ingestion, processing = the clip's cut or a processing
+ * job, output = video out) moved from state to state. Every move the spec names writes its
+ * webhook event (`recordEvent`) in the transaction of the change, and only when the stage is
+ * still in the state the caller expects, so a job run twice writes each change and event once.
+ */
+import type { Knex } from 'knex';
+import type { Db } from '../../db/database';
+import type { JobContext } from '../../jobs/worker';
+import type { Clock } from '../../shared/clock';
+import { recordEvent } from '../webhooks';
+import { OperationStatus, progressUpdate, StageError, Video, videosStore } from './videos.store';
+
+export type VideoStageName = 'upload' | 'ingestion' | 'processing' | 'output';
+
+/** A change of a stage's common columns that records no event (a restart, a new copy, the start of ingestion). */
+export interface StageReset {
+  status: 'INITIAL' | 'IN_PROGRESS';
+  progress?: number;
+  etaSeconds?: number | null;
+  error: null;
+}
+
+/** Which states a move starts from: a list, or a check of the locked video (in the transaction). */
+export type StageGuard = readonly OperationStatus[] | ((v: Video, trx: Knex) => boolean | Promise<boolean>);
+
+type Update = { status?: OperationStatus; progress?: number; etaSeconds?: number | null; error?: StageError | null };
+
+const WRITE: Record<VideoStageName, (db: Knex, id: string, u: Update, now: Date) => Promise<void>> = {
+  upload: (db, id, u, now) => videosStore.updateUpload(db, id, u, now),
+  ingestion: (db, id, u, now) => videosStore.updateIngestion(db, id, u, now),
+  processing: (db, id, u, now) => videosStore.updateProcessing(db, id, u, now),
+  output: (db, id, u, now) => videosStore.updateOutput(db, id, u, now),
+};
+
+/** The time left a DONE stage shows: none for the copies, zero for the media stages. */
+const DONE_ETA: Record<VideoStageName, number | null> = { upload: null, ingestion: 0, processing: 0, output: null };
+
+export class VideoStage {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    readonly stage: VideoStageName,
+  ) {}
+
+  /**
+   * Runs `fn` in a transaction with the video locked, only when the stage passes `from`
+   * (a video that is gone or whose stage moved meanwhile is left alone). True when `fn` ran.
+   */
+  async whenIn(videoId: string, from: StageGuard, fn: (trx: Knex, v: Video, now: Date) => Promise<void>): Promise<boolean> {
+    return this.db.transaction(async (trx) => this.whenInWithin(trx, videoId, from, fn));
+  }
+
+  /** `whenIn` in the caller's transaction (the lease sweep's give-up handlers). */
+  async whenInWithin(trx: Knex, videoId: string, from: StageGuard, fn: (trx: Knex, v: Video, now: Date) => Promise<void>): Promise<boolean> {
+    const v = await videosStore.byIdForUpdate(trx, videoId);
+    if (!v || !(await this.passes(v, from, trx))) return false;
+    await fn(trx, v, this.clock.now());
+    return true;
+  }
+
+  /** INITIAL -> IN_PROGRESS with its `*.started` event, once. */
+  start(videoId: string, event: string): Promise<boolean> {
+    return this.whenIn(videoId, ['INITIAL'], (trx, v, now) => this.started(trx, v, event, now));
+  }
+
+  /** IN_PROGRESS and its event, in the caller's transaction. */
+  async started(trx: Knex, v: Video, event: string, now: Date): Promise<void> {
+    await WRITE[this.stage](trx, v.id, { status: 'IN_PROGRESS' }, now);
+    await recordEvent(trx, { teamId: v.teamId, eventType: event, videoId: v.id, occurredAt: now });
+  }
+
+  /** DONE (progress 100, no error) and its event, in the caller's transaction. */
+  async done(trx: Knex, v: Video, event: string, now: Date): Promise<void> {
+    await WRITE[this.stage](trx, v.id, { status: 'DONE', progress: 100, etaSeconds: DONE_ETA[this.stage], error: null }, now);
+    await recordEvent(trx, { teamId: v.teamId, eventType: event, videoId: v.id, occurredAt: now });
+  }
+
+  /** FAILED with its error, and its event carrying the error, in the caller's transaction. */
+  async failed(trx: Knex, v: Video, error: StageError, event: string, now: Date): Promise<void> {
+    await WRITE[this.stage](trx, v.id, { status: 'FAILED', etaSeconds: null, error }, now);
+    await recordEvent(trx, { teamId: v.teamId, eventType: event, videoId: v.id, occurredAt: now, error });
+  }
+
+  /** Back to INITIAL or IN_PROGRESS with the error cleared, no event (a restart, a new copy, ingestion's start). */
+  async reset(trx: Knex, videoId: string, to: StageReset, now: Date): Promise<void> {
+    await WRITE[this.stage](trx, videoId, to, now);
+  }
+
+  /**
+   * Writes a running stage's progress and time left as estimated (src/shared/progress-eta.ts):
+   * under 100 % until DONE. The output's progress is written only while the copy runs.
+   */
+  async progress(videoId: string, e: { fraction: number; etaSeconds?: number }): Promise<void> {
+    const u = progressUpdate(e);
+    if (this.stage === 'output') await videosStore.updateOutputProgress(this.db, videoId, u, this.clock.now());
+    else await WRITE[this.stage](this.db, videoId, u, this.clock.now());
+  }
+
+  private async passes(v: Video, from: StageGuard, trx: Knex): Promise<boolean> {
+    if (typeof from === 'function') return from(v, trx);
+    const status = v[this.stage]?.status;
+    return status !== undefined && from.includes(status);
+  }
+}
+
+/** The states of a stage whose job is still to finish: what a give-up marks FAILED. */
+export const RUNNING: readonly OperationStatus[] = ['INITIAL', 'IN_PROGRESS'];
+
+/**
+ * The retry decision of a stage's job after a failed attempt (its lease held): the queue runs
+ * it again (the caller rethrows) when the failure may pass and attempts are left; otherwise the
+ * failure is final and the caller records the stage FAILED.
+ */
+export function retriesLeft(ctx: JobContext, transient: boolean): boolean {
+  return transient && ctx.job.attempts < ctx.job.maxAttempts;
+}
