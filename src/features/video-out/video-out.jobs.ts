@@ -1,7 +1,7 @@
 /**
- * The video-out feature's jobs. `video-out.copy`: copies a stored video file to the customer's bucket as an S3
- * multipart upload (CreateMultipartUpload, UploadPart in parallel, CompleteMultipartUpload) with
- * the ranged copy engine, reading platform storage by ranges. The CRC-32C of what was sent is
+ * The video-out feature's jobs. `video-out.copy` copies a stored video file to the customer's
+ * bucket as an S3 multipart upload (CreateMultipartUpload, UploadPart in parallel,
+ * CompleteMultipartUpload) with the ranged copy engine, reading platform storage by ranges. The CRC-32C of what was sent is
  * compared with the video's stored `crc32c` before the upload is completed.
  *
  * Resumable at any point: the upload (its UploadId) and the CRC of every part sent are rows, so
