@@ -10,6 +10,7 @@ import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertEtaQuality, assertStageError, createHarness, expectError, Harness, recordEtaRuns, TestUser, linkTestAgreement } from '../helpers/harness';
+import { apiRequests, waitFor } from '../helpers/scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
@@ -29,21 +30,16 @@ describe(`Processing (${TEST_DIALECT})`, function () {
   let u: TestUser;
   let n = 0;
 
-  const post = (path: string, body?: object, user: TestUser = u) => {
-    const req = h.request.post(`/api${path}`).set('X-API-Key', user.apiKey);
-    return body === undefined ? req : req.send(body);
-  };
-  const get = (path: string, user: TestUser = u) => h.request.get(`/api${path}`).set('X-API-Key', user.apiKey);
-  const del = (path: string, user: TestUser = u) => h.request.delete(`/api${path}`).set('X-API-Key', user.apiKey);
+  const { get, post, del } = apiRequests(() => h, () => u);
   const eventsOf = async (videoId: string) =>
     (await h.database.db('webhook_events').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('event_type', 'data'))
       .filter((r: any) => JSON.parse(r.data).videoId === videoId)
       .map((r: any) => r.event_type as string);
   const waitStage = (videoId: string, stage: 'ingestion' | 'processing', want = ['DONE', 'FAILED']) =>
-    h.waitFor(async () => {
+    waitFor(`${stage} of ${videoId}`, async () => {
       const s = (await videosStore.byId(h.database.db, videoId))?.[stage];
       return s && want.includes(s.status) ? s : undefined;
-    }, { what: `${stage} of ${videoId}`, timeoutMs: 150_000 });
+    }, { timeoutMs: 150_000 });
 
   /** A master copied in and ingested (metadata only, no clip). */
   async function ingested(data: Buffer, ext = 'mp4'): Promise<string> {
@@ -453,7 +449,7 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       s3Bucket: { bucket: 'deliveries', accessKey: s3.credentials.accessKey, secretAccessKey: s3.credentials.secretAccessKey, endpoint: s3.endpoint, forcePathStyle: true },
     });
     assert.equal(out.status, 202, JSON.stringify(out.body));
-    await h.waitFor(async () => (await videosStore.byId(h.database.db, videoId))?.output?.status === 'DONE', { what: 'video out', timeoutMs: 60_000 });
+    await waitFor('video out', async () => (await videosStore.byId(h.database.db, videoId))?.output?.status === 'DONE', { timeoutMs: 60_000 });
     const client = s3.client();
     const got = await client.send(new GetObjectCommand({ Bucket: 'deliveries', Key: `results/${video!.file!.name}` }));
     const fetched = Buffer.from(await got.Body!.transformToByteArray());
