@@ -1,13 +1,23 @@
 /**
- * `npm test`: the whole mocha suite on SQLite, then again on PostgreSQL when it is reachable
- * (VIDMILL_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/test). Says which ran.
- * VIDMILL_TEST_REQUIRE_PG=true turns "PostgreSQL unreachable" into a failure (CI sets it).
- * Extra arguments go to mocha (for example a single file).
+ * `npm test`, in up to three mocha runs:
+ * 1. the dialect-free files, once: those that never reach test/helpers/database.ts through their
+ *    imports (the harness imports it), so they open no test database;
+ * 2. the database files on SQLite;
+ * 3. the database files again on PostgreSQL when it is reachable (VIDMILL_TEST_PG_URL, default
+ *    postgres://postgres@127.0.0.1:5432/test).
+ * Says what ran where. VIDMILL_TEST_REQUIRE_PG=true turns "PostgreSQL unreachable" into a failure
+ * (CI sets it). Extra arguments go to mocha: files, directories or globs under test/ choose the
+ * files (each still runs in the passes its kind needs); anything else (`--grep x`) goes to every run.
+ * `npm test -- --passes` only lists which files run in which pass.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { Client } from 'pg';
 
 const PG_URL = process.env.VIDMILL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const TEST_DIR = path.resolve('test');
+const DATABASE_HELPER = path.join(TEST_DIR, 'helpers', 'database.ts');
 
 async function postgresReachable(): Promise<boolean> {
   const client = new Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
@@ -22,27 +32,111 @@ async function postgresReachable(): Promise<boolean> {
   }
 }
 
-function runMocha(dialect: 'sqlite' | 'postgres'): boolean {
-  console.log(`\n=== npm test: whole suite on ${dialect === 'sqlite' ? 'SQLite' : `PostgreSQL (${PG_URL})`} ===`);
-  const files = process.argv.length > 2 ? process.argv.slice(2) : ['test/**/*.test.ts'];
-  const result = spawnSync('npx', ['mocha', ...files], {
+/** Every *.test.ts under `dir`, sorted, relative to the working directory. */
+function testFilesUnder(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...testFilesUnder(full));
+    else if (entry.name.endsWith('.test.ts')) found.push(path.relative('.', full));
+  }
+  return found.sort();
+}
+
+/** `*` within a path segment, `**` across segments, `?` one character. */
+function globToRegExp(glob: string): RegExp {
+  const body = path
+    .normalize(glob)
+    .split(/(\*\*\/|\*\*|\*|\?)/)
+    .map((part) => (part === '**/' ? '(?:.*/)?' : part === '**' ? '.*' : part === '*' ? '[^/]*' : part === '?' ? '[^/]' : part.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${body}$`);
+}
+
+/** Splits the arguments into test files (files, directories, globs) and mocha options. */
+function parseArgs(args: string[]): { files: string[]; options: string[] } {
+  const specs = args.filter((a) => !a.startsWith('-') && (a.includes('*') || existsSync(a)));
+  const options = args.filter((a) => !specs.includes(a));
+  if (specs.length === 0) return { files: testFilesUnder(TEST_DIR), options };
+  const files = new Set<string>();
+  for (const spec of specs) {
+    if (spec.includes('*')) {
+      const re = globToRegExp(spec);
+      for (const f of testFilesUnder(TEST_DIR)) if (re.test(f)) files.add(f);
+    } else if (statSync(spec).isDirectory()) {
+      for (const f of testFilesUnder(spec)) files.add(f);
+    } else {
+      files.add(path.relative('.', path.resolve(spec)));
+    }
+  }
+  return { files: [...files].sort(), options };
+}
+
+const RELATIVE_IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/** Whether `file` reaches test/helpers/database.ts through its relative imports inside test/. */
+function usesTestDatabase(file: string, seen = new Set<string>()): boolean {
+  const full = path.resolve(file);
+  if (full === DATABASE_HELPER) return true;
+  if (seen.has(full) || !full.startsWith(TEST_DIR + path.sep)) return false;
+  seen.add(full);
+  for (const [, spec] of readFileSync(full, 'utf8').matchAll(RELATIVE_IMPORT)) {
+    const target = path.resolve(path.dirname(full), spec);
+    const resolved = [target, `${target}.ts`, path.join(target, 'index.ts')].find((c) => existsSync(c) && statSync(c).isFile());
+    if (resolved && usesTestDatabase(resolved, seen)) return true;
+  }
+  return false;
+}
+
+type Pass = 'dialect-free' | 'sqlite' | 'postgres';
+
+function runMocha(pass: Pass, files: string[], options: string[]): boolean {
+  const where = { 'dialect-free': 'dialect-free files, once (no test database)', sqlite: 'database files on SQLite', postgres: `database files on PostgreSQL (${PG_URL})` }[pass];
+  console.log(`\n=== npm test: ${files.length} ${where} ===`);
+  // The dialect-free run names no dialect: test/helpers/database.ts refuses to load there.
+  const result = spawnSync('npx', ['mocha', ...options, ...files], {
     stdio: 'inherit',
-    env: { ...process.env, VIDMILL_TEST_DB: dialect },
+    env: { ...process.env, VIDMILL_TEST_DB: pass === 'dialect-free' ? 'none' : pass },
   });
   return result.status === 0;
 }
 
 async function main(): Promise<void> {
-  const results: Record<string, string> = {};
-  results.sqlite = runMocha('sqlite') ? 'passed' : 'FAILED';
-  if (await postgresReachable()) {
-    results.postgres = runMocha('postgres') ? 'passed' : 'FAILED';
-  } else {
-    results.postgres = process.env.VIDMILL_TEST_REQUIRE_PG === 'true' ? 'FAILED (unreachable)' : 'skipped (unreachable)';
-    console.log(`\nPostgreSQL at ${PG_URL} is not reachable: PostgreSQL run ${results.postgres}.`);
+  const args = process.argv.slice(2);
+  const { files, options } = parseArgs(args.filter((a) => a !== '--passes'));
+  const databaseFiles = files.filter((f) => usesTestDatabase(f));
+  const dialectFree = files.filter((f) => !databaseFiles.includes(f));
+  if (args.includes('--passes')) {
+    console.log(`dialect-free, once (${dialectFree.length}):\n  ${dialectFree.join('\n  ')}`);
+    console.log(`on SQLite and on PostgreSQL (${databaseFiles.length}):\n  ${databaseFiles.join('\n  ')}`);
+    return;
   }
-  console.log(`\n=== npm test summary: SQLite ${results.sqlite}; PostgreSQL ${results.postgres} ===`);
-  process.exit(Object.values(results).some((r) => r.startsWith('FAILED')) ? 1 : 0);
+  const results: string[] = [];
+  let failed = false;
+  const record = (label: string, count: number, ok: boolean) => {
+    results.push(`${label} (${count} files) ${ok ? 'passed' : 'FAILED'}`);
+    failed ||= !ok;
+  };
+
+  if (dialectFree.length) record('dialect-free', dialectFree.length, runMocha('dialect-free', dialectFree, options));
+  if (databaseFiles.length) {
+    record('SQLite', databaseFiles.length, runMocha('sqlite', databaseFiles, options));
+    if (await postgresReachable()) {
+      record('PostgreSQL', databaseFiles.length, runMocha('postgres', databaseFiles, options));
+    } else {
+      const required = process.env.VIDMILL_TEST_REQUIRE_PG === 'true';
+      const outcome = required ? 'FAILED (unreachable)' : 'skipped (unreachable)';
+      results.push(`PostgreSQL ${outcome}`);
+      failed ||= required;
+      console.log(`\nPostgreSQL at ${PG_URL} is not reachable: PostgreSQL run ${outcome}.`);
+    }
+  }
+  if (!files.length) {
+    results.push('no test files matched');
+    failed = true;
+  }
+  console.log(`\n=== npm test summary: ${results.join('; ')} ===`);
+  process.exit(failed ? 1 : 0);
 }
 
 void main();

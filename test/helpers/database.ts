@@ -1,6 +1,9 @@
 /**
  * Each test file gets its own database: a fresh SQLite file, or a fresh PostgreSQL database
- * when VIDMILL_TEST_DB=postgres (scripts/run-tests.ts runs the suite once per dialect).
+ * when VIDMILL_TEST_DB=postgres. scripts/run-tests.ts runs the files that import this module
+ * (directly or through the harness) once per dialect, and the others once, with
+ * VIDMILL_TEST_DB=none: this module refuses to load there, so a file that opens a database
+ * cannot slip into that pass unnoticed.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +12,10 @@ import path from 'node:path';
 import knex from 'knex';
 import type { Config } from '../../src/config';
 import { Db, migrateToLatest, openDatabase } from '../../src/db/database';
+
+if (process.env.VIDMILL_TEST_DB === 'none') {
+  throw new Error('test/helpers/database.ts was loaded in the dialect-free run of npm test (VIDMILL_TEST_DB=none): run this file with VIDMILL_TEST_DB=sqlite or postgres');
+}
 
 export const TEST_DIALECT: 'sqlite' | 'postgres' = process.env.VIDMILL_TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
 export const PG_ADMIN_URL = process.env.VIDMILL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -66,8 +66,6 @@ export interface Harness {
    * (the SQLite rate limiter, caches) is not.
    */
   anotherProcess(): { app: Express; services: Services; request: supertest.Agent };
-  /** Resolves when `check` returns a truthy value (polled every 20 ms), else fails after `timeoutMs`. */
-  waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, opts?: { timeoutMs?: number; what?: string }): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -128,15 +126,6 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
       workers.push(worker);
       worker.start();
       return worker;
-    },
-    async waitFor(check, wopts = {}) {
-      const deadline = Date.now() + (wopts.timeoutMs ?? 20_000);
-      for (;;) {
-        const value = await check();
-        if (value) return value as any;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${wopts.what ?? 'a condition'}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
     },
     async user(opts = {}) {
       const email = `user-${randomBytes(4).toString('hex')}@example.com`;

@@ -20,6 +20,8 @@ export interface RangeRequestLog {
   range?: string;
   ifRange?: string;
   status: number;
+  /** Throttled responses (`bytesPerSecondPerConnection`): the slices sent, each followed by a 50 ms pause. */
+  throttledSlices?: number;
 }
 
 interface ServedFile {
@@ -126,6 +128,7 @@ export async function startRangeServer(): Promise<RangeServer> {
       if (!slice) return void stream.pipe(res);
       stream.on('data', (chunk) => {
         res.write(chunk);
+        log.throttledSlices = (log.throttledSlices ?? 0) + 1;
         stream.pause();
         setTimeout(() => !res.destroyed && stream.resume(), 50);
       });
@@ -207,6 +210,7 @@ export async function startRangeServer(): Promise<RangeServer> {
         const chunk = body.subarray(offset, offset + slice);
         offset += chunk.length;
         res.write(chunk);
+        log.throttledSlices = (log.throttledSlices ?? 0) + 1;
         setTimeout(send, 50);
       };
       return send();

@@ -1,6 +1,6 @@
 /**
  * A local webhook receiver whose answers the test controls (status, body, headers such as
- * Retry-After, delay, dropped connection). It verifies the signature of every request it
+ * Retry-After, delay, a request held open, dropped connection). It verifies the signature of every request it
  * receives with the project's verifier, which fetches keys through the API.
  */
 import http from 'node:http';
@@ -21,6 +21,8 @@ export interface Answer {
   body?: string;
   headers?: Record<string, string>;
   delayMs?: number;
+  /** Answer only once this has settled (the request is held open until then). */
+  until?: Promise<unknown>;
   /** Close the connection without answering. */
   drop?: boolean;
 }
@@ -56,6 +58,7 @@ export async function startReceiver(verifier: WebhookVerifier, path = '/hook'): 
       waiters.forEach((w) => w());
       const a = answerFn(r, index);
       if (a.delayMs) await new Promise((x) => setTimeout(x, a.delayMs));
+      if (a.until) await a.until.catch(() => undefined);
       if (a.drop) {
         req.socket.destroy();
         return;

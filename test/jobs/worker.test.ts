@@ -4,20 +4,10 @@ import { ClaimedJob, JobQueue } from '../../src/jobs/job-queue';
 import { JobContext, LeaseLostError, PermanentJobError, Worker, WorkerStoppingError } from '../../src/jobs/worker';
 import { ManualClock } from '../../src/shared/clock';
 import { createTestDatabase, TEST_DIALECT, TestDatabase } from '../helpers/database';
+import { waitFor } from '../helpers/scenario';
 
 const log = pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' });
 const LEASE = 30_000;
-
-/** Waits for a condition by polling (events from the loop are not all observable otherwise). */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 5_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 function deferred<T = void>() {
   let resolve!: (v: T) => void;

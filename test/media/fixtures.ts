@@ -2,7 +2,7 @@
  * Small media files made with ffmpeg's test sources, generated once per test run into one
  * temporary directory (removed when the process exits) and shared by the media tests.
  */
-import { execFile } from 'node:child_process';
+import { ChildProcess, execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,6 +19,20 @@ let binsPromise: Promise<MediaBinaries> | undefined;
 export function bins(): Promise<MediaBinaries> {
   binsPromise ??= resolveMediaBinaries({});
   return binsPromise;
+}
+
+/**
+ * Records the signals sent to child processes (`ChildProcess#kill`) until `restore()`: how a run
+ * was stopped (SIGTERM alone, or SIGTERM then SIGKILL after the grace time), without timing it.
+ */
+export function recordKills(): { signals: string[]; restore(): void } {
+  const kill = ChildProcess.prototype.kill;
+  const signals: string[] = [];
+  ChildProcess.prototype.kill = function (this: ChildProcess, signal?: NodeJS.Signals | number) {
+    signals.push(String(signal ?? 'SIGTERM'));
+    return kill.call(this, signal);
+  };
+  return { signals, restore: () => void (ChildProcess.prototype.kill = kill) };
 }
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];

@@ -14,7 +14,7 @@ import {
   type VideoQualityAssessment,
 } from '../../src/media';
 import { multiStillsArgs, qualityFromMetadata, qualityLabel, qualityScore, stillPositions, stillsArgs, webVideoArgs } from '../../src/media/recipes';
-import { bins, ffprobeStreams, fixture, fixtureDir, mp4TopLevelBoxes } from './fixtures';
+import { bins, ffprobeStreams, fixture, fixtureDir, mp4TopLevelBoxes, recordKills } from './fixtures';
 
 // Compile-time: the assessment is the contract's VideoQualityAssessment.
 const toContract = (q: VideoQualityAssessment): components['schemas']['VideoQualityAssessment'] => q;
@@ -193,12 +193,23 @@ describe('Media recipes', function () {
 
     it('an abort stops the web video at once', async () => {
       const controller = new AbortController();
-      const t0 = Date.now();
-      setTimeout(() => controller.abort(new Error('ingestion cancelled')), 200);
-      const err = await makeWebVideo(await bins(), await fixture('h264Mp4'), path.join(outDir(), 'web.mp4'), { signal: controller.signal }).catch((e) => e);
-      assert.ok(err instanceof MediaAbortedError, String(err));
-      assert.match(err.message, /^ffmpeg aborted: ingestion cancelled/);
-      assert.ok(Date.now() - t0 < 1500);
+      const kills = recordKills();
+      let sentWithinAbort: string[] | undefined;
+      try {
+        // Aborted at its first progress report short of the end: in the middle of the encode.
+        const onProgress = (p: MediaProgress) => {
+          if (controller.signal.aborted || p.percentage >= 100) return;
+          controller.abort(new Error('ingestion cancelled'));
+          sentWithinAbort = [...kills.signals];
+        };
+        const err = await makeWebVideo(await bins(), await fixture('h264Mp4'), path.join(outDir(), 'web.mp4'), { signal: controller.signal, onProgress }).catch((e) => e);
+        assert.ok(err instanceof MediaAbortedError, String(err));
+        assert.match(err.message, /^ffmpeg aborted: ingestion cancelled/);
+        assert.deepEqual(sentWithinAbort, ['SIGTERM'], 'SIGTERM is sent within abort()');
+        assert.deepEqual(kills.signals, ['SIGTERM'], 'ffmpeg stopped on SIGTERM, without the SIGKILL of the grace time');
+      } finally {
+        kills.restore();
+      }
     });
 
     it('quality assessment: contract shape, every metric measured, blur seen in a blurred copy; progress through the sampled frames', async () => {

@@ -1,8 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
+import { mock } from 'node:test';
 import { MediaAbortedError, MediaProcessError, MediaTimeoutError, runMedia, type MediaProgress } from '../../src/media';
 import { mediaArgs, ProgressParser, STDERR_TAIL_BYTES } from '../../src/media/runner';
-import { bins } from './fixtures';
+import { waitFor } from '../helpers/scenario';
+import { bins, recordKills } from './fixtures';
 
 /** Processes whose command line contains `marker` (Linux /proc). */
 function processesWith(marker: string): number[] {
@@ -20,6 +22,13 @@ function processesWith(marker: string): number[] {
 
 describe('Media runner', function () {
   this.timeout(20_000);
+  // How a run is stopped is told by the signals sent and, for the time limits, by mocked timers.
+  let kills: ReturnType<typeof recordKills>;
+  beforeEach(() => (kills = recordKills()));
+  afterEach(() => {
+    mock.timers.reset();
+    kills.restore();
+  });
 
   it('adds -hide_banner -nostdin, a log level and -progress only for ffmpeg', () => {
     assert.deepEqual(mediaArgs('/usr/bin/ffmpeg', ['-i', 'a']), ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', 'a']);
@@ -87,12 +96,11 @@ describe('Media runner', function () {
     const marker = `testsrc2=size=${200 + (process.pid % 500) * 2}x242:rate=25`;
     const controller = new AbortController();
     const running = runMedia(ffmpeg, ['-f', 'lavfi', '-i', marker, '-f', 'null', '-'], { signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 400));
-    assert.equal(processesWith(marker).length, 1, 'ffmpeg runs');
-    const t0 = Date.now();
+    await waitFor('ffmpeg runs', () => processesWith(marker).length === 1);
     controller.abort(new Error('video deleted'));
+    assert.deepEqual(kills.signals, ['SIGTERM'], 'SIGTERM is sent within abort()');
     const err = await running.then(() => assert.fail('resolved'), (e: unknown) => e);
-    assert.ok(Date.now() - t0 < 1500, `took ${Date.now() - t0} ms`);
+    assert.deepEqual(kills.signals, ['SIGTERM'], 'ffmpeg ended on SIGTERM, without the SIGKILL of the grace time');
     assert.ok(err instanceof MediaAbortedError);
     assert.match(err.message, /ffmpeg aborted: video deleted/);
     assert.deepEqual(processesWith(marker), [], 'the process is gone when the promise settles');
@@ -108,20 +116,38 @@ describe('Media runner', function () {
   it('the time limit kills the process and rejects with MediaTimeoutError', async () => {
     const { ffmpeg } = await bins();
     const marker = `testsrc2=size=${200 + (process.pid % 500) * 2}x244:rate=25`;
-    const t0 = Date.now();
-    const err = await runMedia(ffmpeg, ['-f', 'lavfi', '-i', marker, '-f', 'null', '-'], { timeoutMs: 300 }).catch((e) => e);
+    mock.timers.enable({ apis: ['setTimeout'] });
+    const settled = runMedia(ffmpeg, ['-f', 'lavfi', '-i', marker, '-f', 'null', '-'], { timeoutMs: 300 }).catch((e) => e);
+    await waitFor('ffmpeg runs', () => processesWith(marker).length === 1);
+    mock.timers.tick(299);
+    assert.deepEqual(kills.signals, [], 'nothing is sent before the time limit');
+    mock.timers.tick(1);
+    assert.deepEqual(kills.signals, ['SIGTERM'], 'SIGTERM at the time limit');
+    const err = await settled;
     assert.ok(err instanceof MediaTimeoutError);
     assert.equal(err.timeoutMs, 300);
     assert.match(err.message, /ffmpeg timed out after 300 ms/);
-    assert.ok(Date.now() - t0 < 2500, `took ${Date.now() - t0} ms`);
+    assert.deepEqual(kills.signals, ['SIGTERM'], 'ffmpeg ended on SIGTERM, without the SIGKILL of the grace time');
     assert.deepEqual(processesWith(marker), []);
   });
 
   it('a process ignoring SIGTERM is killed with SIGKILL after the grace time', async () => {
-    const t0 = Date.now();
-    const err = await runMedia('/bin/sh', ['-c', 'trap "" TERM; exec sleep 30'], { timeoutMs: 200, killGraceMs: 300, tool: 'ffprobe' }).catch((e) => e);
+    // `sleep` inherits the ignored SIGTERM; its command line (sleep NUL seconds) exists only once
+    // the trap is set and the shell has exec'd it.
+    const seconds = `30.${process.pid}`;
+    mock.timers.enable({ apis: ['setTimeout'] });
+    const settled = runMedia('/bin/sh', ['-c', `trap "" TERM; exec sleep ${seconds}`], { timeoutMs: 200, killGraceMs: 300, tool: 'ffprobe' }).catch((e) => e);
+    await waitFor('sleep runs with SIGTERM ignored', () => processesWith(`sleep\0${seconds}`).length === 1);
+    mock.timers.tick(200);
+    assert.deepEqual(kills.signals, ['SIGTERM'], 'SIGTERM at the time limit');
+    mock.timers.tick(299);
+    assert.deepEqual(kills.signals, ['SIGTERM'], 'no SIGKILL before the grace time');
+    assert.equal(processesWith(`sleep\0${seconds}`).length, 1, 'SIGTERM was ignored');
+    mock.timers.tick(1);
+    assert.deepEqual(kills.signals, ['SIGTERM', 'SIGKILL'], 'SIGKILL after the grace time');
+    const err = await settled;
     assert.ok(err instanceof MediaTimeoutError);
-    assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+    assert.deepEqual(processesWith(`sleep\0${seconds}`), []);
   });
 
   it('stdout is collected and bounded', async () => {

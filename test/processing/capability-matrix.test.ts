@@ -8,7 +8,7 @@
  * ffmpeg commands (an absent container that resolves to an explicit one, AUTO that resolves to
  * PROGRESSIVE...) run once. Refusals must be the engine's 400, never another error.
  *
- * Runs on the SQLite pass of `npm test` only: it touches no database.
+ * It touches no database: `npm test` runs it once, in the dialect-free pass.
  */
 import { strict as assert } from 'node:assert';
 import { rm } from 'node:fs/promises';
@@ -29,7 +29,6 @@ import {
   type ProcessingPlan,
 } from '../../src/processing-planner';
 import { dnxhdFrameSizes, PROFILE_SPECS } from '../../src/processing-planner/encoders';
-import { TEST_DIALECT } from '../helpers/database';
 import { bins } from '../media/fixtures';
 import { capabilities, run, workDir } from './engine-fixtures';
 
@@ -96,7 +95,7 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
   }));
 }
 
-(TEST_DIALECT === 'sqlite' ? describe : describe.skip)('Capability matrix: every accepted combination runs on this ffmpeg', function () {
+describe('Capability matrix: every accepted combination runs on this ffmpeg', function () {
   this.timeout(900_000);
 
   it('codec x profile x container x scanning x pixel format x source scanning: planned, and every accepted plan encoded', async function () {

@@ -3,12 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { TEST_DIALECT } from '../helpers/database';
 import { creditsStore } from '../../src/features/billing/billing.store';
 import { createHarness, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
+import { apiRequests } from '../helpers/scenario';
 
 describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
   const enc = encodeURIComponent;
-  const get = (path: string, key = u.apiKey) => h.request.get(`/api${path}`).set('X-API-Key', key);
+  const { get } = apiRequests(() => h, () => u);
   const link = (teamId: string, agreementId: string) => linkTestAgreement(h, teamId, agreementId);
 
   beforeEach(async () => {

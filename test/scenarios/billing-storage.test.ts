@@ -10,6 +10,7 @@ import { storageStore } from '../../src/features/billing/storage.store';
 import { creditsStore, ledgerStore } from '../../src/features/billing/billing.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
+import { apiRequests } from '../helpers/scenario';
 import { storedVideo } from '../helpers/stored-video';
 
 const DAY = 24 * 3600_000;
@@ -20,7 +21,7 @@ const PRICES = { ...DEFAULT_PRICE_LIST, storage: { usd: 3000, credits: 3_000_000
 describe(`Storage billing (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
-  const get = (path: string, user = u) => h.request.get(`/api${path}`).set('X-API-Key', user.apiKey);
+  const { get } = apiRequests(() => h, () => u);
   /** A stored video as video in leaves it, with the sample its copy job takes. */
   const store = async (owner: TestUser, data = MB) => {
     const id = await storedVideo(h, owner, { data });

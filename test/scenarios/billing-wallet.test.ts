@@ -5,11 +5,12 @@ import path from 'node:path';
 import { ledgerStore } from '../../src/features/billing/billing.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
+import { apiRequests } from '../helpers/scenario';
 
 describe(`Wallet billing (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
-  const get = (path: string, key = u.apiKey) => h.request.get(`/api${path}`).set('X-API-Key', key);
+  const { get } = apiRequests(() => h, () => u);
   const video = randomUUID();
   const enc = encodeURIComponent;
   const job = (jobId: string, videoId = video) => ({

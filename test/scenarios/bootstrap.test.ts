@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, Harness } from '../helpers/harness';
+import { waitFor } from '../helpers/scenario';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -27,13 +28,11 @@ async function startAndStop(env: Record<string, string>, whileUp: (stdout: strin
   child.stdout!.on('data', (d) => (stdout += d));
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const deadline = Date.now() + 45_000;
-  while (!stdout.includes('Vidmill is listening')) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the server did not start:\n${stdout}\n${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  const listening = () => stdout.includes('Vidmill is listening');
+  await waitFor('the server to listen or exit', () => listening() || child.exitCode !== null, { timeoutMs: 45_000, intervalMs: 50 }).catch(() => undefined);
+  if (!listening()) {
+    child.kill('SIGKILL');
+    throw new Error(`the server did not start:\n${stdout}\n${stderr}`);
   }
   try {
     await whileUp(stdout);

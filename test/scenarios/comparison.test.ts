@@ -19,6 +19,7 @@ import { videoAssetsStore } from '../../src/features/videos/video-assets.store';
 import { IngestionUpdate, NewVideo, videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { waitFor } from '../helpers/scenario';
 import { fixtureVideo } from '../helpers/media-fixtures';
 
 const SECONDS = 5;
@@ -380,13 +381,10 @@ describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
   // and tsx's name helpers (`__name`) do not exist in the page.
   const inPage = <T>(expression: string) => page.evaluate(expression) as Promise<T>;
   // Polled from here: waitForFunction would eval the text inside the page, which its CSP forbids.
-  const until = async (expression: string, timeoutMs = 10_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await inPage<boolean>(expression))) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${expression}: ${JSON.stringify(await times())}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
+  const until = (expression: string, timeoutMs = 10_000) =>
+    waitFor(expression, () => inPage<boolean>(expression), { timeoutMs }).catch(async (e: Error) => {
+      throw new Error(`${e.message}: ${JSON.stringify(await times())}`);
+    });
   const L = `document.getElementById('left')`;
   const R = `document.getElementById('right')`;
   const times = () =>

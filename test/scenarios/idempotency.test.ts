@@ -11,6 +11,7 @@ import { videosStore } from '../../src/features/videos/videos.store';
 import { IDEMPOTENCY_LEASE_MS, idempotencyScope, requestFingerprint } from '../../src/http/idempotency';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { waitFor } from '../helpers/scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 
@@ -246,10 +247,10 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
       server.serve('/media/source.mp4', fixtureBytes({ seconds: 2 }));
       const source = await h.request.post('/api/v1/videos/in/https').set('X-API-Key', u.apiKey).send({ name: 'Source', url: `${server.origin}/media/source.mp4` });
       assert.equal(source.status, 202, JSON.stringify(source.body));
-      const ingestion = await h.waitFor(async () => {
+      const ingestion = await waitFor('ingestion of the source', async () => {
         const s = (await videosStore.byId(h.database.db, source.body.videoId))?.ingestion;
         return s && ['DONE', 'FAILED'].includes(s.status) ? s : undefined;
-      }, { what: 'ingestion of the source', timeoutMs: 90_000 });
+      }, { timeoutMs: 90_000 });
       assert.equal(ingestion.status, 'DONE', JSON.stringify(ingestion.error));
       // Only the API is under test: the processing job itself need not run.
       await worker.stop();

@@ -9,6 +9,7 @@ import { videoAssetsStore } from '../../src/features/videos/video-assets.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertEtaQuality, assertStageError, createHarness, deliveryPayloads, expectError, Harness, recordEtaRuns, subscribeWebhook, TestUser } from '../helpers/harness';
+import { apiRequests, waitFor } from '../helpers/scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 
@@ -24,14 +25,13 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     server.serve(p, data);
     return server.origin + p;
   };
-  const post = (path: string, body: object) => h.request.post(`/api${path}`).set('X-API-Key', u.apiKey).send(body);
-  const get = (path: string) => h.request.get(`/api${path}`).set('X-API-Key', u.apiKey);
+  const { get, post } = apiRequests(() => h, () => u);
   const ingestionOf = async (videoId: string) => (await videosStore.byId(h.database.db, videoId))?.ingestion;
   const waitIngested = (videoId: string, want = ['DONE', 'FAILED']) =>
-    h.waitFor(async () => {
+    waitFor(`ingestion of ${videoId}`, async () => {
       const i = await ingestionOf(videoId);
       return i && want.includes(i.status) ? i : undefined;
-    }, { what: `ingestion of ${videoId}`, timeoutMs: 90_000 });
+    }, { timeoutMs: 90_000 });
   const eventsOf = async (videoId: string) =>
     (await h.database.db('webhook_events').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('event_type', 'data'))
       .filter((r: any) => JSON.parse(r.data).videoId === videoId)
@@ -117,7 +117,7 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     expectError(await h.request.get(local(assets.webVideo.url)), 403, 'ACCESS_DENIED');
 
     // The free clip: a derived video of ten seconds, cut and ingested under its own id.
-    const clipId = await h.waitFor(async () => (await get(`/v1/videos/${videoId}/derived`)).body.items[0]?.id as string | undefined, { what: 'the clip' });
+    const clipId = await waitFor('the clip', async () => (await get(`/v1/videos/${videoId}/derived`)).body.items[0]?.id as string | undefined);
     const clipIngestion = await waitIngested(clipId);
     assert.equal(clipIngestion.status, 'DONE', JSON.stringify(clipIngestion.error));
     const clip = (await get(`/v1/videos/${clipId}`)).body;

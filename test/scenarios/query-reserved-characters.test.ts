@@ -9,6 +9,7 @@ import { loadContract } from '../../src/composition';
 import { PENDING_OPERATIONS } from '../../src/http/pending-operations';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
+import { apiRequests } from '../helpers/scenario';
 
 const doc = loadContract();
 const resolve = (x: any): any => (x?.$ref ? resolve(x.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc)) : x);
@@ -33,7 +34,7 @@ describe(`Reserved characters in query values (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
   let m: TestUser;
-  const get = (path: string, user = u) => h.request.get(`/api${path}`).set('X-API-Key', user.apiKey);
+  const { get } = apiRequests(() => h, () => u);
 
   before(async () => {
     h = await createHarness();

@@ -4,6 +4,7 @@ import { loadContract } from '../../src/composition';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { apiRequests } from '../helpers/scenario';
 
 /** Every operation with a `selectTeamId` or `teamId` query parameter, with its request body example. */
 function teamSelectingOperations(): { operationId: string; method: string; path: string; param: string; body?: unknown }[] {
@@ -24,7 +25,7 @@ function teamSelectingOperations(): { operationId: string; method: string; path:
 describe(`Account, teams and projects (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
-  const get = (path: string, key = u.apiKey) => h.request.get(`/api${path}`).set('X-API-Key', key);
+  const { get } = apiRequests(() => h, () => u);
 
   beforeEach(async () => {
     h = await createHarness();

@@ -15,6 +15,7 @@ import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
+import { waitFor } from '../helpers/scenario';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 
 const MIB = 1024 * 1024;
@@ -74,7 +75,7 @@ describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function (
     const videoId = res.body.videoId;
 
     child = startWorkerProcess();
-    await h.waitFor(async () => (await h.database.db('video_in_parts').where({ video_id: videoId })).length >= 2, { what: 'two parts stored', timeoutMs: 60_000 });
+    await waitFor('two parts stored', async () => (await h.database.db('video_in_parts').where({ video_id: videoId })).length >= 2, { timeoutMs: 60_000 });
     child.kill('SIGKILL');
     await new Promise((resolve) => child!.once('exit', resolve));
     const partsBefore = (await h.database.db('video_in_parts').where({ video_id: videoId })).length;
@@ -87,7 +88,7 @@ describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function (
     // Time passes beyond the dead worker's lease; a new worker sweeps it and takes the job.
     h.clock.advance(5 * 60_000);
     h.startWorker();
-    await h.waitFor(async () => (await videosStore.byId(h.database.db, videoId))?.upload?.status === 'DONE', { what: 'copy done', timeoutMs: 60_000 });
+    await waitFor('copy done', async () => (await videosStore.byId(h.database.db, videoId))?.upload?.status === 'DONE', { timeoutMs: 60_000 });
     const video = await videosStore.byId(h.database.db, videoId);
     assert.equal(video?.crc32c, crc32c(data));
     const chunks: Buffer[] = [];

@@ -13,6 +13,7 @@ import { videosStore } from '../../src/features/videos/videos.store';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, deliveryPayloads, expectError, Harness, subscribeWebhook, TestUser } from '../helpers/harness';
+import { apiRequests, waitFor } from '../helpers/scenario';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
 
@@ -33,15 +34,14 @@ describe(`Video in (${TEST_DIALECT})`, function () {
     server.serve(p, data, opts);
     return server.origin + p;
   };
-  const post = (path: string, body: object, user: TestUser = u) => h.request.post(`/api${path}`).set('X-API-Key', user.apiKey).send(body);
-  const get = (path: string, user: TestUser = u) => h.request.get(`/api${path}`).set('X-API-Key', user.apiKey);
+  const { get, post } = apiRequests(() => h, () => u);
   const status = async (videoId: string) => (await get(`/v1/videos/${videoId}/in/status`)).body;
   const uploadStatus = async (videoId: string) => (await videosStore.byId(h.database.db, videoId))?.upload?.status;
   const waitUpload = (videoId: string, want: string[]) =>
-    h.waitFor(async () => {
+    waitFor(`upload ${want.join('/')}`, async () => {
       const s = await uploadStatus(videoId);
       return s && want.includes(s) ? s : undefined;
-    }, { what: `upload ${want.join('/')}` });
+    });
   const events = async (videoId: string) =>
     (await h.database.db('webhook_events').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('event_type', 'data'))
       .filter((r: any) => JSON.parse(r.data).videoId === videoId)
@@ -257,7 +257,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       h.startWorker();
       await waitUpload(res.body.videoId, ['FAILED']);
       await post(`/v1/videos/${res.body.videoId}/in/restart`, {});
-      await h.waitFor(async () => (await status(res.body.videoId)).upload.uploadState.error?.code === 'VIDEO_IN_RESTART_CHECKSUM_MISMATCH', { what: 'second failure' });
+      await waitFor('second failure', async () => (await status(res.body.videoId)).upload.uploadState.error?.code === 'VIDEO_IN_RESTART_CHECKSUM_MISMATCH');
     });
 
     it('a source that changes during the copy fails it with SOURCE_CHANGED instead of mixing versions, said in the state and in video_in.failed', async () => {
@@ -320,7 +320,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       expectError(await get(`/v1/videos/${videoId}`), 404, 'RESOURCE_NOT_FOUND');
       expectError(await get(`/v1/videos/${videoId}/in/status`), 404, 'RESOURCE_NOT_FOUND');
       assert.ok((await events(videoId)).includes('video.deleted'));
-      await h.waitFor(async () => (await h.database.db('jobs').where({ kind: 'video.purge-blobs', status: 'done' })).length === 1, { what: 'purge' });
+      await waitFor('purge', async () => (await h.database.db('jobs').where({ kind: 'video.purge-blobs', status: 'done' })).length === 1);
       assert.deepEqual(readdirDeep(path.join(h.blobDir)).filter((f) => f.includes(videoId)), []);
     });
 

@@ -20,6 +20,7 @@ import { CopyFailedError } from '../../src/storage/copy-engine';
 import { OperationStatus, videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, deliveryPayloads, expectError, Harness, subscribeWebhook, TestUser } from '../helpers/harness';
+import { apiRequests, waitFor } from '../helpers/scenario';
 import { LocalS3, randomKeyPair, S3KeyPair, startLocalS3 } from '../helpers/s3-server';
 import { storedVideo as storeVideo, StoredVideoOptions } from '../helpers/stored-video';
 
@@ -36,12 +37,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
   let u: TestUser;
 
   const db = () => h.database.db;
-  const post = (path: string, body?: object, user: TestUser = u) => {
-    const req = h.request.post(`/api${path}`).set('X-API-Key', user.apiKey);
-    return body === undefined ? req : req.send(body);
-  };
-  const get = (path: string, user: TestUser = u) => h.request.get(`/api${path}`).set('X-API-Key', user.apiKey);
-  const del = (path: string, user: TestUser = u) => h.request.delete(`/api${path}`).set('X-API-Key', user.apiKey);
+  const { get, post, del } = apiRequests(() => h, () => u);
   const bucket = (overrides: Record<string, unknown> = {}) => ({
     bucket: BUCKET,
     endpoint: s3.endpoint,
@@ -54,10 +50,10 @@ describe(`Video out (${TEST_DIALECT})`, function () {
   const copy = (videoId: string, objectKeyPrefix: string, user: TestUser = u, s3Bucket: object = bucket()) => post(`/v1/videos/${videoId}/out/bucket`, { s3Bucket, objectKeyPrefix }, user);
   const outputStatus = async (videoId: string) => (await videosStore.byId(db(), videoId))?.output?.status;
   const waitOutput = (videoId: string, want: OperationStatus[]) =>
-    h.waitFor(async () => {
+    waitFor(`output ${want.join('/')}`, async () => {
       const s = await outputStatus(videoId);
       return s && want.includes(s) ? s : undefined;
-    }, { what: `output ${want.join('/')}` });
+    });
   const events = async (videoId: string) =>
     (await db()('webhook_events').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('event_type', 'data'))
       .filter((r: any) => JSON.parse(r.data).videoId === videoId)
@@ -92,7 +88,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       .filter((r) => r.method === 'PUT' && r.url.startsWith(`/${BUCKET}/${prefix}`) && /[?&]uploadId=/.test(r.url))
       .map((r) => ({ part: Number(/partNumber=(\d+)/.exec(r.url)?.[1]), refused: r.refusedWith }));
   const jobsDone = (kind: string, n = 1) =>
-    h.waitFor(async () => (await db()('jobs').where({ kind, status: 'done' })).length >= n, { what: `${n} ${kind} job(s) done` });
+    waitFor(`${n} ${kind} job(s) done`, async () => (await db()('jobs').where({ kind, status: 'done' })).length >= n);
 
   /** A stored video of the user (default: `u`, DATA): a master copied in (upload DONE), or a clip whose processing is `stage`. */
   const storedVideo = ({ user, ...opts }: StoredVideoOptions & { user?: TestUser } = {}) => storeVideo(h, user ?? u, { data: DATA, ...opts });
@@ -182,7 +178,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       await waitOutput(clip, ['DONE']);
       const again = await copy(clip, `${prefix}/again`);
       assert.equal(again.status, 202, JSON.stringify(again.body));
-      await h.waitFor(async () => (await events(clip)).length === 4, { what: 'second copy done' });
+      await waitFor('second copy done', async () => (await events(clip)).length === 4);
       assert.deepEqual(await events(clip), ['video_out.started', 'video_out.done', 'video_out.started', 'video_out.done']);
       assert.equal((await readObject(`${prefix}/again/beach.mp4`)).data.length, 5000);
     });
@@ -594,10 +590,10 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       await fetchLink(url, { Range: 'bytes=0-999' });
       await fetchLink(url, {}, 'head');
       // The row is written once the response has gone out, so the client may see the end first.
-      const usage = await h.waitFor(async () => {
+      const usage = await waitFor('usage rows', async () => {
         const rows = await db()('video_download_usage').where({ video_id: videoId }).orderBy('bytes', 'desc');
         return rows.length >= 2 && rows;
-      }, { what: 'usage rows' });
+      });
       assert.deepEqual(usage.map((r: any) => Number(r.bytes)), [DATA.length, 1000], 'one row per response with a body');
 
       assert.deepEqual(await h.services.videoOut.billDownloads(), { batches: 1, bytes: DATA.length + 1000 });
@@ -613,7 +609,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       assert.equal((await db()('ledger_transactions').where({ team_id: u.teamId, category: 'DOWNLOAD_HTTPS' })).length, 1);
 
       await fetchLink(url, { Range: 'bytes=0-99' });
-      await h.waitFor(async () => (await db()('video_download_usage').where({ video_id: videoId })).length === 3, { what: 'third usage row' });
+      await waitFor('third usage row', async () => (await db()('video_download_usage').where({ video_id: videoId })).length === 3);
       assert.deepEqual(await h.services.videoOut.billDownloads(), { batches: 1, bytes: 100 });
       assert.equal((await db()('ledger_transactions').where({ team_id: u.teamId, category: 'DOWNLOAD_HTTPS' })).length, 2);
     });

@@ -8,6 +8,7 @@ import { IngestionUpdate, NewVideo, OperationStatus, videosStore } from '../../s
 import { PURGE_BLOBS_JOB } from '../../src/features/videos/videos.jobs';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { waitFor } from '../helpers/scenario';
 
 const FILE = { name: 'beach.mov', size: 1234, type: 'video/quicktime', containerName: 'QuickTime', lastModified: new Date('2026-01-01T11:58:00Z') };
 
@@ -452,7 +453,7 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       assert.ok(await blobs.stat(`videos/${f.master}/file`));
 
       h.startWorker();
-      await h.waitFor(async () => (await purgeJobs()).every((j: any) => j.status === 'done'), { what: 'purge jobs done' });
+      await waitFor('purge jobs done', async () => (await purgeJobs()).every((j: any) => j.status === 'done'));
       for (const key of [`videos/${f.master}/file`, `videos/${f.clip}/thumbnails/0.jpg`, `videos/${f.processedClip}/web.mp4`, `videos/${f.processed}/file`]) {
         assert.equal(await blobs.stat(key), undefined, key);
       }
@@ -470,7 +471,7 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       });
       assert.equal((await api().delete(`/v1/videos/${id}`)).status, 200);
       h.startWorker();
-      const job = await h.waitFor(async () => (await purgeJobs()).find((j: any) => j.status !== 'queued' && j.status !== 'running'), { what: 'purge job finished' });
+      const job = await waitFor('purge job finished', async () => (await purgeJobs()).find((j: any) => j.status !== 'queued' && j.status !== 'running'));
       assert.equal(job.status, 'done', job.last_error);
     });
   });

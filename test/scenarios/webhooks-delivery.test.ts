@@ -242,21 +242,24 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
 
   it('one slow endpoint does not delay deliveries to another, even with a backlog', async () => {
     const slow = await startReceiver(new WebhookVerifier({ fetchKey: async () => undefined }));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
     try {
-      slow.answer(() => ({ delayMs: 1500 }));
+      // The slow endpoint answers nothing until the end of the test (and the attempts do not time
+      // out before): every slot it takes stays taken while the other endpoint is delivered to.
+      slow.answer(() => ({ until: held }));
       await webhook({ url: slow.url, eventTypes: ['video_in.done'] });
       await webhook({ eventTypes: ['video_processing.done'] });
       for (let i = 0; i < 20; i++) await emit('video_in.done');
-      const loop = newWorker({ pollMs: 20, concurrency: 10, perWebhookConcurrency: 8 });
+      const loop = newWorker({ pollMs: 20, concurrency: 10, perWebhookConcurrency: 8, timeoutMs: 60_000 });
       loop.start();
       try {
         await slow.waitFor(8, 2000);
-        const sent = Date.now();
         await emit('video_processing.done');
-        await receiver.waitFor(1, 1000);
-        assert.ok(receiver.received[0].receivedAt - sent < 1000);
+        await receiver.waitFor(1, 10_000);
         assert.ok(slow.received.length <= 8, `the slow endpoint holds at most its share of slots (${slow.received.length})`);
       } finally {
+        release();
         await loop.stop();
       }
     } finally {
@@ -266,22 +269,19 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
 
   it('an idle loop is woken by the commit of an event (no polling delay)', async () => {
     await webhook();
-    const loop = newWorker({ pollMs: 30_000 });
+    // No poll comes due during the test: each delivery was woken by its event's commit.
+    const loop = newWorker({ pollMs: 3_600_000 });
     loop.start();
-    const latencies: number[] = [];
     try {
       await new Promise((r) => setTimeout(r, 50));
       for (let i = 0; i < 5; i++) {
-        const t0 = Date.now();
         await emit();
         await receiver.waitFor(i + 1, 2000);
-        latencies.push(receiver.received[i].receivedAt - t0);
       }
     } finally {
       await loop.stop();
     }
-    latencies.sort((a, b) => a - b);
-    assert.ok(latencies[2] < 200, `median commit-to-delivery latency ${latencies[2]} ms`);
+    assert.equal(receiver.received.length, 5);
   });
 
   it('a crashed worker\'s lease expires and another worker delivers (at least once)', async () => {

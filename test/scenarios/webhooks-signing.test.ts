@@ -12,9 +12,10 @@ import { recordEvent } from '../../src/features/webhooks/events';
 import { verifySignature, WebhookVerificationError, WebhookVerifier } from '../../src/features/webhooks/verify';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { apiRequests } from '../helpers/scenario';
 import { Received, Receiver, startReceiver } from '../helpers/webhook-receiver';
 
-const KEYS = '/api/v1/webhooks/public-keys';
+const KEYS = '/v1/webhooks/public-keys';
 const DAY = 24 * 3600_000;
 const MINUTE = 60_000;
 
@@ -47,7 +48,7 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
   let worker: DeliveryWorker;
   let dir: string;
 
-  const get = (p: string) => h.request.get(p).set('X-API-Key', u.apiKey);
+  const { get } = apiRequests(() => h, () => u);
   const keyFromApi = async (id: string): Promise<string | undefined> => {
     const res = await get(`${KEYS}/${id}`);
     return res.status === 200 ? res.body.publicKey : undefined;
