@@ -12,7 +12,9 @@
  * BENCH_CPU_PROF=<dir> (run the Vidmill server with --cpu-prof, profile written on stop),
  * BENCH_VIDMILL_LOG=<file> (default: a file in the temp dir; /dev/null allowed),
  * BENCH_BASELINE_VALIDATE_RESPONSES=1 (baseline validates responses like the real app does),
- * BENCH_KEEP=1 (keep the temp dir).
+ * BENCH_KEEP=1 (keep the temp dir),
+ * BENCH_API_WITHOUT=<patch,...> (run Vidmill without the named run-time dependency patches, to
+ * measure what each one is worth; names as in src/shared/dependency-patches.ts).
  */
 import { strict as assert } from 'node:assert';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -121,6 +123,7 @@ export const apiBenchmark: Benchmark = {
         VIDMILL_BOOTSTRAP_PASSWORD: PASSWORD,
         VIDMILL_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
         VIDMILL_LOG_LEVEL: 'info',
+        ...(process.env.BENCH_API_WITHOUT ? { VIDMILL_DISABLE_PATCHES: process.env.BENCH_API_WITHOUT } : {}),
       },
     });
     let baseline: ReturnType<typeof spawnTracked> | undefined;
@@ -271,6 +274,7 @@ export const apiBenchmark: Benchmark = {
             'req/s and latency of those runs are depressed; compare the CPU us/req based capacity ratio',
         );
       }
+      if (process.env.BENCH_API_WITHOUT) notes.push(`Vidmill runs WITHOUT the patches: ${process.env.BENCH_API_WITHOUT}`);
       notes.push(`${CONNECTIONS} connections, warmup ${WARMUP_S}s + ${DURATION_S}s measured per run, ${ROUNDS} rounds (A B A B), medians compared`);
       if (cpuProfDir) notes.push(`Vidmill CPU profile (--cpu-prof) written to ${cpuProfDir} when the server stops`);
 

@@ -2,15 +2,10 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import knex, { Knex } from 'knex';
+import { cacheStatements } from './better-sqlite3-statement-cache';
 import { migrationSource } from './migrations';
 
 export type Db = Knex;
-
-/** The one better-sqlite3 connection of an SQLite `Db` (set by the pool's afterCreate). */
-const SQLITE_CONNECTION = Symbol('vidmill.sqliteConnection');
-interface ConnectionHolder {
-  conn?: any;
-}
 
 /** Where the data lives: an SQLite file (the embedded default) or a PostgreSQL URL. */
 export type DatabaseConfig = { client: 'sqlite'; filename: string } | { client: 'pg'; connectionString: string };
@@ -24,8 +19,7 @@ export function openDatabase(database: DatabaseConfig): Db {
     });
   }
   mkdirSync(path.dirname(database.filename), { recursive: true });
-  const holder: ConnectionHolder = {};
-  const db = knex({
+  return knex({
     client: 'better-sqlite3',
     connection: { filename: database.filename },
     useNullAsDefault: true,
@@ -38,38 +32,11 @@ export function openDatabase(database: DatabaseConfig): Db {
         conn.pragma('synchronous = NORMAL');
         conn.pragma('foreign_keys = ON');
         conn.pragma('busy_timeout = 5000');
-        cachePreparedStatements(conn);
-        holder.conn = conn;
+        cacheStatements(conn);
         done(null, conn);
       },
     },
   });
-  (db as any)[SQLITE_CONNECTION] = holder;
-  return db;
-}
-
-/**
- * Knex prepares every statement again on every query; with better-sqlite3 that is a large
- * share of a small query's cost. Data statements are prepared once per SQL text and reused
- * (bounded, least recently used first out). Safe: better-sqlite3 runs a statement to completion
- * synchronously, so one statement is never used by two queries at once.
- */
-const STATEMENT_CACHE_SIZE = 500;
-function cachePreparedStatements(conn: any): void {
-  const prepare = conn.prepare.bind(conn);
-  const cache = new Map<string, unknown>();
-  conn.prepare = (sql: string) => {
-    if (!/^\s*(select|insert|update|delete|with)\b/i.test(sql)) return prepare(sql);
-    let statement = cache.get(sql);
-    if (statement) {
-      cache.delete(sql);
-    } else {
-      statement = prepare(sql);
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-    }
-    cache.set(sql, statement);
-    return statement;
-  };
 }
 
 /**
@@ -108,19 +75,6 @@ export function asBool(value: unknown): boolean {
   return value === true || value === 1 || value === '1' || value === 't';
 }
 
-/**
- * The SQLite connection when nothing else is using it: not inside a transaction, not checked out
- * of the pool, nobody waiting for it. A statement run on it now (synchronously) cannot interleave
- * with any other query or transaction. Undefined on PostgreSQL, for a transaction, or when busy.
- */
-function idleSqliteConnection(db: Db): any | undefined {
-  const conn = (db as any)[SQLITE_CONNECTION]?.conn;
-  if (!conn || !conn.open || conn.inTransaction) return undefined;
-  const pool = db.client.pool;
-  if (!pool || pool.numUsed() > 0 || pool.numPendingAcquires() > 0 || pool.numPendingCreates() > 0) return undefined;
-  return conn;
-}
-
 /** Bindings as Knex's better-sqlite3 client passes them (Date -> epoch ms, boolean -> 0/1). */
 function sqliteBindings(sql: string, bindings: readonly Knex.RawBinding[]): unknown[] {
   const out = new Array(bindings.length);
@@ -132,17 +86,8 @@ function sqliteBindings(sql: string, bindings: readonly Knex.RawBinding[]): unkn
   return out;
 }
 
-/**
- * Runs a read-only SQL statement (`?` placeholders) and returns its rows on either dialect.
- *
- * On SQLite, when the single connection is idle (see idleSqliteConnection), the statement runs
- * directly on it from the per-connection statement cache (cachePreparedStatements): no query
- * builder, pool round trip or promise chain, which is most of a small read's cost. Otherwise
- * (PostgreSQL, a transaction, a busy connection) it goes through Knex as before.
- */
+/** Runs a read-only SQL statement (`?` placeholders) and returns its rows on either dialect. */
 export async function readRows(db: Db, sql: string, bindings: readonly Knex.RawBinding[]): Promise<any[]> {
-  const conn = idleSqliteConnection(db);
-  if (conn) return conn.prepare(sql).all(sqliteBindings(sql, bindings));
   const result: any = await db.raw(sql, bindings as Knex.RawBinding[]);
   return Array.isArray(result) ? result : result.rows;
 }
@@ -164,8 +109,6 @@ function allTuples(conn: any, sql: string, bindings: readonly Knex.RawBinding[])
  * lists read tuples (`pg` answers arrays with `rowMode: 'array'`).
  */
 export async function readTuples(db: Db, sql: string, bindings: readonly Knex.RawBinding[]): Promise<unknown[][]> {
-  const idle = idleSqliteConnection(db);
-  if (idle) return allTuples(idle, sql, bindings);
   if (!isPostgres(db)) {
     const conn = await db.client.acquireConnection();
     try {
@@ -186,15 +129,13 @@ export type SyncReadTuples = (sql: string, bindings: readonly Knex.RawBinding[])
 /**
  * SQLite only: runs several small reads on the one connection, synchronously and with nothing in
  * between, so together they see one state of the database (like one statement would). The
- * connection is used directly when idle, else taken from the pool (or the transaction's own
- * connection when `db` is a transaction) for the duration. Several narrow statements cost less
+ * connection is taken from the pool (or is the transaction's own connection when `db` is a
+ * transaction) for the duration. Several narrow statements cost less
  * here than one wide UNION of them: better-sqlite3 builds every row as an object, and there is
  * no network round trip to save.
  */
 export async function readBatchSqlite<T>(db: Db, reads: (read: SyncRead, readTuples: SyncReadTuples) => T): Promise<T> {
   if (isPostgres(db)) throw new Error('readBatchSqlite is for SQLite');
-  const idle = idleSqliteConnection(db);
-  if (idle) return runBatch(idle, reads);
   const conn = await db.client.acquireConnection();
   try {
     return runBatch(conn, reads);

@@ -25,7 +25,7 @@ import { requestId } from './request-id';
 import { rejectUndecodablePath } from './request-path';
 import { acceptReservedQueryCharacters } from './reserved-query-characters';
 import { limitSignIn, SignInLimiters } from './sign-in-limit';
-import { cacheRouteRegexps } from './route-regexp-cache';
+import { installOpenApiValidatorRouteCache } from './openapi-validator-route-cache';
 import { servedContract } from './served-contract';
 
 export interface AppDeps {
@@ -162,7 +162,7 @@ class Sequence {
 
 export function buildApp(deps: AppDeps): express.Express {
   assertHandlersMatchContract(deps.contract, deps.handlers);
-  cacheRouteRegexps();
+  installOpenApiValidatorRouteCache();
   setDocumentedErrorCodes(deps.contract.components.schemas.ErrorCodeEnum.enum);
 
   const app = express();

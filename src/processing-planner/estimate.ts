@@ -15,7 +15,7 @@
 import type { ProbeResult } from '../media';
 import calibration from './calibration.json';
 import { PROFILE_SPECS, audioArgs, dnxhdNominalFps } from './encoders';
-import type { ProcessingPlan } from './plan';
+import type { ProcessingPlan } from './plan-types';
 
 export interface ProcessingEstimate {
   outputBytes: number;

@@ -6,8 +6,12 @@
 export * from './options';
 export { validateOptions, staticCodec, ProcessingOptionsError } from './validate';
 export type { ProcessingIssue, ProcessingErrorCode } from './validate';
-export { buildProcessingPlan, processingArgs, analysisArgs, scalerTarget, transformsPath, TRANSFORMS_TOKEN, DEFAULT_CRF } from './plan';
-export type { ProcessingPlan, PlanOutput, PlanWork, PlanEnvironment, AppliedNote, Rational, X26xPreset } from './plan';
+export { buildProcessingPlan } from './plan';
+export { processingArgs, analysisArgs, transformsPath, TRANSFORMS_TOKEN } from './ffmpeg-args';
+export { scalerTarget } from './scaler';
+export { DEFAULT_CRF } from './output-args';
+export type { ProcessingPlan, PlanOutput, PlanWork, PlanEnvironment, AppliedNote, X26xPreset } from './plan-types';
+export type { Rational } from './rational';
 export { runProcessing, ANALYSIS_SHARE } from './run';
 export type { RunProcessingOptions, RunProcessingResult, ProcessingProgress } from './run';
 export { estimateProcessing } from './estimate';

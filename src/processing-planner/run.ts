@@ -7,7 +7,8 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { runMedia, type MediaBinaries, type MediaProgress } from '../media';
-import { analysisArgs, processingArgs, transformsPath, type ProcessingPlan } from './plan';
+import { analysisArgs, processingArgs, transformsPath } from './ffmpeg-args';
+import type { ProcessingPlan } from './plan-types';
 
 export interface ProcessingProgress {
   /** 0..100 over the whole job, never decreasing (the time left is the caller's, src/shared/progress-eta.ts). */

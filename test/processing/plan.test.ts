@@ -12,7 +12,9 @@ import {
   type ProcessingPlan,
 } from '../../src/processing-planner';
 import { FULL_CAPABILITIES } from '../../src/processing-planner/capabilities';
-import { escapeFilterValue, fpsRational, TRANSFORMS_TOKEN } from '../../src/processing-planner/plan';
+import { TRANSFORMS_TOKEN } from '../../src/processing-planner/ffmpeg-args';
+import { escapeFilterValue } from '../../src/processing-planner/ffmpeg-syntax';
+import { fpsRational } from '../../src/processing-planner/rational';
 import { PAL_SD_INTERLACED, probeOf, processingError, type FakeSource } from './helpers';
 
 // Compile-time: the contract's options are the engine's options (a handler maps by assignment).

@@ -1,14 +1,33 @@
 import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { loadContract } from '../../src/composition';
-import { cacheRouteRegexps, routeRegexpCacheHits, validatorPathToRegexpModule } from '../../src/http/route-regexp-cache';
+import { installOpenApiValidatorRouteCache, routeCacheHits, validatorPathToRegexpModule } from '../../src/http/openapi-validator-route-cache';
 import { createHarness } from '../helpers/harness';
 
-describe('route regexp cache (express-openapi-validator route lookup)', () => {
+describe('openapi-validator-route-cache (run-time patch of express-openapi-validator route lookup)', () => {
   const original = (validatorPathToRegexpModule() as any)[Symbol.for('vidmill.routeRegexpCache')] ?? validatorPathToRegexpModule().pathToRegexp;
   // The validator's express form of every path of the contract: /api prefix, {x} -> :x.
   const routes = Object.keys(loadContract().paths).map((p) => '/api' + p.replace(/\{([^}]+)\}/g, ':$1'));
 
-  before(() => cacheRouteRegexps());
+  before(() => installOpenApiValidatorRouteCache());
+
+  it('the internals it relies on are still there (fails when an upgrade of express-openapi-validator or path-to-regexp breaks the patch)', () => {
+    // The validator's own path-to-regexp: a module object with a pathToRegexp function returning { regexp, keys }.
+    assert.equal(typeof original, 'function', 'path-to-regexp (as express-openapi-validator loads it) has no pathToRegexp function');
+    const compiled = original('/api/v1/projects/:projectId', { sensitive: false, strict: false });
+    assert.ok(compiled.regexp instanceof RegExp, 'pathToRegexp no longer returns { regexp }');
+    assert.deepEqual(
+      (compiled.keys as { name: string }[]).map((k) => k.name),
+      ['projectId'],
+      'pathToRegexp no longer returns { keys: [{ name }] }',
+    );
+    // lookupRoute calls it through the module object on every request (the hits test below proves it in the app).
+    const metadata = readFileSync(path.join(path.dirname(require.resolve('express-openapi-validator')), 'middlewares', 'openapi.metadata.js'), 'utf8');
+    assert.match(metadata, /\(0, path_to_regexp_1\.pathToRegexp\)\(expressRoute, pathOpts\)/, "express-openapi-validator's lookupRoute no longer calls pathToRegexp through the module object");
+    // The patch took effect.
+    assert.notEqual(validatorPathToRegexpModule().pathToRegexp, original, 'not installed');
+  });
 
   it('gives, for every route of the contract, the regexp and keys a fresh compilation gives', () => {
     const cached = validatorPathToRegexpModule().pathToRegexp;
@@ -44,10 +63,10 @@ describe('route regexp cache (express-openapi-validator route lookup)', () => {
       const u = await h.user();
       // two lookups of the same route: at least the second one is answered from the cache
       for (let i = 0; i < 2; i++) assert.equal((await h.request.get('/api/v1/webhooks/public-keys/jwks').set('X-API-Key', u.apiKey)).status, 200);
-      const before = routeRegexpCacheHits();
+      const before = routeCacheHits();
       assert.equal((await h.request.get('/api/v1/webhooks/public-keys/jwks').set('X-API-Key', u.apiKey)).status, 200);
       // every route walked before the match, and the match, came from the cache
-      assert.ok(routeRegexpCacheHits() - before > 10, `${routeRegexpCacheHits() - before} hits`);
+      assert.ok(routeCacheHits() - before > 10, `${routeCacheHits() - before} hits`);
     } finally {
       await h.close();
     }
@@ -55,7 +74,7 @@ describe('route regexp cache (express-openapi-validator route lookup)', () => {
 
   it('installing twice keeps one cache', () => {
     const first = validatorPathToRegexpModule().pathToRegexp;
-    cacheRouteRegexps();
+    installOpenApiValidatorRouteCache();
     assert.equal(validatorPathToRegexpModule().pathToRegexp, first);
   });
 });

@@ -1,0 +1,58 @@
+/**
+ * The processed range: checked against the source, started on the source's first frame at or
+ * after the requested start, and cut with seek (`-ss`) and duration (`-t`) options on the input.
+ */
+import { secondsArg } from './ffmpeg-syntax';
+import type { PlanBuilder } from './plan-builder';
+import type { SourceFacts } from './source-facts';
+import { throwIssues } from './validate';
+
+export interface PlanTiming {
+  /** Where the output starts in the source (seconds from the file's start). */
+  startS: number;
+  durationS: number;
+  durationMs: number;
+  /** Input options before `-i`: seek and duration of the range. */
+  inputArgs: string[];
+}
+
+/**
+ * Throws for a range outside the source. The output starts on the first frame at or after the
+ * start (ffmpeg's exact seek keeps frames from -ss on; a -ss between two frames would leave the
+ * first output frame late, and the constant-rate output would repeat it to fill the gap).
+ */
+export function planTiming(b: PlanBuilder, range: { startMs: number; endMs: number }): PlanTiming {
+  const { src } = b;
+  checkRange(b, range, src);
+  throwIssues(b.issues);
+  const startS = firstFrameAtOrAfter(range.startMs, range.endMs, src);
+  const durationS = range.endMs / 1000 - startS;
+  const durationMs = Math.round(durationS * 1000);
+  const inputArgs: string[] = [];
+  if (startS > 0) inputArgs.push('-ss', secondsArg(startS, 'floor'));
+  if (startS > 0 || !src.durationMs || range.endMs < src.durationMs) inputArgs.push('-t', secondsArg(durationS));
+  return { startS, durationS, durationMs, inputArgs };
+}
+
+/**
+ * The time (seconds from the file's start) of the source's first frame at or after `startMs`, on
+ * its frame grid (frame rate, counted from where the video starts); the start itself when the
+ * rate is unknown or no frame lies before `endMs`.
+ */
+function firstFrameAtOrAfter(startMs: number, endMs: number, src: SourceFacts): number {
+  if (startMs <= 0 || !src.fpsKnown) return startMs / 1000;
+  const offset = src.videoStartMs / 1000;
+  const frame = Math.max(0, Math.ceil(((startMs / 1000 - offset) * src.fps.num) / src.fps.den - 1e-9));
+  const t = offset + (frame * src.fps.den) / src.fps.num;
+  return t < endMs / 1000 ? t : startMs / 1000;
+}
+
+function checkRange(b: PlanBuilder, range: { startMs: number; endMs: number }, src: SourceFacts): void {
+  const { startMs, endMs } = range;
+  if (!Number.isFinite(startMs) || startMs < 0 || (src.durationMs > 0 && startMs >= src.durationMs)) {
+    b.issues.add('INVALID_START_POSITION', 'startPosMs', `must be at least 0 and before the end of the source (${src.durationMs} ms)`, startMs);
+  }
+  if (!Number.isFinite(endMs) || endMs <= startMs || (src.durationMs > 0 && endMs > src.durationMs)) {
+    b.issues.add('INVALID_END_POSITION', 'endPosMs', `must be after startPosMs and at most the source's duration (${src.durationMs} ms)`, endMs);
+  }
+}
