@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { asDate, asOptionalDate, Db, isPostgres } from '../db/database';
 import type { Clock } from '../shared/clock';
+import { backoffMs } from './backoff';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
 
@@ -252,8 +253,7 @@ export class JobQueue {
 
   /** Delay before the attempt after `attempts` failed ones: equal jitter over a capped doubling. */
   backoffMs(attempts: number): number {
-    const ceiling = Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** Math.max(0, attempts - 1));
-    return Math.round(ceiling / 2 + (ceiling / 2) * this.random());
+    return backoffMs(attempts, { ...this.retry, jitter: 'equal', random: this.random });
   }
 
   private held(job: ClaimedJob<unknown>, now: Date, trx: Knex | Knex.Transaction = this.db) {

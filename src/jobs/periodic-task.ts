@@ -3,6 +3,7 @@
  * early, exponential back-off after errors (capped), and `stop()` that waits for the run in flight.
  */
 import type { Logger } from 'pino';
+import { backoffMs } from './backoff';
 
 export type LoopState = 'idle' | 'running' | 'stopping' | 'stopped';
 
@@ -51,8 +52,7 @@ export class PeriodicTask {
         this.opts.log.error({ err, task: this.name, failures: this.failures }, 'background task failed');
       }
       if (this.state !== 'running') break;
-      const backoff = Math.min(this.opts.maxBackoffMs ?? 10 * 60_000, this.opts.intervalMs * 2 ** Math.max(0, this.failures - 1));
-      await this.sleep(this.failures ? backoff : this.opts.intervalMs);
+      await this.sleep(this.failures ? backoffMs(this.failures, { baseMs: this.opts.intervalMs, maxMs: this.opts.maxBackoffMs ?? 10 * 60_000 }) : this.opts.intervalMs);
     }
   }
 

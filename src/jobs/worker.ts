@@ -20,6 +20,7 @@
  */
 import type { Logger } from 'pino';
 import type { Knex } from 'knex';
+import { backoffMs } from './backoff';
 import { ClaimedJob, Job, JobQueue } from './job-queue';
 
 export type WorkerState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -90,7 +91,8 @@ export class Worker {
   private wake?: () => void;
   private woken = false;
   private failures = 0;
-  private lastSweep = 0;
+  /** When this worker last swept expired leases, on the queue's clock. */
+  private lastSweep?: number;
   private readonly opts: Required<WorkerOptions>;
 
   constructor(
@@ -202,7 +204,7 @@ export class Worker {
         }
       } catch (err) {
         this.failures++;
-        delay = Math.min(this.opts.maxBackoffMs, this.opts.pollMs * 2 ** (this.failures - 1));
+        delay = backoffMs(this.failures, { baseMs: this.opts.pollMs, maxMs: this.opts.maxBackoffMs });
         this.opts.log.error({ err, worker: this.opts.workerId, failures: this.failures, retryInMs: delay }, 'job poll failed');
       }
       if (this.state !== 'running') break;
@@ -217,8 +219,9 @@ export class Worker {
 
   private async maybeSweep(): Promise<void> {
     if (!this.opts.sweepIntervalMs) return;
-    const now = Date.now();
-    if (now - this.lastSweep < this.opts.sweepIntervalMs) return;
+    // The queue's clock, like the leases themselves: a test's clock drives the sweep too.
+    const now = this.nowMs();
+    if (this.lastSweep !== undefined && now - this.lastSweep < this.opts.sweepIntervalMs) return;
     this.lastSweep = now;
     const swept = await this.queue.sweepExpiredLeases(async (trx, jobs) => {
       for (const job of jobs) await this.giveUps.get(job.kind)?.(trx, job.payload, job);

@@ -258,4 +258,18 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     await waitFor('done', async () => (await status(id)) === 'done');
     assert.equal((await queue.get(id))?.attempts, 2);
   });
+
+  it('sweeps again when the queue\'s clock has moved by sweepIntervalMs, not by wall time', async () => {
+    const w = worker({ sweepIntervalMs: LEASE, pollMs: 10 }).register('orphan', async () => undefined);
+    w.start();
+    await waitFor('running', () => w.status === 'running');
+    const id = await queue.enqueue(database.db, { kind: 'orphan', payload: {} });
+    assert.ok(await queue.claim('dead-worker', ['orphan'], LEASE));
+    // Many polls go by in wall time; on the queue's clock the lease has not ended and no sweep is due.
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await status(id), 'running');
+    clock.advance(LEASE);
+    await waitFor('done', async () => (await status(id)) === 'done');
+    assert.equal((await queue.get(id))?.attempts, 2);
+  });
 });

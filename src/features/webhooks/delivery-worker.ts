@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
+import { backoffMs } from '../../jobs/backoff';
 import { AttemptRecord, DeliveryRecord, eventsStore, WebhookRecord, webhooksStore } from './webhooks.store';
 import { checkOutboundUrl, guardedLookup, OutboundPolicy } from '../../net/outbound-url';
 import type { Clock } from '../../shared/clock';
@@ -172,8 +173,8 @@ export class DeliveryWorker {
       }
       if (this.state !== 'running') break;
       if (claimed > 0 && this.inFlight.size < this.options.concurrency) continue;
-      const backoff = this.failures ? Math.min(30_000, this.options.pollMs * 2 ** this.failures) : this.options.pollMs;
-      await this.sleep(backoff);
+      // After errors: twice the poll period, doubling, capped at 30 s.
+      await this.sleep(this.failures ? backoffMs(this.failures, { baseMs: 2 * this.options.pollMs, maxMs: 30_000 }) : this.options.pollMs);
     }
   }
 
@@ -265,8 +266,8 @@ export class DeliveryWorker {
     if (retryAt) {
       at = Math.max(retryAt.getTime(), now.getTime());
     } else {
-      const base = Math.min(this.options.maxBackoffMs, this.options.initialBackoffMs * 2 ** (attemptNumber - 1));
-      at = now.getTime() + Math.round(base * (0.5 + this.options.random() * 0.5));
+      const { initialBackoffMs, maxBackoffMs, random } = this.options;
+      at = now.getTime() + backoffMs(attemptNumber, { baseMs: initialBackoffMs, maxMs: maxBackoffMs, jitter: 'equal', random });
     }
     return new Date(Math.min(at, deadline));
   }
