@@ -63,6 +63,9 @@ interface SendResult {
 
 export type LoopState = 'idle' | 'running' | 'stopping' | 'stopped';
 
+/** A delivery this worker claimed: `leaseOwner` is the claim's lease token. */
+type ClaimedDelivery = DeliveryRecord & { leaseOwner: string };
+
 export class DeliveryWorker {
   readonly owner = `worker-${randomUUID()}`;
   private readonly options: DeliveryOptions;
@@ -152,7 +155,7 @@ export class DeliveryWorker {
             const count = this.inFlightByWebhook.get(d.webhookId) ?? 0;
             if (count >= this.options.perWebhookConcurrency) {
               // Over this webhook's share: hand it back; the next claims skip the webhook until a slot frees.
-              await eventsStore.releaseLease(this.deps.db, d.id, this.owner);
+              await eventsStore.releaseLease(this.deps.db, d.id, d.leaseOwner);
               continue;
             }
             this.inFlightByWebhook.set(d.webhookId, count + 1);
@@ -192,9 +195,9 @@ export class DeliveryWorker {
     });
   }
 
-  private claim(limit: number, skipWebhookIds: string[] = []): Promise<DeliveryRecord[]> {
+  private async claim(limit: number, skipWebhookIds: string[] = []): Promise<ClaimedDelivery[]> {
     const now = this.deps.clock.now();
-    return eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds);
+    return (await eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds)) as ClaimedDelivery[];
   }
 
   /** The webhooks of a claimed batch, read once (deleted ones too; a missing one was swept with its deliveries). */
@@ -204,7 +207,7 @@ export class DeliveryWorker {
     return new Map(list.map((w) => [w.id, w]));
   }
 
-  private async deliver(d: DeliveryRecord, webhook: WebhookRecord | null): Promise<void> {
+  private async deliver(d: ClaimedDelivery, webhook: WebhookRecord | null): Promise<void> {
     try {
       await this.attempt(d, webhook);
     } catch (err) {
@@ -213,7 +216,7 @@ export class DeliveryWorker {
     }
   }
 
-  private async attempt(d: DeliveryRecord, webhook: WebhookRecord | null): Promise<void> {
+  private async attempt(d: ClaimedDelivery, webhook: WebhookRecord | null): Promise<void> {
     const { clock } = this.deps;
     if (!webhook) return; // swept: its deliveries went with it
     const attemptNumber = d.attemptCount + 1;
@@ -254,7 +257,7 @@ export class DeliveryWorker {
       responseRetryAt: retryAt && next.nextAttemptAt,
       responseHeaders: ok || !result.headers ? undefined : cutHeaders(result.headers),
     };
-    const recorded = await eventsStore.finishAttempt(this.deps.db, this.owner, attempt, { ...next, seriesStartedAt, updatedAt: now });
+    const recorded = await eventsStore.finishAttempt(this.deps.db, d.leaseOwner, attempt, { ...next, seriesStartedAt, updatedAt: now });
     if (!recorded) this.deps.log.warn({ deliveryId: d.id }, 'webhook delivery lease was lost; attempt not recorded');
   }
 
