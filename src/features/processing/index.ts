@@ -4,3 +4,4 @@ export { ConfigurationsService } from './configurations.service';
 export { FfmpegProcessingEngine } from './engine-adapter';
 export { processingHandlers } from './processing.handlers';
 export { ProcessingService } from './processing.service';
+export { processingPeriodicTasks } from './processing.tasks';
