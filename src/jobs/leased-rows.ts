@@ -3,8 +3,8 @@
  * and the webhook deliveries). A row of such a table is due at a time of its own, and a claimer
  * takes it by writing a lease (`lease_owner`, `lease_expires_at`) on it:
  *
- * - `claimLeasedRows()` is ONE guarded `WITH candidates AS (SELECT ... LIMIT n) UPDATE ... WHERE
- *   id IN (candidates) RETURNING *`: the candidate rows are locked with `FOR UPDATE SKIP LOCKED` on PostgreSQL, so concurrent
+ * - `claimLeasedRows()` is ONE guarded `UPDATE ... WHERE id IN (SELECT ... LIMIT n) RETURNING *`
+ *   (`id = ANY(ARRAY(SELECT ...))` on PostgreSQL): the candidate rows are locked with `FOR UPDATE SKIP LOCKED` on PostgreSQL, so concurrent
  *   claimers take disjoint rows; on SQLite the statement takes the database's write lock. The
  *   outer WHERE repeats the table's claimable condition, so a row claimed meanwhile is not taken.
  * - Every lease token is unique per claim (`<owner>#<uuid>`, `leaseToken()`), so a holder whose
@@ -64,9 +64,10 @@ export async function claimLeasedRows(db: Knex, t: LeasedTable, req: ClaimReques
   req.filter?.(candidates);
   candidates.orderBy(t.orderBy.map((column) => ({ column }))).limit(req.limit);
   if (isPostgres(db)) candidates.forUpdate().skipLocked();
-  // The candidates as a CTE: PostgreSQL locks and takes them once (a FOR UPDATE query in WITH is
-  // evaluated once), where `id IN (subquery)` may be planned as a join that runs the subquery again.
-  const claim = db.with('claim_candidates', candidates).from(t.table).whereIn('id', db('claim_candidates').select('id'));
+  // PostgreSQL: `id = ANY(ARRAY(subquery))` runs the locking subquery once, before the update (an
+  // InitPlan), then finds the rows by primary key; `id IN (subquery)` may be planned as a join that
+  // runs it again and takes more rows than asked for. SQLite evaluates `IN (subquery)` once.
+  const claim = isPostgres(db) ? db(t.table).whereRaw('?? = ANY(ARRAY(?))', ['id', candidates]) : db(t.table).whereIn('id', candidates);
   t.claimable(claim, now);
   const rows = await claim.update(
     { ...t.claimedColumns?.(db, now), [LEASE_OWNER]: req.token, [LEASE_EXPIRES_AT]: new Date(now.getTime() + req.leaseMs) },

@@ -130,6 +130,16 @@ export class Worker {
     return this;
   }
 
+  /**
+   * Registers a job definition (`JobDefinition` of ./job-definition): its handler and, when it
+   * has one, its give-up handler. The same as `register(kind, run)` plus `onGiveUp(kind, onGiveUp)`.
+   */
+  define<P>(definition: { kind: string; run: JobHandler<P>; onGiveUp?: GiveUpHandler<P> }): this {
+    this.register(definition.kind, definition.run);
+    if (definition.onGiveUp) this.onGiveUp(definition.kind, definition.onGiveUp);
+    return this;
+  }
+
   /** What to record when a job of `kind` is failed by the lease sweep (see GiveUpHandler). */
   onGiveUp<P>(kind: string, handler: GiveUpHandler<P>): this {
     this.giveUps.set(kind, handler as GiveUpHandler);
