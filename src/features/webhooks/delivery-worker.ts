@@ -4,6 +4,9 @@
  * attempt, and schedules retries (exponential back-off with jitter, `Retry-After` on 429/503)
  * inside the webhook's retry window. A worker killed mid-send loses nothing: its lease expires
  * and another claim sends again (at least once; receivers de-duplicate by `payload.id`).
+ *
+ * Claims and lease guards are the jobs' leased-rows code (src/jobs/leased-rows.ts, through the
+ * store), one lease token per claim; every delay comes from src/jobs/backoff.ts.
  */
 import http from 'node:http';
 import https from 'node:https';
