@@ -53,6 +53,13 @@ import { SigningKeys } from './features/webhooks';
 import { JobDefinition, jobRegistry } from './jobs/job-definition';
 import { JobQueue } from './jobs/job-queue';
 import type { GiveUpHandler, JobHandler } from './jobs/worker';
+import type { PeriodicTaskDefinition } from './jobs/periodic-task';
+import { apiKeysPeriodicTasks } from './features/api-keys';
+import { billingPeriodicTasks } from './features/billing';
+import { processingPeriodicTasks } from './features/processing';
+import { videoOutPeriodicTasks } from './features/video-out';
+import { webhooksPeriodicTasks } from './features/webhooks';
+import { sweepEndedRateWindows } from './http/rate-limit';
 
 import type { BlobStore } from './storage/blob-store';
 
@@ -175,6 +182,36 @@ export function createJobHandlers(s: Services): Record<string, JobHandler> {
 /** What each job kind records when the lease sweep gives it up (see GiveUpHandler). */
 export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
   return jobRegistry(jobDefinitions(s)).giveUps;
+}
+
+/**
+ * Every periodic task: each feature's own, then the HTTP layer's purges. main.ts runs one
+ * PeriodicTask per definition in every process that works (VIDMILL_ROLE worker or all).
+ */
+export function createPeriodicTasks(s: Services): PeriodicTaskDefinition[] {
+  return [
+    ...apiKeysPeriodicTasks(s.apiKeys),
+    ...billingPeriodicTasks(s),
+    ...processingPeriodicTasks(s.processing),
+    ...videoOutPeriodicTasks(s.videoOut),
+    ...webhooksPeriodicTasks(s),
+    {
+      name: 'idempotency-key-purge',
+      intervalMs: 15 * 60_000,
+      async run(log) {
+        const deleted = await s.idempotency.purgeExpired();
+        if (deleted) log.info({ deleted }, 'purged idempotency keys past retention or lease');
+      },
+    },
+    {
+      name: 'rate-limit-sweep',
+      intervalMs: 60 * 60_000,
+      async run(log) {
+        const deleted = await sweepEndedRateWindows(s.db, s.clock.now());
+        if (deleted) log.debug({ deleted }, 'deleted ended rate-limit windows');
+      },
+    },
+  ];
 }
 
 export function createHandlers(s: Services): AllHandlers {

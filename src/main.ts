@@ -8,9 +8,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig, startupWarnings } from './config';
-import { createApp, createJobGiveUps, createJobHandlers, createServices } from './composition';
+import { createApp, createJobGiveUps, createJobHandlers, createPeriodicTasks, createServices } from './composition';
 import { migrateToLatest, openDatabase } from './db/database';
-import { sweepEndedRateWindows } from './http/rate-limit';
 import { answerClientErrors } from './http/client-errors';
 import { PeriodicTask } from './jobs/periodic-task';
 import { Worker } from './jobs/worker';
@@ -71,51 +70,10 @@ async function main(): Promise<void> {
     for (const [kind, giveUp] of Object.entries(createJobGiveUps(services))) worker.onGiveUp(kind, giveUp);
     jobs.onEnqueue(() => worker?.notify());
     worker.start();
-    deliveries = new DeliveryWorker({ db, clock: systemClock, signingKeys: services.signingKeys, policy: { allowPrivateUrls: config.allowPrivateUrls }, log });
+    deliveries = new DeliveryWorker({ db, clock: services.clock, signingKeys: services.signingKeys, policy: { allowPrivateUrls: config.allowPrivateUrls }, log });
     deliveries.start();
-    tasks.push(
-      new PeriodicTask('api-key-idle-sweep', async () => {
-        const deleted = await services.apiKeys.sweepIdleKeys();
-        if (deleted) log.info({ deleted }, 'deleted API keys unused for 90 days');
-      }, { intervalMs: 60 * 60_000, log }),
-      // Closes last month's billing periods at the month boundary and opens the new ones.
-      new PeriodicTask('billing-periods', async () => {
-        const { closed, opened } = await services.ledger.rollPeriods();
-        if (closed || opened) log.info({ closed, opened }, 'billing periods rolled');
-      }, { intervalMs: 5 * 60_000, log }),
-      new PeriodicTask('appraisal-sweep', async () => {
-        const deleted = await services.processing.sweepAppraisals();
-        if (deleted) log.info({ deleted }, 'deleted expired processing appraisals');
-      }, { intervalMs: 60 * 60_000, log }),
-      // Bytes served by download URLs accrue to billing (DOWNLOAD_HTTPS) in batches.
-      new PeriodicTask('download-billing', async () => {
-        const { batches, bytes } = await services.videoOut.billDownloads();
-        if (batches) log.info({ batches, bytes }, 'download bytes billed');
-      }, { intervalMs: 10 * 60_000, log }),
-      // Publishes the next webhook signing key ahead of the end of the current key's period.
-      new PeriodicTask('webhook-key-rotation', async () => {
-        const rotation = await services.signingKeys.rotateWhenDue();
-        if (rotation) log.info({ keyId: rotation.key.id, activatesAt: rotation.activatesAt }, 'next webhook signing key published');
-      }, { intervalMs: 60_000, log }),
-      // Stored bytes are sampled and charged (STORAGE) in daily batches per team.
-      new PeriodicTask('storage-billing', async () => {
-        const { charges } = await services.storageBilling.run();
-        if (charges) log.info({ charges }, 'storage usage billed');
-      }, { intervalMs: 60 * 60_000, log }),
-      new PeriodicTask('idempotency-key-purge', async () => {
-        const deleted = await services.idempotency.purgeExpired();
-        if (deleted) log.info({ deleted }, 'purged idempotency keys past retention or lease');
-      }, { intervalMs: 15 * 60_000, log }),
-      new PeriodicTask('rate-limit-sweep', async () => {
-        const deleted = await sweepEndedRateWindows(db, systemClock.now());
-        if (deleted) log.debug({ deleted }, 'deleted ended rate-limit windows');
-      }, { intervalMs: 60 * 60_000, log }),
-      new PeriodicTask('webhook-history-sweep', async () => {
-        const deleted = await services.webhooks.sweepHistory();
-        await services.signingKeys.sweepExpired();
-        if (deleted) log.info({ deleted }, 'deleted webhook event records past retention');
-      }, { intervalMs: 15 * 60_000, log }),
-    );
+    // Each feature's periodic tasks and the HTTP layer's purges, listed by the composition root.
+    for (const definition of createPeriodicTasks(services)) tasks.push(new PeriodicTask(definition, { log }));
     tasks.forEach((t) => t.start());
   }
 

@@ -5,8 +5,9 @@
  * - `enqueue(trx, ...)` inserts inside the caller's transaction, so a domain write and the work
  *   it causes commit (or roll back) together. Local listeners (`onEnqueue`) are told after the
  *   commit, so an in-process worker wakes at once; other processes find the row by polling.
- * - `claim()` is ONE guarded `UPDATE ... RETURNING`: `FOR UPDATE SKIP LOCKED` on PostgreSQL; on
- *   SQLite the statement takes the database's write lock, so it is atomic as well. The row moves
+ * - `claim()` is ONE guarded `UPDATE ... RETURNING` (the leased-rows claim shared with webhook
+ *   deliveries, `./leased-rows.ts`): `FOR UPDATE SKIP LOCKED` on PostgreSQL; on SQLite the
+ *   statement takes the database's write lock, so it is atomic as well. The row moves
  *   `queued -> running` with a fresh lease token in `lease_owner` and `attempts + 1`.
  * - Every later write by the holder (`heartbeat`, `complete`, `fail`, `release`) is guarded by
  *   `status = 'running' AND lease_owner = <token>`; a holder whose lease was swept (and perhaps
@@ -21,6 +22,8 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { asDate, asOptionalDate, Db, isPostgres } from '../db/database';
 import type { Clock } from '../shared/clock';
+import { backoffMs } from './backoff';
+import { claimLeasedRows, LeasedTable, leaseToken, whereLeaseHeld } from './leased-rows';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
 
@@ -72,6 +75,17 @@ export interface JobQueueOptions {
 
 export const MAX_KIND_LENGTH = 64;
 const ERROR_TEXT_LIMIT = 4000;
+
+/** `jobs` as leased rows: queued ones are claimable when `run_at` is due; a claim makes them running and counts the attempt. */
+const JOB_LEASES: LeasedTable = {
+  table: 'jobs',
+  leaseOwnerLength: 200,
+  dueColumn: 'run_at',
+  orderBy: ['run_at', 'id'],
+  claimable: (q) => q.where('status', 'queued'),
+  claimedColumns: (db, now) => ({ status: 'running', attempts: db.raw('attempts + 1'), updated_at: now }),
+  held: (q) => q.where('status', 'running'),
+};
 
 export class JobQueue {
   readonly defaultMaxAttempts: number;
@@ -132,23 +146,13 @@ export class JobQueue {
    */
   async claim<P = unknown>(workerId: string, kinds: readonly string[], leaseMs: number): Promise<ClaimedJob<P> | undefined> {
     if (kinds.length === 0) return undefined;
-    const now = this.clock.now();
-    const token = `${workerId.slice(0, 150)}#${randomUUID()}`;
-    const expires = new Date(now.getTime() + leaseMs);
-    const inKinds = kinds.map(() => '?').join(', ');
-    const lock = isPostgres(this.db) ? 'FOR UPDATE SKIP LOCKED' : '';
-    const result = await this.db.raw(
-      `UPDATE jobs
-          SET status = 'running', lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1, updated_at = ?
-        WHERE status = 'queued'
-          AND id = (SELECT id FROM jobs
-                     WHERE status = 'queued' AND run_at <= ? AND kind IN (${inKinds})
-                     ORDER BY run_at, id
-                     LIMIT 1 ${lock})
-       RETURNING *`,
-      [token, expires, now, now, ...kinds],
-    );
-    const row = rowsOf(result)[0];
+    const [row] = await claimLeasedRows(this.db, JOB_LEASES, {
+      token: leaseToken(JOB_LEASES, workerId),
+      now: this.clock.now(),
+      leaseMs,
+      limit: 1,
+      filter: (q) => q.whereIn('kind', kinds),
+    });
     return row ? (toJob(row) as ClaimedJob<P>) : undefined;
   }
 
@@ -201,8 +205,7 @@ export class JobQueue {
    */
   async release(job: ClaimedJob<unknown>): Promise<boolean> {
     const now = this.clock.now();
-    const n = await this.db('jobs')
-      .where({ id: job.id, status: 'running', lease_owner: job.leaseOwner })
+    const n = await whereLeaseHeld(this.db, JOB_LEASES, job.id, job.leaseOwner)
       .update({ status: 'queued', lease_owner: null, lease_expires_at: null, run_at: now, attempts: this.db.raw('attempts - 1'), updated_at: now });
     return n === 1;
   }
@@ -252,17 +255,12 @@ export class JobQueue {
 
   /** Delay before the attempt after `attempts` failed ones: equal jitter over a capped doubling. */
   backoffMs(attempts: number): number {
-    const ceiling = Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** Math.max(0, attempts - 1));
-    return Math.round(ceiling / 2 + (ceiling / 2) * this.random());
+    return backoffMs(attempts, { ...this.retry, jitter: 'equal', random: this.random });
   }
 
   private held(job: ClaimedJob<unknown>, now: Date, trx: Knex | Knex.Transaction = this.db) {
-    return trx('jobs').where({ id: job.id, status: 'running', lease_owner: job.leaseOwner }).andWhere('lease_expires_at', '>', now);
+    return whereLeaseHeld(trx, JOB_LEASES, job.id, job.leaseOwner, now);
   }
-}
-
-function rowsOf(result: any): any[] {
-  return Array.isArray(result) ? result : (result?.rows ?? []);
 }
 
 function toJob(row: any): Job {

@@ -1,10 +1,24 @@
 /**
  * A background loop that runs one task every `intervalMs`: abortable sleep, `notify()` to run
  * early, exponential back-off after errors (capped), and `stop()` that waits for the run in flight.
+ *
+ * Each feature declares its periodic tasks as PeriodicTaskDefinitions (exported by its index.ts);
+ * the composition root lists them all (`createPeriodicTasks`) and main.ts runs one PeriodicTask each.
  */
 import type { Logger } from 'pino';
+import { backoffMs } from './backoff';
 
 export type LoopState = 'idle' | 'running' | 'stopping' | 'stopped';
+
+/** One periodic task: what to run and how often. */
+export interface PeriodicTaskDefinition {
+  /** Unique among the tasks; names the task in the logs. */
+  name: string;
+  /** Time between the end of one run and the start of the next (after a failure: the back-off's base). */
+  intervalMs: number;
+  /** One run; reports what it did through `log`. Throwing backs the loop off. */
+  run(log: Logger): Promise<void>;
+}
 
 export class PeriodicTask {
   private state: LoopState = 'idle';
@@ -13,9 +27,8 @@ export class PeriodicTask {
   private failures = 0;
 
   constructor(
-    private readonly name: string,
-    private readonly task: () => Promise<unknown>,
-    private readonly opts: { intervalMs: number; maxBackoffMs?: number; log: Logger },
+    private readonly definition: PeriodicTaskDefinition,
+    private readonly opts: { log: Logger; maxBackoffMs?: number },
   ) {}
 
   get status(): LoopState {
@@ -44,15 +57,15 @@ export class PeriodicTask {
   private async run(): Promise<void> {
     while (this.state === 'running') {
       try {
-        await this.task();
+        await this.definition.run(this.opts.log);
         this.failures = 0;
       } catch (err) {
         this.failures++;
-        this.opts.log.error({ err, task: this.name, failures: this.failures }, 'background task failed');
+        this.opts.log.error({ err, task: this.definition.name, failures: this.failures }, 'background task failed');
       }
       if (this.state !== 'running') break;
-      const backoff = Math.min(this.opts.maxBackoffMs ?? 10 * 60_000, this.opts.intervalMs * 2 ** Math.max(0, this.failures - 1));
-      await this.sleep(this.failures ? backoff : this.opts.intervalMs);
+      const { intervalMs } = this.definition;
+      await this.sleep(this.failures ? backoffMs(this.failures, { baseMs: intervalMs, maxMs: this.opts.maxBackoffMs ?? 10 * 60_000 }) : intervalMs);
     }
   }
 

@@ -20,6 +20,7 @@
  */
 import type { Logger } from 'pino';
 import type { Knex } from 'knex';
+import { backoffMs } from './backoff';
 import { ClaimedJob, Job, JobQueue } from './job-queue';
 
 export type WorkerState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -90,7 +91,8 @@ export class Worker {
   private wake?: () => void;
   private woken = false;
   private failures = 0;
-  private lastSweep = 0;
+  /** When this worker last swept expired leases, on the queue's clock. */
+  private lastSweep?: number;
   private readonly opts: Required<WorkerOptions>;
 
   constructor(
@@ -125,6 +127,16 @@ export class Worker {
     if (this.handlers.has(kind)) throw new Error(`a handler for job kind "${kind}" is already registered`);
     if (this.state !== 'idle') throw new Error('register handlers before start()');
     this.handlers.set(kind, handler as JobHandler);
+    return this;
+  }
+
+  /**
+   * Registers a job definition (`JobDefinition` of ./job-definition): its handler and, when it
+   * has one, its give-up handler. The same as `register(kind, run)` plus `onGiveUp(kind, onGiveUp)`.
+   */
+  define<P>(definition: { kind: string; run: JobHandler<P>; onGiveUp?: GiveUpHandler<P> }): this {
+    this.register(definition.kind, definition.run);
+    if (definition.onGiveUp) this.onGiveUp(definition.kind, definition.onGiveUp);
     return this;
   }
 
@@ -202,7 +214,7 @@ export class Worker {
         }
       } catch (err) {
         this.failures++;
-        delay = Math.min(this.opts.maxBackoffMs, this.opts.pollMs * 2 ** (this.failures - 1));
+        delay = backoffMs(this.failures, { baseMs: this.opts.pollMs, maxMs: this.opts.maxBackoffMs });
         this.opts.log.error({ err, worker: this.opts.workerId, failures: this.failures, retryInMs: delay }, 'job poll failed');
       }
       if (this.state !== 'running') break;
@@ -217,8 +229,9 @@ export class Worker {
 
   private async maybeSweep(): Promise<void> {
     if (!this.opts.sweepIntervalMs) return;
-    const now = Date.now();
-    if (now - this.lastSweep < this.opts.sweepIntervalMs) return;
+    // The queue's clock, like the leases themselves: a test's clock drives the sweep too.
+    const now = this.nowMs();
+    if (this.lastSweep !== undefined && now - this.lastSweep < this.opts.sweepIntervalMs) return;
     this.lastSweep = now;
     const swept = await this.queue.sweepExpiredLeases(async (trx, jobs) => {
       for (const job of jobs) await this.giveUps.get(job.kind)?.(trx, job.payload, job);

@@ -11,6 +11,7 @@
  * The checksum is compared before `complete()`: on a mismatch the upload stays open with all its
  * parts, so a restart that skips the check can complete it without copying again.
  */
+import { backoffMs } from '../jobs/backoff';
 import { crc32cCombine, crc32cUpdate } from '../net/crc32c';
 import { RangeSource, SourceChangedError, SourceInfo } from '../net/https-range-source';
 import type { Upload } from './blob-store';
@@ -75,6 +76,8 @@ export class CopyFailedError extends Error {
 }
 
 export const MAX_CONCURRENCY = 32;
+/** The default back-off between attempts of one part: 200 ms, doubling, capped at 10 s. */
+const PART_RETRY_BACKOFF = { baseMs: 200, maxMs: 10_000 };
 
 export async function copyRanges(opts: CopyOptions): Promise<CopyResult> {
   const { source, pinned, upload, signal } = opts;
@@ -84,7 +87,7 @@ export async function copyRanges(opts: CopyOptions): Promise<CopyResult> {
     throw new RangeError(`concurrency must be 1..${MAX_CONCURRENCY}`);
   }
   const attempts = opts.partAttempts ?? 5;
-  const delay = opts.retryDelayMs ?? ((n: number) => Math.min(10_000, 200 * 2 ** (n - 1)));
+  const delay = opts.retryDelayMs ?? ((n: number) => backoffMs(n, PART_RETRY_BACKOFF));
 
   const crcs = new Map<number, number>();
   const stored = new Set(await upload.completedParts());

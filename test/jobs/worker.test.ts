@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import pino from 'pino';
+import type { JobDefinition } from '../../src/jobs/job-definition';
 import { ClaimedJob, JobQueue } from '../../src/jobs/job-queue';
 import { JobContext, LeaseLostError, PermanentJobError, Worker, WorkerStoppingError } from '../../src/jobs/worker';
 import { ManualClock } from '../../src/shared/clock';
@@ -80,6 +81,28 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     assert.equal(await status(other), 'queued', 'a kind without a handler is left for another worker');
   });
 
+  it('takes job definitions: the handler and the give-up handler of a kind', async () => {
+    const seen: unknown[] = [];
+    const gaveUp: unknown[] = [];
+    const definition: JobDefinition<{ n: number }> = {
+      kind: 'defined',
+      attempts: 1,
+      run: async (payload) => void seen.push(payload),
+      onGiveUp: async (_trx, payload) => void gaveUp.push(payload),
+    };
+    const w = worker({ sweepIntervalMs: 1, pollMs: 10 }).define(definition);
+    assert.throws(() => w.register('defined', async () => undefined), /already registered/);
+    const lost = await queue.enqueue(database.db, { kind: 'defined', payload: { n: 1 }, maxAttempts: 1 });
+    assert.ok(await queue.claim('dead-worker', ['defined'], LEASE));
+    clock.advance(LEASE);
+    const ok = await queue.enqueue(database.db, { kind: 'defined', payload: { n: 2 } });
+    w.start();
+    await waitFor('done', async () => (await status(ok)) === 'done');
+    assert.equal(await status(lost), 'failed');
+    assert.deepEqual(seen, [{ n: 2 }]);
+    assert.deepEqual(gaveUp, [{ n: 1 }]);
+  });
+
   it('a kind has exactly one handler', () => {
     const w = worker().register('x', async () => undefined);
     assert.throws(() => w.register('x', async () => undefined), /already registered/);
@@ -91,7 +114,8 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     const w = worker({ concurrency: 3 }).register('slow', async () => {
       active++;
       peak = Math.max(peak, active);
-      await new Promise((r) => setTimeout(r, 20));
+      // Long enough for the loop to fill the other slots on a loaded machine (a claim can take tens of ms).
+      await new Promise((r) => setTimeout(r, 100));
       active--;
     });
     const ids = [];
@@ -154,7 +178,10 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
   it('a lost lease aborts the handler with LeaseLostError and its late result is not recorded', async () => {
     const started = deferred<JobContext>();
     const finished = deferred<unknown>();
-    const w = worker().register('stalls', async (_p, ctx) => {
+    // One slot, and no heartbeat timer between the sweep and the rescuer's claim (the default
+    // period, a third of the lease): a refused timer beat would free the slot, and this worker could
+    // take the requeued job before the rescuer. The test makes the next beat itself, below.
+    const w = worker({ concurrency: 1, heartbeatMs: LEASE / 3 }).register('stalls', async (_p, ctx) => {
       started.resolve(ctx);
       // The handler ignores nothing: it waits for the abort, then "finishes" anyway.
       await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
@@ -169,6 +196,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     await queue.sweepExpiredLeases();
     const rescuer: ClaimedJob = (await queue.claim('rescuer', ['stalls'], LEASE))!;
     assert.equal(rescuer.id, id);
+    assert.equal(await ctx.heartbeat(), false, 'the next heartbeat is refused');
     const reason = await finished.promise;
     assert.ok(reason instanceof LeaseLostError, String(reason));
     assert.equal(ctx.signal.aborted, true);
@@ -245,6 +273,20 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     clock.advance(LEASE);
     const w = worker({ sweepIntervalMs: 1, pollMs: 10 }).register('orphan', async () => undefined);
     w.start();
+    await waitFor('done', async () => (await status(id)) === 'done');
+    assert.equal((await queue.get(id))?.attempts, 2);
+  });
+
+  it('sweeps again when the queue\'s clock has moved by sweepIntervalMs, not by wall time', async () => {
+    const w = worker({ sweepIntervalMs: LEASE, pollMs: 10 }).register('orphan', async () => undefined);
+    w.start();
+    await waitFor('running', () => w.status === 'running');
+    const id = await queue.enqueue(database.db, { kind: 'orphan', payload: {} });
+    assert.ok(await queue.claim('dead-worker', ['orphan'], LEASE));
+    // Many polls go by in wall time; on the queue's clock the lease has not ended and no sweep is due.
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await status(id), 'running');
+    clock.advance(LEASE);
     await waitFor('done', async () => (await status(id)) === 'done');
     assert.equal((await queue.get(id))?.attempts, 2);
   });

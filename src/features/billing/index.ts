@@ -1,5 +1,6 @@
 /** The billing feature's public face: what other features and the composition root may use. */
 export { billingHandlers } from './billing.handlers';
+export { billingPeriodicTasks } from './billing.tasks';
 export { BillingService } from './billing.service';
 export { LedgerService } from './ledger.service';
 export { microsToUsd, unitPriceToUsd } from './money';

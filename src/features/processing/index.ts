@@ -5,3 +5,4 @@ export { FfmpegProcessingEngine } from './engine-adapter';
 export { processingHandlers } from './processing.handlers';
 export { processingJobs } from './processing.jobs';
 export { ProcessingService } from './processing.service';
+export { processingPeriodicTasks } from './processing.tasks';

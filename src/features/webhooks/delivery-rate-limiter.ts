@@ -20,6 +20,8 @@ export class WebhookRateLimiter {
   /** Waits for a permit for at most `maxWaitMs`; false when none came in time. */
   async acquire(webhookId: string, perSecond: number, maxWaitMs: number): Promise<boolean> {
     const limiter = this.limiter(perSecond);
+    // Wall time on purpose, not the injected clock: this is real waiting for permits of one-second
+    // windows that rate-limiter-flexible keeps in wall time (a test's stopped clock would wait forever).
     const deadline = Date.now() + maxWaitMs;
     for (;;) {
       try {

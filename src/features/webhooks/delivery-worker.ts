@@ -4,6 +4,9 @@
  * attempt, and schedules retries (exponential back-off with jitter, `Retry-After` on 429/503)
  * inside the webhook's retry window. A worker killed mid-send loses nothing: its lease expires
  * and another claim sends again (at least once; receivers de-duplicate by `payload.id`).
+ *
+ * Claims and lease guards are the jobs' leased-rows code (src/jobs/leased-rows.ts, through the
+ * store), one lease token per claim; every delay comes from src/jobs/backoff.ts.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -11,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
+import { backoffMs } from '../../jobs/backoff';
 import { AttemptRecord, DeliveryRecord, eventsStore, WebhookRecord, webhooksStore } from './webhooks.store';
 import { checkOutboundUrl, guardedLookup, OutboundPolicy } from '../../net/outbound-url';
 import type { Clock } from '../../shared/clock';
@@ -61,6 +65,9 @@ interface SendResult {
 }
 
 export type LoopState = 'idle' | 'running' | 'stopping' | 'stopped';
+
+/** A delivery this worker claimed: `leaseOwner` is the claim's lease token. */
+type ClaimedDelivery = DeliveryRecord & { leaseOwner: string };
 
 export class DeliveryWorker {
   readonly owner = `worker-${randomUUID()}`;
@@ -151,7 +158,7 @@ export class DeliveryWorker {
             const count = this.inFlightByWebhook.get(d.webhookId) ?? 0;
             if (count >= this.options.perWebhookConcurrency) {
               // Over this webhook's share: hand it back; the next claims skip the webhook until a slot frees.
-              await eventsStore.releaseLease(this.deps.db, d.id, this.owner);
+              await eventsStore.releaseLease(this.deps.db, d.id, d.leaseOwner);
               continue;
             }
             this.inFlightByWebhook.set(d.webhookId, count + 1);
@@ -172,8 +179,8 @@ export class DeliveryWorker {
       }
       if (this.state !== 'running') break;
       if (claimed > 0 && this.inFlight.size < this.options.concurrency) continue;
-      const backoff = this.failures ? Math.min(30_000, this.options.pollMs * 2 ** this.failures) : this.options.pollMs;
-      await this.sleep(backoff);
+      // After errors: twice the poll period, doubling, capped at 30 s.
+      await this.sleep(this.failures ? backoffMs(this.failures, { baseMs: 2 * this.options.pollMs, maxMs: 30_000 }) : this.options.pollMs);
     }
   }
 
@@ -191,9 +198,9 @@ export class DeliveryWorker {
     });
   }
 
-  private claim(limit: number, skipWebhookIds: string[] = []): Promise<DeliveryRecord[]> {
+  private async claim(limit: number, skipWebhookIds: string[] = []): Promise<ClaimedDelivery[]> {
     const now = this.deps.clock.now();
-    return eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds);
+    return (await eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds)) as ClaimedDelivery[];
   }
 
   /** The webhooks of a claimed batch, read once (deleted ones too; a missing one was swept with its deliveries). */
@@ -203,7 +210,7 @@ export class DeliveryWorker {
     return new Map(list.map((w) => [w.id, w]));
   }
 
-  private async deliver(d: DeliveryRecord, webhook: WebhookRecord | null): Promise<void> {
+  private async deliver(d: ClaimedDelivery, webhook: WebhookRecord | null): Promise<void> {
     try {
       await this.attempt(d, webhook);
     } catch (err) {
@@ -212,7 +219,7 @@ export class DeliveryWorker {
     }
   }
 
-  private async attempt(d: DeliveryRecord, webhook: WebhookRecord | null): Promise<void> {
+  private async attempt(d: ClaimedDelivery, webhook: WebhookRecord | null): Promise<void> {
     const { clock } = this.deps;
     if (!webhook) return; // swept: its deliveries went with it
     const attemptNumber = d.attemptCount + 1;
@@ -253,7 +260,7 @@ export class DeliveryWorker {
       responseRetryAt: retryAt && next.nextAttemptAt,
       responseHeaders: ok || !result.headers ? undefined : cutHeaders(result.headers),
     };
-    const recorded = await eventsStore.finishAttempt(this.deps.db, this.owner, attempt, { ...next, seriesStartedAt, updatedAt: now });
+    const recorded = await eventsStore.finishAttempt(this.deps.db, d.leaseOwner, attempt, { ...next, seriesStartedAt, updatedAt: now });
     if (!recorded) this.deps.log.warn({ deliveryId: d.id }, 'webhook delivery lease was lost; attempt not recorded');
   }
 
@@ -265,8 +272,8 @@ export class DeliveryWorker {
     if (retryAt) {
       at = Math.max(retryAt.getTime(), now.getTime());
     } else {
-      const base = Math.min(this.options.maxBackoffMs, this.options.initialBackoffMs * 2 ** (attemptNumber - 1));
-      at = now.getTime() + Math.round(base * (0.5 + this.options.random() * 0.5));
+      const { initialBackoffMs, maxBackoffMs, random } = this.options;
+      at = now.getTime() + backoffMs(attemptNumber, { baseMs: initialBackoffMs, maxMs: maxBackoffMs, jitter: 'equal', random });
     }
     return new Date(Math.min(at, deadline));
   }

@@ -2,5 +2,6 @@
 export { DeliveryWorker } from './delivery-worker';
 export { recordEvent } from './events';
 export { SigningKeys } from './signing-keys';
+export { webhooksPeriodicTasks } from './webhooks.tasks';
 export { webhooksHandlers } from './webhooks.handlers';
 export { WebhooksService } from './webhooks.service';

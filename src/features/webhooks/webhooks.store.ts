@@ -1,6 +1,7 @@
 /** SQL for webhooks, events, deliveries and delivery attempts. No rules here; services own them. */
 import type { Knex } from 'knex';
-import { asBool, asDate, asOptionalDate, isPostgres, lockRowForUpdate } from '../../db/database';
+import { asBool, asDate, asOptionalDate, lockRowForUpdate } from '../../db/database';
+import { claimLeasedRows, LeasedTable, leaseToken, whereLeaseHeld } from '../../jobs/leased-rows';
 import { fetchPage, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
 
@@ -83,6 +84,19 @@ const WEBHOOKS = 'webhooks';
 const EVENTS = 'webhook_events';
 const DELIVERIES = 'webhook_deliveries';
 const ATTEMPTS = 'webhook_delivery_attempts';
+
+/**
+ * Deliveries as leased rows: a pending delivery is claimable once `next_attempt_at` is due and no
+ * unexpired lease is on it (a lost worker's lease just runs out). The holder may finish it while
+ * its token is on the row, even past the lease end (another claim replaces the token).
+ */
+const DELIVERY_LEASES: LeasedTable = {
+  table: DELIVERIES,
+  leaseOwnerLength: 64,
+  dueColumn: 'next_attempt_at',
+  orderBy: ['next_attempt_at'],
+  claimable: (q, now) => q.where('status', 'pending').where((w) => w.whereNull('lease_expires_at').orWhere('lease_expires_at', '<=', now)),
+};
 
 const optional = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
 
@@ -281,19 +295,22 @@ export const eventsStore = {
     return byDelivery;
   },
   /**
-   * Claims up to `limit` due deliveries for `owner` until `leaseExpiresAt`: one guarded UPDATE
-   * (rows locked by another claimer are skipped on PostgreSQL; SQLite runs one writer at a time).
+   * Claims up to `limit` due deliveries for `owner` until `leaseExpiresAt` with the jobs' leased-rows
+   * claim (one guarded UPDATE; rows locked by another claimer are skipped on PostgreSQL; SQLite
+   * runs one writer at a time). Each claim writes a lease token of its own (`leaseOwner` of the
+   * records): pass it to `finishAttempt` and `releaseLease`.
    */
   async claimDue(db: Knex, owner: string, now: Date, leaseExpiresAt: Date, limit: number, skipWebhookIds: string[] = []): Promise<DeliveryRecord[]> {
-    const due = (q: Knex.QueryBuilder) =>
-      q.where('status', 'pending').where('next_attempt_at', '<=', now).where((w) => w.whereNull('lease_expires_at').orWhere('lease_expires_at', '<=', now));
-    const candidates = due(db(DELIVERIES).select('id')).orderBy('next_attempt_at').limit(limit);
-    if (skipWebhookIds.length) candidates.whereNotIn('webhook_id', skipWebhookIds);
-    if (isPostgres(db)) candidates.forUpdate().skipLocked();
-    const rows = await due(db(DELIVERIES).whereIn('id', candidates)).update({ lease_owner: owner, lease_expires_at: leaseExpiresAt }, '*');
-    return (rows as any[]).map(toDelivery);
+    const rows = await claimLeasedRows(db, DELIVERY_LEASES, {
+      token: leaseToken(DELIVERY_LEASES, owner),
+      now,
+      leaseMs: leaseExpiresAt.getTime() - now.getTime(),
+      limit,
+      filter: (q) => (skipWebhookIds.length ? q.whereNotIn('webhook_id', skipWebhookIds) : q),
+    });
+    return rows.map(toDelivery);
   },
-  /** Records an attempt and the delivery's new state, if the lease is still held. */
+  /** Records an attempt and the delivery's new state, if the lease (`owner`: the claim's token) is still held. */
   async finishAttempt(
     db: Knex,
     owner: string,
@@ -301,8 +318,7 @@ export const eventsStore = {
     next: { status: DeliveryStatus; nextAttemptAt?: Date; seriesStartedAt: Date; successful?: boolean; updatedAt: Date },
   ): Promise<boolean> {
     return db.transaction(async (trx) => {
-      const n = await trx(DELIVERIES)
-        .where({ id: attempt.deliveryId, lease_owner: owner })
+      const n = await whereLeaseHeld(trx, DELIVERY_LEASES, attempt.deliveryId, owner)
         .update({
           status: next.status,
           next_attempt_at: next.nextAttemptAt ?? null,
@@ -332,7 +348,7 @@ export const eventsStore = {
   },
   /** Hands a claimed delivery back without an attempt (worker stopping). */
   async releaseLease(db: Knex, id: string, owner: string): Promise<void> {
-    await db(DELIVERIES).where({ id, lease_owner: owner }).update({ lease_owner: null, lease_expires_at: null });
+    await whereLeaseHeld(db, DELIVERY_LEASES, id, owner).update({ lease_owner: null, lease_expires_at: null });
   },
   /** Makes decided deliveries pending again as a new attempt series. Returns how many. */
   async requeue(db: Knex, ids: string[], now: Date): Promise<number> {
