@@ -10,24 +10,11 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../shared/erro
 import type { PageRequest } from '../../shared/paging';
 import type { AccountsService } from '../accounts';
 import { Team, teamsStore } from '../accounts';
-import {
-  agreementsStore,
-  AgreementState,
-  AgreementView,
-  BillingPeriod,
-  CategoryTotal,
-  creditsStore,
-  FilterMode,
-  LedgerTransaction,
-  ledgerStore,
-  PeriodPage,
-  PeriodRef,
-  periodsStore,
-  RecordFilter,
-  summaryFromAggregates,
-  utilityCostsFromAggregates,
-  SubscriptionStatus,
-} from './billing.store';
+import { agreementsStore, AgreementState, AgreementView, SubscriptionStatus } from './agreements.store';
+import { CategoryTotal, FilterMode, RecordFilter } from './billing-records';
+import { creditsStore } from './credits.store';
+import { LedgerTransaction, ledgerStore, PeriodPage, summaryFromAggregates, utilityCostsFromAggregates } from './ledger.store';
+import { BillingPeriod, PeriodRef, periodsStore } from './periods.store';
 import { volumeDiscountPercentage } from './price-list';
 import type { LedgerService } from './ledger.service';
 

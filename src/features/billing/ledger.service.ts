@@ -9,17 +9,12 @@ import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, DomainError, NotFoundError } from '../../shared/errors';
 import { BillingType, teamsStore } from '../accounts';
-import {
-  AdjustmentType,
-  agreementsStore,
-  BalanceKind,
-  BillingPeriod,
-  billingTypeChangesStore,
-  creditsStore,
-  ledgerStore,
-  Line,
-  periodsStore,
-} from './billing.store';
+import { agreementsStore } from './agreements.store';
+import { AdjustmentType, BalanceKind, Line } from './billing-records';
+import { billingTypeChangesStore } from './billing-type-changes.store';
+import { creditsStore } from './credits.store';
+import { ledgerStore } from './ledger.store';
+import { BillingPeriod, periodsStore } from './periods.store';
 import { roundToMills } from './money';
 import type { PriceList } from './price-list';
 import { Category, priceJob, PricedJob, PricedProduct, priceUtility, ProductUse } from './pricing';
