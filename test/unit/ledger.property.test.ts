@@ -54,7 +54,7 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 25 }), async (cmds) => {
         const db = database.db;
         const clock = new ManualClock('2026-01-20T08:00:00Z');
-        const ledger = new LedgerService(db, clock, DEFAULT_PRICE_LIST);
+        const ledger = new LedgerService({ db, clock, priceList: DEFAULT_PRICE_LIST });
         const teamId = randomUUID();
         await teamsStore.insert(db, { id: teamId, name: 'prop', apiEnabled: true, billingType: 'WALLET', createdAt: clock.now() });
         const model = { processing: 0, utilities: 0 };

@@ -43,6 +43,7 @@ import { ingestionEventsFor, VideoEvents } from '../videos';
 import { ingestionStore } from './ingestion.store';
 import { recordVideoAsset, type AssetKind, type VideoAsset } from '../videos';
 import { IngestionUpdate, progressUpdate, StageError, Video, videosStore } from '../videos';
+import { TransactionalService } from '../../db/transactional';
 
 export const INGEST_JOB = 'video.ingest';
 export const CLIP_JOB = 'video.clip';
@@ -64,18 +65,32 @@ interface VideoJobPayload {
 /** Told, inside the transaction that records it, when a video's ingestion failed. */
 export type IngestionFailureListener = (trx: Knex, video: Video) => Promise<void>;
 
-export class IngestionService {
+export interface IngestionServiceDeps {
+  db: Db;
+  clock: Clock;
+  jobs: JobQueue;
+  blobs: BlobStore;
+  media: MediaSettings;
+  workDir: string;
+}
+
+export class IngestionService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly jobs: JobQueue;
+  private readonly blobs: BlobStore;
+  private readonly media: MediaSettings;
+  private readonly workDir: string;
   private binaries?: Promise<MediaBinaries>;
   private readonly failureListeners: IngestionFailureListener[] = [];
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly jobs: JobQueue,
-    private readonly blobs: BlobStore,
-    private readonly media: MediaSettings,
-    private readonly workDir: string,
-  ) {}
+  constructor(deps: IngestionServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.jobs = deps.jobs;
+    this.blobs = deps.blobs;
+    this.media = deps.media;
+    this.workDir = deps.workDir;
+  }
 
   /** ffmpeg and ffprobe as resolved (configured path, PATH, npm-shipped), once per process. */
   mediaBinaries(): Promise<MediaBinaries> {
@@ -248,7 +263,7 @@ export class IngestionService {
       const { size } = await storeFile(this.blobs, key, f.path);
       assets.push({ id: randomUUID(), videoId: video.id, kind, ordinal, blobKey: key, contentType, size, width: f.width, height: f.height, positionMs: f.positionMs, createdAt: this.clock.now() });
     }
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       for (const a of assets) await recordVideoAsset(trx, a);
       await sampleStorage(trx, video.teamId, this.clock.now());
     });
@@ -353,7 +368,7 @@ export class IngestionService {
     fn: (trx: Knex, v: Video, now: Date) => Promise<void>,
     stage: 'ingestion' | 'processing' = 'ingestion',
   ): Promise<void> {
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       const v = await videosStore.byIdForUpdate(trx, videoId);
       if (!v || v[stage]?.status !== from) return;
       await fn(trx, v, this.clock.now());

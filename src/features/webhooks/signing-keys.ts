@@ -26,6 +26,7 @@ import { asDate, asOptionalDate, Db, isPostgres } from '../../db/database';
 import type { SecretBox } from '../../security/secret-box';
 import { Clock, DAY_MS } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
+import { TransactionalService } from '../../db/transactional';
 
 export interface SigningKeyPolicy {
   rotationDays: number;
@@ -147,16 +148,26 @@ function signerAt(rows: KeyRow[], now: Date): KeyRow | undefined {
   return signer;
 }
 
-export class SigningKeys {
+export interface SigningKeysDeps {
+  db: Db;
+  clock: Clock;
+  secretBox: SecretBox;
+  policy?: SigningKeyPolicy;
+}
+
+export class SigningKeys extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly secretBox: SecretBox;
+  private readonly policy: SigningKeyPolicy;
   private cached?: { rows: KeyRow[]; recheckAt: number };
   private readonly privateKeys = new Map<string, KeyObject>();
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly secretBox: SecretBox,
-    private readonly policy: SigningKeyPolicy = DEFAULT_SIGNING_KEY_POLICY,
-  ) {}
+  constructor(deps: SigningKeysDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.secretBox = deps.secretBox;
+    this.policy = deps.policy ?? DEFAULT_SIGNING_KEY_POLICY;
+  }
 
   /** The key that signs now; the first key is created on first need. */
   async current(): Promise<ActiveSigningKey> {
@@ -164,7 +175,7 @@ export class SigningKeys {
     if (!this.cached || now.getTime() >= this.cached.recheckAt || !signerAt(this.cached.rows, now)) {
       let rows = await signingKeysStore.unexpired(this.db, now);
       if (!signerAt(rows, now)) {
-        await this.db.transaction(async (trx) => {
+        await this.transactional(async (trx) => {
           await signingKeysStore.lock(trx);
           if (!(await signingKeysStore.newest(trx))) await this.insertKey(trx, now, now);
         });
@@ -230,7 +241,7 @@ export class SigningKeys {
   }
 
   private async publishNext(onDemand: boolean): Promise<Rotation | undefined> {
-    const result = await this.db.transaction(async (trx): Promise<Rotation | undefined> => {
+    const result = await this.transactional(async (trx): Promise<Rotation | undefined> => {
       await signingKeysStore.lock(trx);
       const now = this.clock.now();
       const newest = await signingKeysStore.newest(trx);

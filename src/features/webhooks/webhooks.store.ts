@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { asBool, asDate, asOptionalDate, isPostgres, lockRowForUpdate } from '../../db/database';
 import { fetchPage, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
+import { transactional } from '../../db/transactional';
 
 export interface WebhookRecord {
   id: string;
@@ -300,7 +301,7 @@ export const eventsStore = {
     attempt: AttemptRecord,
     next: { status: DeliveryStatus; nextAttemptAt?: Date; seriesStartedAt: Date; successful?: boolean; updatedAt: Date },
   ): Promise<boolean> {
-    return db.transaction(async (trx) => {
+    return transactional(db, async (trx) => {
       const n = await trx(DELIVERIES)
         .where({ id: attempt.deliveryId, lease_owner: owner })
         .update({
