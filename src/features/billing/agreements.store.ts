@@ -5,6 +5,7 @@ import type { Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
 import { pageOf } from './billing-records';
 import { int } from './money';
+import { DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export type SubscriptionStatus = 'SUBSCRIBED' | 'UNSUBSCRIBE_PENDING' | 'UNSUBSCRIBED' | 'AGREEMENT_REPLACED' | 'REASSIGNED';
 
@@ -42,7 +43,36 @@ export interface AgreementView extends AgreementState {
   updatedAt: Date;
 }
 
-function toAgreement(r: any): AgreementView {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface AgreementViewRow {
+  agreement_id: string;
+  team_id: string;
+  status: SubscriptionStatus;
+  license_id: string;
+  offer_id: string;
+  product_id: string;
+  product_name: string;
+  buyer_account_id: string;
+  seller_account_id: string;
+  agreement_intent: Nullable<string>;
+  agreement_status: Nullable<string>;
+  acceptance_time: DbTimestamp;
+  start_time: DbTimestamp;
+  setup_completed_at: DbTimestamp;
+  cancellation_requested_at: Nullable<DbTimestamp>;
+  license_deprovisioned_at: Nullable<DbTimestamp>;
+  effective_from_hour: DbTimestamp;
+  replaces_agreement_id: Nullable<string>;
+  replaced_by_agreement_id: Nullable<string>;
+  reassigned_from_agreement_id: Nullable<string>;
+  reassigned_to_agreement_id: Nullable<string>;
+  reassigned_at: Nullable<DbTimestamp>;
+  note: Nullable<string>;
+  created_at: DbTimestamp;
+  first_created_at: Nullable<DbTimestamp>;
+}
+
+function toAgreement(r: AgreementViewRow): AgreementView {
   return {
     agreementId: r.agreement_id,
     teamId: r.team_id,
@@ -72,6 +102,7 @@ function toAgreement(r: any): AgreementView {
     updatedAt: asDate(r.created_at),
   };
 }
+const agreementViewRows = rowMapper(toAgreement);
 
 /** Latest history row of every agreement version, with the time of its first row. */
 function latestRows(db: Knex): Knex.QueryBuilder {
@@ -115,11 +146,11 @@ export const agreementsStore = {
   },
   async current(db: Knex, agreementId: string): Promise<AgreementView | undefined> {
     const r = await latestRows(db).select('e.*', 'f.first_created_at').where('e.agreement_id', agreementId).first();
-    return r && toAgreement(r);
+    return agreementViewRows.one(r);
   },
   async currentInScope(db: Knex, agreementId: string, scope: TeamScope): Promise<AgreementView | undefined> {
     const r = await whereTeamInScope(db, latestRows(db).select('e.*', 'f.first_created_at').where('e.agreement_id', agreementId), 'e.team_id', scope).first();
-    return r && toAgreement(r);
+    return agreementViewRows.one(r);
   },
   /** The team's subscription in force: its newest agreement version that is SUBSCRIBED or UNSUBSCRIBE_PENDING. */
   async activeForTeam(db: Knex, teamId: string): Promise<AgreementView | undefined> {
@@ -129,7 +160,7 @@ export const agreementsStore = {
       .whereIn('e.status', ['SUBSCRIBED', 'UNSUBSCRIBE_PENDING'])
       .orderBy('e.seq', 'desc')
       .first();
-    return r && toAgreement(r);
+    return agreementViewRows.one(r);
   },
   async page(db: Knex, scope: TeamScope, req: PageRequest): Promise<Page<AgreementView>> {
     const base = whereTeamInScope(db, latestRows(db), 'e.team_id', scope);
@@ -141,7 +172,7 @@ export const agreementsStore = {
       .limit(req.pageSize)
       .offset(req.pageNumber * req.pageSize);
     const [{ n }] = await base.clone().count({ n: '*' });
-    return pageOf(req, int(n), rows.map(toAgreement));
+    return pageOf(req, int(n), agreementViewRows.many(rows));
   },
   /** Whether the team has cloud-marketplace records: agreement history rows or credits usage. */
   async hasMarketplaceHistory(db: Knex, teamId: string): Promise<boolean> {

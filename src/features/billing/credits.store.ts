@@ -4,6 +4,7 @@ import { asDate } from '../../db/database';
 import { AdjustmentType, Line, pageOf, RecordFilter, TransactionType, typesOf } from './billing-records';
 import { int } from './money';
 import type { Category, PricedProduct } from './pricing';
+import { DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface CreditsUsage {
   seq: number;
@@ -21,7 +22,24 @@ export interface CreditsUsage {
   createdAt: Date;
 }
 
-function toUsage(r: any): CreditsUsage {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface CreditsUsageRow {
+  seq: DbInt;
+  team_id: string;
+  agreement_id: Nullable<string>;
+  type: TransactionType;
+  category: Category;
+  credits: DbInt;
+  video_id: Nullable<string>;
+  source_video_id: Nullable<string>;
+  products: Nullable<string>;
+  adjustment_type: Nullable<AdjustmentType>;
+  reason: Nullable<string>;
+  job_id: Nullable<string>;
+  created_at: DbTimestamp;
+}
+
+function toUsage(r: CreditsUsageRow): CreditsUsage {
   return {
     seq: int(r.seq),
     teamId: r.team_id,
@@ -38,11 +56,12 @@ function toUsage(r: any): CreditsUsage {
     createdAt: asDate(r.created_at),
   };
 }
+const creditsUsageRows = rowMapper(toUsage);
 
 export const creditsStore = {
   async byJobId(db: Knex, jobId: string): Promise<CreditsUsage | undefined> {
     const r = await db('credits_usage').where({ job_id: jobId }).first();
-    return r && toUsage(r);
+    return creditsUsageRows.one(r);
   },
   async insert(db: Knex, u: Omit<CreditsUsage, 'seq'>, lines: Line[]): Promise<number> {
     const [row] = await db('credits_usage')
@@ -85,11 +104,11 @@ export const creditsStore = {
     const [{ n }] = await this.filtered(db, teamId, f, 'credits_usage').count({ n: '*' });
     const totals = await this.filtered(db, teamId, f, 'credits_usage_lines').select('category').sum({ total: 'credits' }).groupBy('category');
     return {
-      page: pageOf<CreditsUsage>(req, int(n), rows.map(toUsage)),
-      totals: (totals as any[]).map((r) => ({ category: r.category as Category, credits: int(r.total) })),
+      page: pageOf<CreditsUsage>(req, int(n), creditsUsageRows.many(rows)),
+      totals: (totals as { category: Category; total: DbInt }[]).map((r) => ({ category: r.category, credits: int(r.total) })),
     };
   },
   async allForTeam(db: Knex, teamId: string): Promise<CreditsUsage[]> {
-    return (await db('credits_usage').where({ team_id: teamId }).orderBy('seq')).map(toUsage);
+    return creditsUsageRows.many(await db('credits_usage').where({ team_id: teamId }).orderBy('seq'));
   },
 };

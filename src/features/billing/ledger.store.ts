@@ -1,11 +1,12 @@
 /** SQL of the wallet ledger: transactions, their per-category lines and the period aggregates. */
 import type { Knex } from 'knex';
 import { asDate, asOptionalDate, isPostgres, lockRowForUpdate, readBatchSqlite, readRows, SyncRead } from '../../db/database';
-import { Team, TeamChoice, teamChoiceSql, toTeam } from '../accounts';
+import { BillingType, Team, TeamChoice, teamChoiceSql, toTeam } from '../accounts';
 import { AdjustmentType, BalanceKind, CategoryTotal, FilterMode, Line, RecordFilter, TransactionType, typesOf } from './billing-records';
 import { int } from './money';
-import { BillingPeriod, PeriodRef, periodIdOf, toPeriod } from './periods.store';
+import { BillingPeriod, BillingPeriodRow, PeriodRef, periodIdOf, toPeriod } from './periods.store';
 import type { Category, PricedProduct } from './pricing';
+import { DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface LedgerTransaction {
   seq: number;
@@ -65,7 +66,34 @@ function itemsSql(period: string, from: string, f: PageFilter, req: { pageSize: 
   return { sql: `select ${TX_COLUMNS} from ledger_transactions where ${where} order by created_at ${dir}, seq ${dir} limit ? offset ?`, bindings };
 }
 
-function toAggregates(periodId: string | undefined, counts: any[], totals: any[]): PeriodAggregates {
+/** A `ledger_period_counts` row. */
+interface PeriodCountRow {
+  type: TransactionType;
+  row_count: DbInt;
+  first_at: DbTimestamp;
+  last_at: DbTimestamp;
+}
+
+/** A `ledger_period_totals` row. */
+interface PeriodTotalRow {
+  type: TransactionType;
+  category: Category;
+  credit_micros: DbInt;
+  debit_micros: DbInt;
+}
+
+/**
+ * A row of the PostgreSQL page union (`pageWithPeriodPostgres`): the columns of every branch,
+ * told apart by `kind` (`i` transaction, `p` period, `c` count, `t` total, `m` chosen team).
+ */
+type PageUnionRow = LedgerTransactionRow &
+  PeriodCountRow &
+  PeriodTotalRow & { kind: 'i' | 'p' | 'c' | 't' | 'm'; updated_at: DbTimestamp; ended_at: Nullable<DbTimestamp> };
+
+/** A row of `periodWithAggregates`' union: the period (`p`, its team id in `type`), its counts (`c`) and totals (`t`). */
+type AggregatesUnionRow = PeriodCountRow & PeriodTotalRow & { kind: 'p' | 'c' | 't'; period_id: string; ended_at: Nullable<DbTimestamp> };
+
+function toAggregates(periodId: string | undefined, counts: PeriodCountRow[], totals: PeriodTotalRow[]): PeriodAggregates {
   return {
     periodId,
     counts: counts.map((r) => ({ type: r.type, count: int(r.row_count), firstAt: asDate(r.first_at), lastAt: asDate(r.last_at) })),
@@ -76,7 +104,7 @@ function toAggregates(periodId: string | undefined, counts: any[], totals: any[]
 /** SQLite: the team, the period, the page and the aggregate rows as narrow reads on one connection. */
 function pageWithPeriodSqlite(read: SyncRead, ref: PagePeriodRef, f: PageFilter, req: ListPage): PeriodPage {
   let team: Team | undefined;
-  let p: any;
+  let p: BillingPeriodRow | undefined;
   if ('latestOfChosenTeam' in ref) {
     const q = teamChoiceSql(ref.latestOfChosenTeam);
     const [t] = read(q.sql, q.bindings);
@@ -95,7 +123,7 @@ function pageWithPeriodSqlite(read: SyncRead, ref: PagePeriodRef, f: PageFilter,
   return {
     team,
     period: toPeriod(p),
-    items: read(items.sql, [p.id, from, ...items.bindings]).map(toTransaction),
+    items: ledgerTransactionRows.many(read(items.sql, [p.id, from, ...items.bindings])),
     aggregates: toAggregates(
       p.id,
       read('select type, row_count, first_at, last_at from ledger_period_counts where period_id = ?', [p.id]),
@@ -155,19 +183,19 @@ async function pageWithPeriodPostgres(db: Knex, ref: PagePeriodRef, f: PageFilte
     );
   }
   const sql = `with ${ctes}p as (select ${PERIOD_COLUMNS} from billing_periods where ${periodWhere}) ${branches.join(' union all ')}`;
-  const rows = await readRows(db, sql, bindings);
+  const rows: PageUnionRow[] = await readRows(db, sql, bindings);
   let team: Team | undefined;
-  let p: any;
+  let p: PageUnionRow | undefined;
   const items_: LedgerTransaction[] = [];
-  const counts: any[] = [];
-  const totals: any[] = [];
+  const counts: PeriodCountRow[] = [];
+  const totals: PeriodTotalRow[] = [];
   for (const r of rows) {
     if (r.kind === 'i') items_.push(toTransaction(r));
     else if (r.kind === 'c') counts.push(r);
     else if (r.kind === 't') totals.push(r);
     else if (r.kind === 'p') p = r;
     else if (r.kind === 'm') {
-      team = toTeam({ id: r.team_id, name: r.reason, api_enabled: int(r.row_count) === 1, billing_type: r.category, created_at: r.created_at, updated_at: r.updated_at });
+      team = toTeam({ id: r.team_id, name: r.reason as string, api_enabled: int(r.row_count) === 1, billing_type: r.category as string as BillingType, created_at: r.created_at, updated_at: r.updated_at });
     }
   }
   // A UNION ALL keeps no order: sort the page again.
@@ -219,7 +247,27 @@ export function utilityCostsFromAggregates(a: PeriodAggregates): { storage: numb
   return { storage, download };
 }
 
-function toTransaction(r: any): LedgerTransaction {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface LedgerTransactionRow {
+  seq: DbInt;
+  team_id: string;
+  period_id: string;
+  balance_kind: BalanceKind;
+  type: TransactionType;
+  category: Category;
+  amount_micros: DbInt;
+  balance_micros: DbInt;
+  adjustment_type: Nullable<AdjustmentType>;
+  reason: Nullable<string>;
+  video_id: Nullable<string>;
+  source_video_id: Nullable<string>;
+  products: Nullable<string>;
+  discount_percentage: Nullable<DbInt>;
+  job_id: Nullable<string>;
+  created_at: DbTimestamp;
+}
+
+function toTransaction(r: LedgerTransactionRow): LedgerTransaction {
   return {
     seq: int(r.seq),
     teamId: r.team_id,
@@ -239,8 +287,16 @@ function toTransaction(r: any): LedgerTransaction {
     createdAt: asDate(r.created_at),
   };
 }
+const ledgerTransactionRows = rowMapper(toTransaction);
 
-function sumTotals(rows: any[]): CategoryTotal[] {
+/** Credits and debits summed per category (SUM columns). */
+interface CategorySumRow {
+  category: Category;
+  credit: DbInt;
+  debit: DbInt;
+}
+
+function sumTotals(rows: CategorySumRow[]): CategoryTotal[] {
   const by = new Map<Category, CategoryTotal>();
   for (const r of rows) {
     const t = by.get(r.category) ?? { category: r.category, credit: 0, debit: 0 };
@@ -262,7 +318,7 @@ export const ledgerStore = {
   },
   async byJobId(db: Knex, jobId: string): Promise<LedgerTransaction | undefined> {
     const r = await db('ledger_transactions').where({ job_id: jobId }).first();
-    return r && toTransaction(r);
+    return ledgerTransactionRows.one(r);
   },
   /** Appends a transaction with its per-category lines and updates the period aggregates. */
   async insert(db: Knex, t: Omit<LedgerTransaction, 'seq'>, lines: Line[]): Promise<number> {
@@ -341,7 +397,7 @@ export const ledgerStore = {
   async periodWithAggregates(db: Knex, ref: PeriodRef): Promise<{ period?: BillingPeriod; aggregates: PeriodAggregates }> {
     const id = periodIdOf(db, ref);
     const cols = (kind: string, rest: string) => db.raw(`'${kind}' as kind, ${rest}`);
-    const rows: any[] = await db
+    const rows: AggregatesUnionRow[] = await db
       .with('p', db('billing_periods').select('id', 'team_id', 'created_at', 'updated_at', 'ended_at').where('id', id as any))
       .select(cols('p', "p.id as period_id, cast(p.team_id as varchar(64)) as type, '' as category, 0 as row_count, p.created_at as first_at, p.updated_at as last_at, p.ended_at as ended_at, 0 as credit_micros, 0 as debit_micros"))
       .from('p')
@@ -379,7 +435,7 @@ export const ledgerStore = {
       .orderBy([{ column: 'created_at', order: dir }, { column: 'seq', order: dir }])
       .limit(req.pageSize)
       .offset(req.pageNumber * req.pageSize);
-    return rows.map(toTransaction);
+    return ledgerTransactionRows.many(rows);
   },
   /**
    * Count and per-category totals of the filtered set. When the filters cover every
@@ -390,20 +446,20 @@ export const ledgerStore = {
   async summary(db: Knex, periodId: string, f: RecordFilter, useAggregates = true): Promise<{ count: number; totals: CategoryTotal[]; fromAggregates: boolean }> {
     const types = typesOf(f.mode);
     if (useAggregates && !f.videoId) {
-      const counts = await db('ledger_period_counts').where('period_id', periodId).whereIn('type', types);
-      const covered = counts.every((c: any) => asDate(c.first_at) >= f.from && asDate(c.last_at) <= f.to);
+      const counts: PeriodCountRow[] = await db('ledger_period_counts').where('period_id', periodId).whereIn('type', types);
+      const covered = counts.every((c) => asDate(c.first_at) >= f.from && asDate(c.last_at) <= f.to);
       if (covered) {
-        const rows = await db('ledger_period_totals')
+        const rows: CategorySumRow[] = await db('ledger_period_totals')
           .select('category')
           .sum({ credit: 'credit_micros', debit: 'debit_micros' })
           .where('period_id', periodId)
           .whereIn('type', types)
           .groupBy('category');
-        return { count: counts.reduce((s: number, c: any) => s + int(c.row_count), 0), totals: sumTotals(rows), fromAggregates: true };
+        return { count: counts.reduce((s, c) => s + int(c.row_count), 0), totals: sumTotals(rows), fromAggregates: true };
       }
     }
     const [{ n }] = await this.filtered(db, periodId, f, 'ledger_transactions').count({ n: '*' });
-    const rows = await this.filtered(db, periodId, f, 'ledger_lines')
+    const rows: CategorySumRow[] = await this.filtered(db, periodId, f, 'ledger_lines')
       .select('category')
       .sum({
         credit: db.raw('case when amount_micros > 0 then amount_micros else 0 end'),
@@ -421,6 +477,6 @@ export const ledgerStore = {
     return -int(r?.s);
   },
   async allForTeam(db: Knex, teamId: string): Promise<LedgerTransaction[]> {
-    return (await db('ledger_transactions').where({ team_id: teamId }).orderBy('seq')).map(toTransaction);
+    return ledgerTransactionRows.many(await db('ledger_transactions').where({ team_id: teamId }).orderBy('seq'));
   },
 };

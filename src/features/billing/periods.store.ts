@@ -5,6 +5,8 @@ import type { Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
 import { FilterMode, pageOf } from './billing-records';
 import { int } from './money';
+import { DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
+import type { Category } from './pricing';
 
 export interface BillingPeriod {
   id: string;
@@ -26,7 +28,16 @@ export function periodIdOf(db: Knex, ref: PeriodRef): string | Knex.QueryBuilder
     .limit(1);
 }
 
-export function toPeriod(r: any): BillingPeriod {
+/** A row as the drivers return it (see src/db/store.ts). */
+export interface BillingPeriodRow {
+  id: string;
+  team_id: string;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+  ended_at: Nullable<DbTimestamp>;
+}
+
+export function toPeriod(r: BillingPeriodRow): BillingPeriod {
   return {
     id: r.id,
     teamId: r.team_id,
@@ -35,6 +46,7 @@ export function toPeriod(r: any): BillingPeriod {
     endedAt: asOptionalDate(r.ended_at),
   };
 }
+const billingPeriodRows = rowMapper(toPeriod);
 
 export const periodsStore = {
   async insert(db: Knex, p: BillingPeriod): Promise<void> {
@@ -45,19 +57,19 @@ export const periodsStore = {
   },
   async open(db: Knex, teamId: string): Promise<BillingPeriod | undefined> {
     const r = await db('billing_periods').where({ team_id: teamId }).whereNull('ended_at').orderBy('created_at', 'desc').first();
-    return r && toPeriod(r);
+    return billingPeriodRows.one(r);
   },
   async latest(db: Knex, teamId: string): Promise<BillingPeriod | undefined> {
     const r = await db('billing_periods').where({ team_id: teamId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first();
-    return r && toPeriod(r);
+    return billingPeriodRows.one(r);
   },
   async byId(db: Knex, id: string): Promise<BillingPeriod | undefined> {
     const r = await db('billing_periods').where({ id }).first();
-    return r && toPeriod(r);
+    return billingPeriodRows.one(r);
   },
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<BillingPeriod | undefined> {
     const r = await whereTeamInScope(db, db('billing_periods').where('billing_periods.id', id), 'billing_periods.team_id', scope).first();
-    return r && toPeriod(r);
+    return billingPeriodRows.one(r);
   },
   /** Periods of the scope's wallet teams created in [from, to], by ended state. */
   async page(db: Knex, scope: TeamScope, f: { from?: Date; to: Date; ended: FilterMode }, req: PageRequest): Promise<Page<BillingPeriod>> {
@@ -69,27 +81,27 @@ export const periodsStore = {
     if (f.ended === 'ONLY') q = q.whereNotNull('billing_periods.ended_at');
     const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
     const col = req.sortBy === 'updatedAt' ? 'updated_at' : 'created_at';
-    const rows: any[] = await q
+    const rows: BillingPeriodRow[] = await q
       .clone()
       .select('billing_periods.*')
       .orderBy([{ column: `billing_periods.${col}`, order: dir }, { column: 'billing_periods.id', order: dir }])
       .limit(req.pageSize)
       .offset(req.pageNumber * req.pageSize);
     const [{ n }] = await q.clone().count({ n: '*' });
-    return pageOf(req, int(n), rows.map(toPeriod));
+    return pageOf(req, int(n), billingPeriodRows.many(rows));
   },
   /** Open periods created before `before` (to be closed by the period job). */
   async openBefore(db: Knex, before: Date): Promise<BillingPeriod[]> {
     const rows = await db('billing_periods').whereNull('ended_at').where('created_at', '<', before);
-    return rows.map(toPeriod);
+    return billingPeriodRows.many(rows);
   },
   /** Wallet teams without an open period. */
   async walletTeamsWithoutOpenPeriod(db: Knex): Promise<string[]> {
-    const rows = await db('teams')
+    const rows: { id: string }[] = await db('teams')
       .select('id')
       .where('billing_type', 'WALLET')
       .whereNotExists(db('billing_periods').select(db.raw('1')).whereRaw('billing_periods.team_id = teams.id').whereNull('ended_at'));
-    return rows.map((r: any) => r.id);
+    return rows.map((r) => r.id);
   },
   /** Storage and download debits of each period, from the maintained aggregates. */
   async utilityCosts(db: Knex, periodIds: string[]): Promise<Map<string, { storage: number; download: number }>> {
@@ -102,7 +114,7 @@ export const periodsStore = {
       .whereIn('category', ['STORAGE', 'DOWNLOAD_S3', 'DOWNLOAD_HTTPS'])
       .groupBy('period_id', 'category');
     for (const id of periodIds) out.set(id, { storage: 0, download: 0 });
-    for (const r of rows as any[]) {
+    for (const r of rows as { period_id: string; category: Category; debit: DbInt; credit: DbInt }[]) {
       const c = out.get(r.period_id)!;
       const net = int(r.debit) - int(r.credit);
       if (r.category === 'STORAGE') c.storage += net;

@@ -27,6 +27,7 @@ import type { SecretBox } from '../../security/secret-box';
 import { Clock, DAY_MS } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
 import { TransactionalService } from '../../db/transactional';
+import { DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface SigningKeyPolicy {
   rotationDays: number;
@@ -90,7 +91,19 @@ interface KeyRow {
   updatedAt: Date;
 }
 
-function toRow(r: any): KeyRow {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface SigningKeyRow {
+  id: string;
+  public_key: string;
+  private_key_sealed: string;
+  activates_at: DbTimestamp;
+  retired_at: Nullable<DbTimestamp>;
+  expires_at: Nullable<DbTimestamp>;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+function toRow(r: SigningKeyRow): KeyRow {
   return {
     id: r.id,
     publicKey: r.public_key,
@@ -102,19 +115,20 @@ function toRow(r: any): KeyRow {
     updatedAt: asDate(r.updated_at),
   };
 }
+const signingKeyRows = rowMapper(toRow);
 
 const signingKeysStore = {
   /** The newest key: the one no other key replaces yet (pending or signing). */
   async newest(db: Knex): Promise<KeyRow | undefined> {
     const r = await db(TABLE).whereNull('retired_at').orderBy('activates_at', 'desc').first();
-    return r && toRow(r);
+    return signingKeyRows.one(r);
   },
   /** Keys not past their grace period, oldest first. */
   async unexpired(db: Knex, now: Date): Promise<KeyRow[]> {
     const rows = await db(TABLE)
       .where((w) => w.whereNull('expires_at').orWhere('expires_at', '>', now))
       .orderBy([{ column: 'activates_at', order: 'asc' }, { column: 'id' }]);
-    return rows.map(toRow);
+    return signingKeyRows.many(rows);
   },
   async insert(db: Knex, k: KeyRow): Promise<void> {
     await db(TABLE).insert({
