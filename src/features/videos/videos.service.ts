@@ -107,9 +107,9 @@ export class VideosService extends TransactionalService {
   }
 
   /**
-   * Removes a video locked by the caller's transaction (bind with `within(trx)`) and the given derived videos: their
-   * rows, one `video.deleted` event each, and a `video.purge-blobs` job for their stored data.
-   * Video in's abandon uses it too.
+   * Removes a video locked by the caller's transaction (call it on `within(trx)`) and the given
+   * derived videos: their rows, one `video.deleted` event each, and a `video.purge-blobs` job
+   * for their stored data. Video in's abandon uses it too.
    */
   async removeLocked(video: Video, derivedIds: readonly string[]): Promise<string[]> {
     const removed = [video.id, ...derivedIds];
