@@ -146,7 +146,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<boolean | undefined>
     }
     if (process.env.BENCH_PROFILE) {
       const f = { from: new Date(0), to: new Date('2030-01-01'), mode: 'INCLUDE' as const };
-      const { ledgerStore } = await import('../src/features/billing/billing.store');
+      const { ledgerStore } = await import('../src/features/billing/ledger.store');
       const parts: Record<string, () => Promise<unknown>> = {
         selectTeam: () => s.accounts.selectTeam(user.id),
         itemsByRef: () => ledgerStore.items(db, { latestOfTeam: team.id }, f, req),

@@ -110,49 +110,60 @@ export function createServices(deps: {
 }): Services {
   const { db, clock } = deps;
   const jobs = new JobQueue(db, clock);
-  const accounts = new AccountsService(db, clock, { login: deps.config.login });
+  const accounts = new AccountsService({ db, clock, options: { login: deps.config.login } });
   const secretBox = new SecretBox(deps.masterKey);
-  const ledger = new LedgerService(db, clock, deps.config.priceList);
-  const storageBilling = new StorageBillingService(db, clock, ledger);
+  const ledger = new LedgerService({ db, clock, priceList: deps.config.priceList });
+  const storageBilling = new StorageBillingService({ db, clock, ledger });
   // A wallet period closes with its storage usage up to the month's end booked into it.
   ledger.onPeriodClosing(async (trx, teamId, boundary) => {
     await storageBilling.within(trx).billTeam(teamId, { upTo: boundary });
   });
   const outbound = { allowPrivateUrls: deps.config.allowPrivateUrls };
-  const locations = new LocationsService(db, clock, accounts, secretBox, outbound);
-  const videos = new VideosService(db, clock, accounts, jobs);
-  const projects = new ProjectsService(db, clock, accounts, videos);
-  accounts.onTeamCreated((trx, team) => projects.createDefaultProject(trx, team.id));
+  const locations = new LocationsService({ db, clock, accounts, secretBox, policy: outbound });
+  const videos = new VideosService({ db, clock, accounts, jobs });
+  const projects = new ProjectsService({ db, clock, accounts, contents: videos });
+  accounts.onTeamCreated((trx, team) => projects.within(trx).createDefaultProject(team.id));
   const sources = new VideoInSources({ ...outbound, extraCa: deps.config.extraCa });
   const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
-  const ingestion = new IngestionService(db, clock, jobs, deps.blobs, deps.config.media, deps.config.workDir);
+  const ingestion = new IngestionService({ db, clock, jobs, blobs: deps.blobs, media: deps.config.media, workDir: deps.config.workDir });
   const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries());
-  const configurations = new ConfigurationsService(db, clock, accounts, engine, BUILT_IN_CONFIGURATIONS as any);
-  const processing = new ProcessingService(db, clock, configurations, ledger, jobs, deps.blobs, ingestion, engine, deps.config.workDir, deps.config.media.timeoutMs);
+  const configurations = new ConfigurationsService({ db, clock, accounts, engine, builtIns: BUILT_IN_CONFIGURATIONS as any });
+  const processing = new ProcessingService({
+    db,
+    clock,
+    configurations,
+    ledger,
+    jobs,
+    blobs: deps.blobs,
+    ingestion,
+    engine,
+    workDir: deps.config.workDir,
+    timeoutMs: deps.config.media.timeoutMs,
+  });
   ingestion.onFailure(processing.refundFailedIngestion);
   const videoOut = new VideoOutService({ db, clock, locations, jobs, secretBox, blobs: deps.blobs, links: signedLinks, ledger, policy: outbound });
-  videos.onRemove((trx, ids) => videoOut.onVideosRemoved(trx, ids));
+  videos.onRemove((trx, ids) => videoOut.within(trx).onVideosRemoved(ids));
   return {
     db,
     clock,
     secretBox,
     accounts,
-    apiKeys: new ApiKeysService(db, clock),
+    apiKeys: new ApiKeysService({ db, clock }),
     projects,
     videos,
-    videoIn: new VideoInService(db, clock, accounts, locations, videos, jobs, secretBox, sources, projects),
+    videoIn: new VideoInService({ db, clock, accounts, locations, videos, jobs, secretBox, sources, projects }),
     ingestion,
     configurations,
     processing,
-    assets: new VideoAssetsService(db, clock, deps.blobs, signedLinks),
-    comparison: new ComparisonService(db, clock, signedLinks),
+    assets: new VideoAssetsService({ db, clock, blobs: deps.blobs, signer: signedLinks }),
+    comparison: new ComparisonService({ db, clock, signer: signedLinks }),
     videoOut,
     locations,
     ledger,
     storageBilling,
-    billing: new BillingService(db, clock, accounts, ledger),
-    webhooks: new WebhooksService(db, clock, accounts, outbound),
-    signingKeys: new SigningKeys(db, clock, secretBox, deps.config.webhookSigningKeys),
+    billing: new BillingService({ db, clock, accounts, ledger }),
+    webhooks: new WebhooksService({ db, clock, accounts, policy: outbound }),
+    signingKeys: new SigningKeys({ db, clock, secretBox, policy: deps.config.webhookSigningKeys }),
     blobs: deps.blobs,
     jobs,
     idempotency: new IdempotencyKeys(db, clock, secretBox, { ttlMs: deps.config.idempotencyTtlMs }),

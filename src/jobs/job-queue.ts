@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { asDate, asOptionalDate, Db, isPostgres } from '../db/database';
 import type { Clock } from '../shared/clock';
+import { transactional } from '../db/transactional';
 import { backoffMs } from './backoff';
 import { claimLeasedRows, LeasedTable, leaseToken, whereLeaseHeld } from './leased-rows';
 
@@ -219,7 +220,7 @@ export class JobQueue {
   async sweepExpiredLeases(onGiveUp?: (trx: Knex.Transaction, jobs: Job[]) => Promise<void>): Promise<{ requeued: number; failed: number }> {
     const now = this.clock.now();
     const expired = (db: Knex) => db('jobs').where('status', 'running').andWhere('lease_expires_at', '<=', now);
-    const failed = await this.db.transaction(async (trx) => {
+    const failed = await transactional(this.db, async (trx) => {
       let q = expired(trx).andWhere('attempts', '>=', trx.ref('max_attempts'));
       if (isPostgres(this.db)) q = q.forUpdate().skipLocked();
       const dead = (await q.select('*')).map(toJob);

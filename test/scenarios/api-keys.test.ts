@@ -202,7 +202,7 @@ describe(`API keys (${TEST_DIALECT})`, () => {
   });
 
   it('another process sees a deactivation within AUTH_CACHE_MS (the lookup cache of each process)', async () => {
-    const otherProcess = new ApiKeysService(h.database.db, h.clock);
+    const otherProcess = new ApiKeysService({ db: h.database.db, clock: h.clock });
     assert.deepEqual(await otherProcess.authenticate(u.apiKey), { userId: u.userId, apiKeyId: u.apiKeyId });
     assert.equal((await action(u.apiKeyId, 'deactivate')).status, 200);
     // this process forgot the key at once

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { TEST_DIALECT } from '../helpers/database';
-import { creditsStore } from '../../src/features/billing/billing.store';
+import { creditsStore } from '../../src/features/billing/credits.store';
 import { createHarness, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
 

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { ledgerStore } from '../../src/features/billing/billing.store';
+import { ledgerStore } from '../../src/features/billing/ledger.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';

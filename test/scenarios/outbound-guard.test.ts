@@ -111,7 +111,14 @@ describe(`Outbound guard: a bucket endpoint at a non-public address is 400 INVAL
     u = await h.user();
     videoId = await storedVideo(h, u);
     // As a location stored before the rule: no endpoint check and no HeadBucket.
-    storedLocations = new LocationsService(h.services.db, h.clock, h.services.accounts, h.services.secretBox, { allowPrivateUrls: true }, async () => ({ outcome: 'accessible' }));
+    storedLocations = new LocationsService({
+      db: h.services.db,
+      clock: h.clock,
+      accounts: h.services.accounts,
+      secretBox: h.services.secretBox,
+      policy: { allowPrivateUrls: true },
+      checkAccess: async () => ({ outcome: 'accessible' }),
+    });
     good.input = await storeLocation('input', 'https://s3.example.com');
     good.output = await storeLocation('output', 'https://s3.example.com');
   });

@@ -312,7 +312,7 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
   });
 
   it('every process switches at the activation instant, not up to a minute later (no stale signer cache)', async () => {
-    const other = new SigningKeys(h.services.db, h.clock, h.services.secretBox, h.config.webhookSigningKeys);
+    const other = new SigningKeys({ db: h.services.db, clock: h.clock, secretBox: h.services.secretBox, policy: h.config.webhookSigningKeys });
     const before = await other.current();
     const rotated = await h.services.signingKeys.rotate();
     h.clock.set(new Date(rotated.activatesAt.getTime() - 1));

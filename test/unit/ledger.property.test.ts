@@ -9,7 +9,8 @@ import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { teamsStore } from '../../src/features/accounts/accounts.store';
-import { ledgerStore, periodsStore, summaryFromAggregates } from '../../src/features/billing/billing.store';
+import { ledgerStore, summaryFromAggregates } from '../../src/features/billing/ledger.store';
+import { periodsStore } from '../../src/features/billing/periods.store';
 import { LedgerService } from '../../src/features/billing/ledger.service';
 import { DEFAULT_PRICE_LIST } from '../../src/features/billing/price-list';
 import type { ProductUse } from '../../src/features/billing/pricing';
@@ -53,7 +54,7 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 25 }), async (cmds) => {
         const db = database.db;
         const clock = new ManualClock('2026-01-20T08:00:00Z');
-        const ledger = new LedgerService(db, clock, DEFAULT_PRICE_LIST);
+        const ledger = new LedgerService({ db, clock, priceList: DEFAULT_PRICE_LIST });
         const teamId = randomUUID();
         await teamsStore.insert(db, { id: teamId, name: 'prop', apiEnabled: true, billingType: 'WALLET', createdAt: clock.now() });
         const model = { processing: 0, utilities: 0 };

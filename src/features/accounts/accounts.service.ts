@@ -10,6 +10,7 @@ import type { PageRequest } from '../../shared/paging';
 import { decoyHash, generatePassword, hashPassword, verifyPassword } from '../../security/passwords';
 import { BillingType, Team, User, teamsStore, usersStore } from './accounts.store';
 import type { TeamScope } from './team-scope';
+import { TransactionalService } from '../../db/transactional';
 
 /** Runs in the transaction that creates a team (the projects feature gives it its Default Project). */
 export type TeamCreatedHook = (db: Db, team: Team) => Promise<void>;
@@ -27,12 +28,20 @@ export interface AccountsServiceOptions {
   login: { maxFailures: number; lockMinutes: number };
 }
 
-export class AccountsService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly options: AccountsServiceOptions,
-  ) {}
+export interface AccountsServiceDeps {
+  db: Db;
+  clock: Clock;
+  options: AccountsServiceOptions;
+}
+
+export class AccountsService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly options: AccountsServiceOptions;
+  constructor(deps: AccountsServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.options = deps.options;
+  }
 
   private readonly teamCreatedHooks: TeamCreatedHook[] = [];
 
@@ -62,7 +71,7 @@ export class AccountsService {
     billingType?: BillingType;
   }): Promise<{ user: User; team: Team }> {
     const passwordHash = await hashPassword(input.password);
-    return this.db.transaction(async (trx) => {
+    return this.transactional(async (trx) => {
       const user = await this.insertUser(trx, input.email, input.name, passwordHash);
       const team = await this.insertTeam(trx, input.teamName, input.billingType ?? 'WALLET');
       await teamsStore.addMember(trx, team.id, user.id, 'owner', this.clock.now());
@@ -76,7 +85,7 @@ export class AccountsService {
   }
 
   async createTeam(input: { name: string; billingType?: BillingType; apiEnabled?: boolean; ownerEmail?: string }): Promise<Team> {
-    return this.db.transaction(async (trx) => {
+    return this.transactional(async (trx) => {
       const team = await this.insertTeam(trx, input.name, input.billingType ?? 'WALLET', input.apiEnabled ?? true);
       if (input.ownerEmail) {
         const owner = await usersStore.byEmail(trx, input.ownerEmail);

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { asBool, asDate, asOptionalDate, readRows } from '../../db/database';
 import type { PageRequest } from '../../shared/paging';
 import { fetchPage } from '../../shared/paging';
+import { DbBool, DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface User {
   id: string;
@@ -27,7 +28,20 @@ export interface Team {
   updatedAt: Date;
 }
 
-function toUser(r: any): User {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  has_confirmed_email: DbBool;
+  failed_logins: DbInt;
+  locked_until: Nullable<DbTimestamp>;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+function toUser(r: UserRow): User {
   return {
     id: r.id,
     email: r.email,
@@ -40,6 +54,7 @@ function toUser(r: any): User {
     updatedAt: asDate(r.updated_at),
   };
 }
+const userRows = rowMapper(toUser);
 
 /** A membership as the admin lists show it. */
 export interface MembershipRow {
@@ -49,7 +64,17 @@ export interface MembershipRow {
   role: 'owner' | 'member';
 }
 
-export function toTeam(r: any): Team {
+/** A row as the drivers return it (see src/db/store.ts). */
+export interface TeamRow {
+  id: string;
+  name: string;
+  api_enabled: DbBool;
+  billing_type: BillingType;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+export function toTeam(r: TeamRow): Team {
   return {
     id: r.id,
     name: r.name,
@@ -59,6 +84,7 @@ export function toTeam(r: any): Team {
     updatedAt: asDate(r.updated_at),
   };
 }
+const teamRows = rowMapper(toTeam);
 
 export const usersStore = {
   async count(db: Knex): Promise<number> {
@@ -67,11 +93,11 @@ export const usersStore = {
   },
   async byId(db: Knex, id: string): Promise<User | undefined> {
     const r = await db('users').where({ id }).first();
-    return r && toUser(r);
+    return userRows.one(r);
   },
   async byEmail(db: Knex, email: string): Promise<User | undefined> {
     const r = await db('users').where({ email: email.toLowerCase() }).first();
-    return r && toUser(r);
+    return userRows.one(r);
   },
   async insert(db: Knex, u: Pick<User, 'id' | 'email' | 'name' | 'passwordHash' | 'hasConfirmedEmail' | 'createdAt'>): Promise<void> {
     await db('users').insert({
@@ -114,7 +140,7 @@ export const usersStore = {
   },
   /** Every user, oldest first (admin CLI). */
   async all(db: Knex): Promise<User[]> {
-    return (await db('users').orderBy([{ column: 'created_at' }, { column: 'id' }])).map(toUser);
+    return userRows.many(await db('users').orderBy([{ column: 'created_at' }, { column: 'id' }]));
   },
 };
 
@@ -131,7 +157,7 @@ export const teamsStore = {
   },
   async byId(db: Knex, id: string): Promise<Team | undefined> {
     const r = await db('teams').where({ id }).first();
-    return r && toTeam(r);
+    return teamRows.one(r);
   },
   async update(db: Knex, id: string, changes: Partial<Pick<Team, 'name' | 'apiEnabled' | 'billingType'>>, now: Date): Promise<void> {
     await db('teams')
@@ -150,29 +176,29 @@ export const teamsStore = {
   async memberTeam(db: Knex, userId: string, teamId: string): Promise<Team | undefined> {
     const q = teamChoiceSql({ userId, teamId });
     const [r] = await readRows(db, q.sql, q.bindings);
-    return r && toTeam(r);
+    return teamRows.one(r);
   },
   /** The user's oldest API-enabled team. */
   async defaultTeam(db: Knex, userId: string): Promise<Team | undefined> {
     const q = teamChoiceSql({ userId });
     const [r] = await readRows(db, q.sql, q.bindings);
-    return r && toTeam(r);
+    return teamRows.one(r);
   },
   pageForUser(db: Knex, userId: string, req: PageRequest) {
     const base = db('teams').join('memberships', 'memberships.team_id', 'teams.id').where('memberships.user_id', userId);
-    return fetchPage(base, req, toTeam, 'teams');
+    return fetchPage(base, req, teamRows.from, 'teams');
   },
   /** Every team, oldest first (admin CLI). */
   async all(db: Knex): Promise<Team[]> {
-    return (await db('teams').orderBy([{ column: 'created_at' }, { column: 'id' }])).map(toTeam);
+    return teamRows.many(await db('teams').orderBy([{ column: 'created_at' }, { column: 'id' }]));
   },
   /** Every membership with the member's e-mail (admin CLI). */
   async allMemberships(db: Knex): Promise<MembershipRow[]> {
-    const rows = await db('memberships')
+    const rows: { team_id: string; user_id: string; email: string; role: MembershipRow['role'] }[] = await db('memberships')
       .join('users', 'users.id', 'memberships.user_id')
       .orderBy([{ column: 'memberships.created_at' }, { column: 'users.email' }])
       .select('memberships.team_id', 'memberships.user_id', 'users.email', 'memberships.role');
-    return rows.map((r: any) => ({ teamId: r.team_id, userId: r.user_id, email: r.email, role: r.role }));
+    return rows.map((r) => ({ teamId: r.team_id, userId: r.user_id, email: r.email, role: r.role }));
   },
 };
 

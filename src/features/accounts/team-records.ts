@@ -4,7 +4,7 @@
  * statement uses the small query helper `chosenTeamQuery` and maps the row with `teamFromRow`.
  */
 import type { Knex } from 'knex';
-import { BillingType, Team, TeamChoice, teamChoiceSql, teamsStore, toTeam } from './accounts.store';
+import { BillingType, Team, TeamChoice, teamChoiceSql, TeamRow, teamsStore, toTeam } from './accounts.store';
 
 /** The team, or undefined. */
 export function findTeam(db: Knex, id: string): Promise<Team | undefined> {
@@ -25,6 +25,6 @@ export function chosenTeamQuery(choice: TeamChoice): { sql: string; bindings: Kn
 }
 
 /** A team from a row of the team columns (`id, name, api_enabled, billing_type, created_at, updated_at`). */
-export function teamFromRow(r: any): Team {
+export function teamFromRow(r: TeamRow): Team {
   return toTeam(r);
 }

@@ -9,6 +9,7 @@ import { ConflictError, NotFoundError, UnauthorizedError } from '../../shared/er
 import type { PageRequest } from '../../shared/paging';
 import { digestApiKey, generateApiKey, looksLikeApiKey } from '../../security/api-key-token';
 import { ApiKeyRecord, apiKeysStore } from './api-keys.store';
+import { TransactionalService } from '../../db/transactional';
 
 export const MAX_ACTIVE_API_KEYS = 2;
 export const API_KEY_IDLE_DAYS = 90;
@@ -45,14 +46,20 @@ function dayBounds(day: string | undefined): { start: number; end: number } {
   return { start, end: start + DAY_MS };
 }
 
-export class ApiKeysService {
+export interface ApiKeysServiceDeps {
+  db: Db;
+  clock: Clock;
+}
+
+export class ApiKeysService extends TransactionalService {
+  private readonly clock: Clock;
   /** SHA-256 digest -> the active key it authenticated recently. */
   private readonly authCache = new Map<string, CachedKey>();
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-  ) {}
+  constructor(deps: ApiKeysServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+  }
 
   private view(k: ApiKeyRecord): ApiKeyView {
     const lastUse = k.lastUsedAt ?? k.createdAt;
@@ -73,7 +80,7 @@ export class ApiKeysService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       await apiKeysStore.lockUser(trx, userId);
       if (input.active) await this.assertRoomForActiveKey(trx, userId);
       await apiKeysStore.insert(trx, { ...record, digest: digestApiKey(secret) });
@@ -98,7 +105,7 @@ export class ApiKeysService {
   }
 
   async activate(userId: string, id: string): Promise<ApiKeyView> {
-    return this.db.transaction(async (trx) => {
+    return this.transactional(async (trx) => {
       await apiKeysStore.lockUser(trx, userId);
       const key = await this.find(trx, userId, id);
       if (key.active) return this.view(key);
@@ -119,7 +126,7 @@ export class ApiKeysService {
   }
 
   async delete(userId: string, id: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       const key = await this.find(trx, userId, id);
       if (key.active) throw new ConflictError('ACTIVE_API_KEY_CANNOT_BE_DELETED', 'Deactivate the API key before deleting it');
       await apiKeysStore.delete(trx, id);

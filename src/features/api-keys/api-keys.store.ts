@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { asBool, asDate, asOptionalDate, lockRowForUpdate } from '../../db/database';
 import { fetchPage, PageRequest } from '../../shared/paging';
+import { DbBool, DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface ApiKeyRecord {
   id: string;
@@ -16,7 +17,21 @@ export interface ApiKeyRecord {
   updatedAt: Date;
 }
 
-function toApiKey(r: any): ApiKeyRecord {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface ApiKeyRecordRow {
+  id: string;
+  user_id: string;
+  name: string;
+  description: Nullable<string>;
+  active: DbBool;
+  last_chars: string;
+  key_length: DbInt;
+  last_used_at: Nullable<DbTimestamp>;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+function toApiKey(r: ApiKeyRecordRow): ApiKeyRecord {
   return {
     id: r.id,
     userId: r.user_id,
@@ -30,6 +45,7 @@ function toApiKey(r: any): ApiKeyRecord {
     updatedAt: asDate(r.updated_at),
   };
 }
+const apiKeyRecordRows = rowMapper(toApiKey);
 
 export const apiKeysStore = {
   async insert(db: Knex, k: ApiKeyRecord & { digest: string }): Promise<void> {
@@ -57,15 +73,15 @@ export const apiKeysStore = {
   },
   async byIdOfUser(db: Knex, id: string, userId: string): Promise<ApiKeyRecord | undefined> {
     const r = await db('api_keys').where({ id, user_id: userId }).first();
-    return r && toApiKey(r);
+    return apiKeyRecordRows.one(r);
   },
   /** The active key with this digest, if any. */
   async activeByDigest(db: Knex, digest: string): Promise<ApiKeyRecord | undefined> {
     const r = await db('api_keys').where({ digest, active: true }).first();
-    return r && toApiKey(r);
+    return apiKeyRecordRows.one(r);
   },
   page(db: Knex, userId: string, req: PageRequest) {
-    return fetchPage(db('api_keys').where('api_keys.user_id', userId), req, toApiKey, 'api_keys');
+    return fetchPage(db('api_keys').where('api_keys.user_id', userId), req, apiKeyRecordRows.from, 'api_keys');
   },
   async update(db: Knex, id: string, changes: { name?: string; description?: string; active?: boolean }, now: Date): Promise<void> {
     await db('api_keys')

@@ -1,7 +1,10 @@
 import type { components } from '../../../generated/api';
 import type { HandlerMap } from '../../http/operations';
 import { pageRequest } from '../../shared/paging';
-import type { AgreementView, CategoryTotal, CreditsUsage, LedgerTransaction } from './billing.store';
+import type { AgreementView } from './agreements.store';
+import type { CategoryTotal } from './billing-records';
+import type { CreditsUsage } from './credits.store';
+import type { LedgerTransaction } from './ledger.store';
 import type { BillingService, PeriodView } from './billing.service';
 import { microsToUsd, unitPriceToUsd } from './money';
 import { CATEGORIES, PricedProduct } from './pricing';

@@ -10,26 +10,14 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../shared/erro
 import type { PageRequest } from '../../shared/paging';
 import type { AccountsService } from '../accounts';
 import { findTeam, Team } from '../accounts';
-import {
-  agreementsStore,
-  AgreementState,
-  AgreementView,
-  BillingPeriod,
-  CategoryTotal,
-  creditsStore,
-  FilterMode,
-  LedgerTransaction,
-  ledgerStore,
-  PeriodPage,
-  PeriodRef,
-  periodsStore,
-  RecordFilter,
-  summaryFromAggregates,
-  utilityCostsFromAggregates,
-  SubscriptionStatus,
-} from './billing.store';
+import { agreementsStore, AgreementState, AgreementView, SubscriptionStatus } from './agreements.store';
+import { CategoryTotal, FilterMode, RecordFilter } from './billing-records';
+import { creditsStore } from './credits.store';
+import { LedgerTransaction, ledgerStore, PeriodPage, summaryFromAggregates, utilityCostsFromAggregates } from './ledger.store';
+import { BillingPeriod, PeriodRef, periodsStore } from './periods.store';
 import { volumeDiscountPercentage } from './price-list';
 import type { LedgerService } from './ledger.service';
+import { TransactionalService } from '../../db/transactional';
 
 export interface PeriodView extends BillingPeriod {
   storageCostMicros: number;
@@ -79,13 +67,23 @@ function endOfDay(date: string): Date {
   return new Date(Date.parse(`${date}T00:00:00Z`) + 24 * 3600_000 - 1);
 }
 
-export class BillingService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly accounts: AccountsService,
-    private readonly ledger: LedgerService,
-  ) {}
+export interface BillingServiceDeps {
+  db: Db;
+  clock: Clock;
+  accounts: AccountsService;
+  ledger: LedgerService;
+}
+
+export class BillingService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly accounts: AccountsService;
+  private readonly ledger: LedgerService;
+  constructor(deps: BillingServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.accounts = deps.accounts;
+    this.ledger = deps.ledger;
+  }
 
   // ------------------------------------------------------------ wallet
 
@@ -271,7 +269,7 @@ export class BillingService {
     agreementIntent?: string;
     agreementStatus?: string;
   }): Promise<AgreementView> {
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       await agreementTarget(trx, input.teamId);
       if (await agreementsStore.current(trx, input.agreementId)) throw new ConflictError('CONFLICT', `Agreement ${input.agreementId} is already recorded`);
       const now = this.clock.now();
@@ -300,7 +298,7 @@ export class BillingService {
       | { kind: 'replace'; agreementId: string; newAgreementId: string; offerId?: string; note?: string }
       | { kind: 'reassign'; agreementId: string; newAgreementId: string; toTeamId: string; note?: string },
   ): Promise<AgreementView> {
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       const current = await agreementsStore.current(trx, change.agreementId);
       if (!current) throw new NotFoundError(`Agreement ${change.agreementId} not found`);
       const now = this.clock.now();

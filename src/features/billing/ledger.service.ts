@@ -9,20 +9,16 @@ import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, DomainError, NotFoundError } from '../../shared/errors';
 import { BillingType, findTeam, setTeamBillingType } from '../accounts';
-import {
-  AdjustmentType,
-  agreementsStore,
-  BalanceKind,
-  BillingPeriod,
-  billingTypeChangesStore,
-  creditsStore,
-  ledgerStore,
-  Line,
-  periodsStore,
-} from './billing.store';
+import { agreementsStore } from './agreements.store';
+import { AdjustmentType, BalanceKind, Line } from './billing-records';
+import { billingTypeChangesStore } from './billing-type-changes.store';
+import { creditsStore } from './credits.store';
+import { ledgerStore } from './ledger.store';
+import { BillingPeriod, periodsStore } from './periods.store';
 import { roundToMills } from './money';
 import type { PriceList } from './price-list';
 import { Category, priceJob, PricedJob, PricedProduct, priceUtility, ProductUse } from './pricing';
+import { TransactionalService } from '../../db/transactional';
 
 export interface ChargeInput {
   /** The processing job; a second charge with the same id returns the first. */
@@ -53,21 +49,24 @@ export function monthStart(d: Date): Date {
  */
 export type PeriodClosingHook = (trx: Db, teamId: string, boundary: Date) => Promise<void>;
 
-export class LedgerService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly priceList: PriceList,
-    private readonly closingHooks: PeriodClosingHook[] = [],
-  ) {}
+export interface LedgerServiceDeps {
+  db: Db;
+  clock: Clock;
+  priceList: PriceList;
+}
+
+export class LedgerService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly priceList: PriceList;
+  private readonly closingHooks: PeriodClosingHook[] = [];
+  constructor(deps: LedgerServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.priceList = deps.priceList;
+  }
 
   get prices(): PriceList {
     return this.priceList;
-  }
-
-  /** The same service working inside the caller's transaction (its own transactions become savepoints). */
-  within(trx: Db): LedgerService {
-    return new LedgerService(trx, this.clock, this.priceList, this.closingHooks);
   }
 
   /** Registers what runs in the transaction that closes a period (see PeriodClosingHook). */
@@ -107,7 +106,7 @@ export class LedgerService {
    */
   async charge(teamId: string, input: ChargeInput): Promise<ChargeResult> {
     const priced = priceJob(this.priceList, input.products);
-    return this.db.transaction(async (trx) => {
+    return this.transactional(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
       if (team.billingType === 'CLOUD_MARKETPLACE') {
@@ -167,7 +166,7 @@ export class LedgerService {
     const refundId = `refund:${jobId}`;
     const adjustmentType = REFUND_ADJUSTMENT[failure];
     const reason = `${REFUND_REASON[failure]}${detail ? `: ${detail}` : ''}`.slice(0, 500);
-    return this.db.transaction(async (trx) => {
+    return this.transactional(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const charged = await ledgerStore.byJobId(trx, jobId);
       if (charged && charged.teamId === teamId) {
@@ -224,7 +223,7 @@ export class LedgerService {
         `The amount ${a.amountMicros / 1e6} USD rounds to 0.000 USD: the ledger books whole mills (0.001 USD), so an adjustment must be at least 0.0005 USD either way`,
       );
     }
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
       if (team.billingType !== 'WALLET') throw new DomainError(409, 'TEAM_NOT_BILLED_THROUGH_WALLET', `Team ${teamId} is not billed through the wallet`);
@@ -253,7 +252,7 @@ export class LedgerService {
    */
   async bookUtility(teamId: string, u: { jobId: string; videoId?: string; product: PricedProduct }): Promise<ChargeResult> {
     const p = u.product;
-    return this.db.transaction(async (trx) => {
+    return this.transactional(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
       if (team.billingType === 'CLOUD_MARKETPLACE') {
@@ -294,7 +293,7 @@ export class LedgerService {
     let closed = 0;
     let opened = 0;
     for (const p of await periodsStore.openBefore(this.db, boundary)) {
-      await this.db.transaction(async (trx) => {
+      await this.transactional(async (trx) => {
         await ledgerStore.lockTeam(trx, p.teamId);
         for (const hook of this.closingHooks) await hook(trx, p.teamId, boundary);
         await periodsStore.end(trx, p.id, boundary);
@@ -302,7 +301,7 @@ export class LedgerService {
       });
     }
     for (const teamId of await periodsStore.walletTeamsWithoutOpenPeriod(this.db)) {
-      await this.db.transaction(async (trx) => {
+      await this.transactional(async (trx) => {
         await ledgerStore.lockTeam(trx, teamId);
         if (await periodsStore.open(trx, teamId)) return;
         const team = await this.team(trx, teamId);
@@ -318,7 +317,7 @@ export class LedgerService {
 
   /** Switches a team's billing type and records the switch. */
   async switchBillingType(teamId: string, to: BillingType, reason?: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
       if (team.billingType === to) return;

@@ -21,25 +21,31 @@ import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { DAY_MS } from '../../shared/clock';
 import { findTeam, Team } from '../accounts';
-import { agreementsStore, ledgerStore, periodsStore } from './billing.store';
+import { agreementsStore } from './agreements.store';
+import { ledgerStore } from './ledger.store';
+import { periodsStore } from './periods.store';
 import { LedgerService, monthStart } from './ledger.service';
 import type { PricedProduct } from './pricing';
 import { sampleStorage } from './storage-meter';
 import { gbMonths, priceStorage, StoragePrice } from './storage-pricing';
 import { StorageUsage, storageStore } from './storage.store';
+import { TransactionalService } from '../../db/transactional';
 
 export const STORAGE_PRODUCT_NAME = 'Storage';
 
-export class StorageBillingService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly ledger: LedgerService,
-  ) {}
+export interface StorageBillingServiceDeps {
+  db: Db;
+  clock: Clock;
+  ledger: LedgerService;
+}
 
-  /** The same service working inside the caller's transaction. */
-  within(trx: Db): StorageBillingService {
-    return new StorageBillingService(trx, this.clock, this.ledger.within(trx));
+export class StorageBillingService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly ledger: LedgerService;
+  constructor(deps: StorageBillingServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.ledger = deps.ledger;
   }
 
   /**
@@ -81,7 +87,7 @@ export class StorageBillingService {
    * rounded running total did not grow).
    */
   async billTeam(teamId: string, opts: { upTo?: Date } = {}): Promise<number> {
-    return this.db.transaction(async (trx) => {
+    return this.transactional(async (trx) => {
       const now = this.clock.now();
       // The team, then the meter (the lock order in storage-meter.ts).
       await ledgerStore.lockTeam(trx, teamId);

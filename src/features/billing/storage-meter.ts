@@ -14,13 +14,14 @@ import type { Knex } from 'knex';
 import { monthStart } from './ledger.service';
 import { nextMonthStart } from './storage-pricing';
 import { storageStore } from './storage.store';
+import { transactional } from '../../db/transactional';
 
 /**
  * Closes the team's open interval at `now` and restarts the meter with the bytes stored now.
  * Call it as the last write of the change's transaction (see the lock order above).
  */
 export async function sampleStorage(db: Knex, teamId: string, now: Date): Promise<void> {
-  await db.transaction(async (trx) => {
+  await transactional(db, async (trx) => {
     const meter = await storageStore.lockMeter(trx, teamId, now);
     const bytes = await storageStore.measure(trx, teamId);
     if (meter.bytes > 0) {

@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { asDate, isPostgres } from '../../db/database';
 import type { BillingType } from '../accounts';
 import { int } from './money';
+import { DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface StorageMeter {
   teamId: string;
@@ -42,7 +43,18 @@ export interface StorageCharge {
 
 const USAGE = 'storage_usage';
 
-function toUsage(r: any): StorageUsage {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface StorageUsageRow {
+  seq: DbInt;
+  team_id: string;
+  month_start: DbTimestamp;
+  from_at: DbTimestamp;
+  to_at: DbTimestamp;
+  bytes: DbInt;
+  charge_id: Nullable<string>;
+}
+
+function toUsage(r: StorageUsageRow): StorageUsage {
   return {
     seq: int(r.seq),
     teamId: r.team_id,
@@ -53,8 +65,22 @@ function toUsage(r: any): StorageUsage {
     chargeId: r.charge_id ?? undefined,
   };
 }
+const storageUsageRows = rowMapper(toUsage);
 
-function toCharge(r: any): StorageCharge {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface StorageChargeRow {
+  id: string;
+  team_id: string;
+  month_start: DbTimestamp;
+  billing_type: BillingType;
+  usage_gb_months: DbInt;
+  total_gb_months: DbInt;
+  amount: DbInt;
+  total_amount: DbInt;
+  created_at: DbTimestamp;
+}
+
+function toCharge(r: StorageChargeRow): StorageCharge {
   return {
     id: r.id,
     teamId: r.team_id,
@@ -67,6 +93,7 @@ function toCharge(r: any): StorageCharge {
     createdAt: asDate(r.created_at),
   };
 }
+const storageChargeRows = rowMapper(toCharge);
 
 export const storageStore = {
   /** Bytes the team stores now: the files of its videos (masters, clips, processed) and their ingestion assets. */
@@ -79,12 +106,12 @@ export const storageStore = {
 
   /** Teams with a meter or with stored data: the ones the periodic sampler visits. */
   async teamsToSample(db: Knex): Promise<string[]> {
-    const rows = await db
+    const rows: { team_id: string }[] = await db
       .select('team_id')
       .from('storage_meters')
       .union((u) => u.select('team_id').from('videos').whereNotNull('blob_key'))
       .union((u) => u.select('videos.team_id').from('video_assets').join('videos', 'videos.id', 'video_assets.video_id'));
-    return rows.map((r: any) => r.team_id);
+    return rows.map((r) => r.team_id);
   },
 
   /**
@@ -123,13 +150,13 @@ export const storageStore = {
   /** The team's intervals not billed yet that end at or before `upTo`, oldest first. */
   async unbilled(db: Knex, teamId: string, upTo: Date): Promise<StorageUsage[]> {
     const rows = await db(USAGE).where({ team_id: teamId }).whereNull('charge_id').where('to_at', '<=', upTo).orderBy('seq');
-    return rows.map(toUsage);
+    return storageUsageRows.many(rows);
   },
 
   /** Teams with unbilled intervals, with the start of their oldest one and its month. */
   async teamsWithUnbilled(db: Knex): Promise<{ teamId: string; oldestFrom: Date; oldestMonth: Date }[]> {
-    const rows = await db(USAGE).select('team_id').min({ oldest_from: 'from_at', oldest_month: 'month_start' }).whereNull('charge_id').groupBy('team_id');
-    return rows.map((r: any) => ({ teamId: r.team_id, oldestFrom: asDate(r.oldest_from), oldestMonth: asDate(r.oldest_month) }));
+    const rows: { team_id: string; oldest_from: DbTimestamp; oldest_month: DbTimestamp }[] = await db(USAGE).select('team_id').min({ oldest_from: 'from_at', oldest_month: 'month_start' }).whereNull('charge_id').groupBy('team_id');
+    return rows.map((r) => ({ teamId: r.team_id, oldestFrom: asDate(r.oldest_from), oldestMonth: asDate(r.oldest_month) }));
   },
 
   async markBilled(db: Knex, seqs: number[], chargeId: string): Promise<void> {
@@ -142,7 +169,7 @@ export const storageStore = {
       .where({ team_id: teamId, month_start: monthStart, billing_type: billingType })
       .orderBy('seq', 'desc')
       .first();
-    return r && toCharge(r);
+    return storageChargeRows.one(r);
   },
 
   async insertCharge(db: Knex, c: StorageCharge): Promise<void> {
@@ -160,10 +187,10 @@ export const storageStore = {
   },
 
   async chargesOfTeam(db: Knex, teamId: string): Promise<StorageCharge[]> {
-    return (await db('storage_charges').where({ team_id: teamId }).orderBy('seq')).map(toCharge);
+    return storageChargeRows.many(await db('storage_charges').where({ team_id: teamId }).orderBy('seq'));
   },
 
   async usageOfTeam(db: Knex, teamId: string): Promise<StorageUsage[]> {
-    return (await db(USAGE).where({ team_id: teamId }).orderBy('seq')).map(toUsage);
+    return storageUsageRows.many(await db(USAGE).where({ team_id: teamId }).orderBy('seq'));
   },
 };

@@ -23,6 +23,7 @@ import { renderComparisonPage, type ComparedSide } from './comparison-page';
 import { videoAssetsOf, type VideoAsset } from '../videos';
 import { assetPath } from '../videos';
 import { findVideo, findVideoInScope, Video } from '../videos';
+import { TransactionalService } from '../../db/transactional';
 
 /** How long a comparison link (and the video links inside the page) stays valid. */
 export const COMPARISON_LINK_HOURS = 24;
@@ -54,12 +55,20 @@ const durationOf = (v: Video): number | undefined => {
 };
 const seconds = (ms: number) => `${(ms / 1000).toFixed(3)} s`;
 
-export class ComparisonService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly signer: SignedLinks,
-  ) {}
+export interface ComparisonServiceDeps {
+  db: Db;
+  clock: Clock;
+  signer: SignedLinks;
+}
+
+export class ComparisonService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly signer: SignedLinks;
+  constructor(deps: ComparisonServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.signer = deps.signer;
+  }
 
   async link(userId: string, leftId: string, rightId: string): Promise<ComparisonLink> {
     const scope = { memberUserId: userId };

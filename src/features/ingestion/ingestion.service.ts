@@ -43,6 +43,7 @@ import { ingestionEventsFor, VideoEvents } from '../videos';
 import { ingestionStore } from './ingestion.store';
 import { recordVideoAsset, type AssetKind, type VideoAsset } from '../videos';
 import { findVideo, IngestionFacts, insertVideo, recordIngestionFacts, recordVideoFile, retriesLeft, StageError, Video, VideoStage, VideoStageName } from '../videos';
+import { TransactionalService } from '../../db/transactional';
 
 /** The ingestion job (ingestion.jobs.ts): its kind and attempts. */
 export const INGEST_JOB = { kind: 'video.ingest', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
@@ -65,18 +66,32 @@ export interface VideoJobPayload {
 /** Told, inside the transaction that records it, when a video's ingestion failed. */
 export type IngestionFailureListener = (trx: Knex, video: Video) => Promise<void>;
 
-export class IngestionService {
+export interface IngestionServiceDeps {
+  db: Db;
+  clock: Clock;
+  jobs: JobQueue;
+  blobs: BlobStore;
+  media: MediaSettings;
+  workDir: string;
+}
+
+export class IngestionService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly jobs: JobQueue;
+  private readonly blobs: BlobStore;
+  private readonly media: MediaSettings;
+  private readonly workDir: string;
   private binaries?: Promise<MediaBinaries>;
   private readonly failureListeners: IngestionFailureListener[] = [];
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly jobs: JobQueue,
-    private readonly blobs: BlobStore,
-    private readonly media: MediaSettings,
-    private readonly workDir: string,
-  ) {}
+  constructor(deps: IngestionServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.jobs = deps.jobs;
+    this.blobs = deps.blobs;
+    this.media = deps.media;
+    this.workDir = deps.workDir;
+  }
 
   /** ffmpeg and ffprobe as resolved (configured path, PATH, npm-shipped), once per process. */
   mediaBinaries(): Promise<MediaBinaries> {
@@ -228,7 +243,7 @@ export class IngestionService {
       const { size } = await storeFile(this.blobs, key, f.path);
       assets.push({ id: randomUUID(), videoId: video.id, kind, ordinal, blobKey: key, contentType, size, width: f.width, height: f.height, positionMs: f.positionMs, createdAt: this.clock.now() });
     }
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       for (const a of assets) await recordVideoAsset(trx, a);
       await sampleStorage(trx, video.teamId, this.clock.now());
     });

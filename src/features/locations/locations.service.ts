@@ -14,6 +14,7 @@ import { mapPage, Page, PageRequest } from '../../shared/paging';
 import { BucketAccess, BucketCredentials, BucketSettings, checkBucketAccess } from '../../storage/bucket-access';
 import type { AccountsService } from '../accounts';
 import { Direction, LocationUpdate, locationsStore, StoredLocation, StoredSecret } from './locations.store';
+import { TransactionalService } from '../../db/transactional';
 
 export type { Direction } from './locations.store';
 
@@ -50,15 +51,29 @@ type CredentialField = keyof BucketCredentials;
 /** Secrets shorter than this are masked entirely: three visible characters would give too much away. */
 const MIN_LENGTH_WITH_VISIBLE_TAIL = 8;
 
-export class LocationsService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly accounts: AccountsService,
-    private readonly secretBox: SecretBox,
-    private readonly policy: OutboundPolicy,
-    private readonly checkAccess: (settings: BucketSettings) => Promise<BucketAccess> = (settings) => checkBucketAccess(settings, policy),
-  ) {}
+export interface LocationsServiceDeps {
+  db: Db;
+  clock: Clock;
+  accounts: AccountsService;
+  secretBox: SecretBox;
+  policy: OutboundPolicy;
+  checkAccess?: (settings: BucketSettings) => Promise<BucketAccess>;
+}
+
+export class LocationsService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly accounts: AccountsService;
+  private readonly secretBox: SecretBox;
+  private readonly policy: OutboundPolicy;
+  private readonly checkAccess: (settings: BucketSettings) => Promise<BucketAccess>;
+  constructor(deps: LocationsServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.accounts = deps.accounts;
+    this.secretBox = deps.secretBox;
+    this.policy = deps.policy;
+    this.checkAccess = deps.checkAccess ?? ((settings) => checkBucketAccess(settings, deps.policy));
+  }
 
   async create(userId: string, direction: Direction, selectTeamId: string | undefined, input: NewLocation): Promise<BucketLocation> {
     const team = await this.accounts.selectTeam(userId, selectTeamId);

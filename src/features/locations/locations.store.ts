@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { asBool, asDate } from '../../db/database';
 import { fetchPage, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
+import { DbBool, DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export type Direction = 'input' | 'output';
 
@@ -34,7 +35,27 @@ export type LocationUpdate = Partial<Pick<StoredLocation, 'name' | 'bucket' | 'e
 
 const TABLE = 'bucket_locations';
 
-function toLocation(r: any): StoredLocation {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface StoredLocationRow {
+  id: string;
+  team_id: string;
+  direction: Direction;
+  name: string;
+  bucket: string;
+  endpoint: Nullable<string>;
+  region: Nullable<string>;
+  force_path_style: DbBool;
+  access_key_sealed: string;
+  access_key_last_chars: string;
+  access_key_length: DbInt;
+  secret_key_sealed: string;
+  secret_key_last_chars: string;
+  secret_key_length: DbInt;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+function toLocation(r: StoredLocationRow): StoredLocation {
   return {
     id: r.id,
     teamId: r.team_id,
@@ -50,6 +71,7 @@ function toLocation(r: any): StoredLocation {
     updatedAt: asDate(r.updated_at),
   };
 }
+const storedLocationRows = rowMapper(toLocation);
 
 function accessKeyColumns(s: StoredSecret) {
   return { access_key_sealed: s.sealed, access_key_last_chars: s.lastChars, access_key_length: s.length };
@@ -82,10 +104,10 @@ export const locationsStore = {
   },
   async byIdInScope(db: Knex, direction: Direction, id: string, scope: TeamScope): Promise<StoredLocation | undefined> {
     const r = await located(db, direction, scope).where(`${TABLE}.id`, id).first();
-    return r && toLocation(r);
+    return storedLocationRows.one(r);
   },
   page(db: Knex, direction: Direction, scope: TeamScope, req: PageRequest) {
-    return fetchPage(located(db, direction, scope), req, toLocation, TABLE);
+    return fetchPage(located(db, direction, scope), req, storedLocationRows.from, TABLE);
   },
   /** Writes only the given fields; false when the row no longer exists. */
   async update(db: Knex, direction: Direction, id: string, u: LocationUpdate): Promise<boolean> {

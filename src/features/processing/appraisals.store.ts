@@ -1,6 +1,7 @@
 /** SQL for processing appraisals: priced estimates that expire, accepted at most once. */
 import type { Knex } from 'knex';
 import { asDate, lockRowForUpdate } from '../../db/database';
+import { DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface AppraisalRecord {
   id: string;
@@ -23,7 +24,25 @@ export interface AppraisalRecord {
   createdAt: Date;
 }
 
-function fromRow(r: any): AppraisalRecord {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface AppraisalRecordRow {
+  appraisal_json: string;
+  id: string;
+  team_id: string;
+  user_id: string;
+  source_video_id: string;
+  video_id: string;
+  configuration_id: Nullable<string>;
+  options_json: string;
+  start_ms: DbInt;
+  end_ms: DbInt;
+  billing_type: AppraisalRecord['billingType'];
+  expires_at: DbTimestamp;
+  accepted_video_id: Nullable<string>;
+  created_at: DbTimestamp;
+}
+
+function fromRow(r: AppraisalRecordRow): AppraisalRecord {
   const appraisal = JSON.parse(r.appraisal_json);
   return {
     id: r.id,
@@ -43,6 +62,7 @@ function fromRow(r: any): AppraisalRecord {
     createdAt: asDate(r.created_at),
   };
 }
+const appraisalRecordRows = rowMapper(fromRow);
 
 export const appraisalsStore = {
   async insert(db: Knex, a: AppraisalRecord): Promise<void> {
@@ -67,7 +87,7 @@ export const appraisalsStore = {
   async byIdForUpdate(trx: Knex, id: string): Promise<AppraisalRecord | undefined> {
     await lockRowForUpdate(trx, 'processing_appraisals', id);
     const row = await trx('processing_appraisals').where({ id }).first();
-    return row ? fromRow(row) : undefined;
+    return appraisalRecordRows.one(row);
   },
 
   async markAccepted(db: Knex, id: string, videoId: string): Promise<void> {

@@ -10,6 +10,7 @@ import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { PageRequest } from '../../shared/paging';
 import type { AccountsService } from '../accounts';
 import { BuiltInMode, configurationsStore, ProcessingConfiguration } from './configurations.store';
+import { TransactionalService } from '../../db/transactional';
 
 export interface BuiltInConfiguration {
   id: string;
@@ -23,14 +24,26 @@ export interface ShownConfiguration extends ProcessingConfiguration {
   teamId: string;
 }
 
-export class ConfigurationsService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly accounts: AccountsService,
-    private readonly engine: { prepare(): Promise<void>; validate(options: Record<string, unknown>, fieldPrefix?: string): void },
-    private readonly builtIns: readonly BuiltInConfiguration[],
-  ) {}
+export interface ConfigurationsServiceDeps {
+  db: Db;
+  clock: Clock;
+  accounts: AccountsService;
+  engine: { prepare(): Promise<void>; validate(options: Record<string, unknown>, fieldPrefix?: string): void };
+  builtIns: readonly BuiltInConfiguration[];
+}
+
+export class ConfigurationsService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly accounts: AccountsService;
+  private readonly engine: { prepare(): Promise<void>; validate(options: Record<string, unknown>, fieldPrefix?: string): void };
+  private readonly builtIns: readonly BuiltInConfiguration[];
+  constructor(deps: ConfigurationsServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.accounts = deps.accounts;
+    this.engine = deps.engine;
+    this.builtIns = deps.builtIns;
+  }
 
   /** Writes the built-in configurations (at start; idempotent). */
   async ensureBuiltIns(): Promise<void> {

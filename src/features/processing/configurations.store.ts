@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { asBool, asDate } from '../../db/database';
 import { fetchPage, Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
+import { DbBool, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface ProcessingConfiguration {
   id: string;
@@ -19,7 +20,19 @@ export interface ProcessingConfiguration {
 
 export type BuiltInMode = 'INCLUDE' | 'EXCLUDE' | 'ONLY';
 
-function fromRow(r: any): ProcessingConfiguration {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface ProcessingConfigurationRow {
+  id: string;
+  team_id: Nullable<string>;
+  name: string;
+  description: Nullable<string>;
+  options_json: string;
+  builtin: DbBool;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+function fromRow(r: ProcessingConfigurationRow): ProcessingConfiguration {
   return {
     id: r.id,
     teamId: r.team_id ?? undefined,
@@ -31,6 +44,7 @@ function fromRow(r: any): ProcessingConfiguration {
     updatedAt: asDate(r.updated_at),
   };
 }
+const processingConfigurationRows = rowMapper(fromRow);
 
 const table = 'processing_configurations';
 
@@ -77,7 +91,7 @@ export const configurationsStore = {
         });
       })
       .first();
-    return row ? fromRow(row) : undefined;
+    return processingConfigurationRows.one(row);
   },
 
   page(db: Knex, scope: TeamScope, mode: BuiltInMode, req: PageRequest): Promise<Page<ProcessingConfiguration>> {
@@ -91,7 +105,7 @@ export const configurationsStore = {
         });
       });
     }
-    return fetchPage(q, req, fromRow, table);
+    return fetchPage(q, req, processingConfigurationRows.from, table);
   },
 
   async delete(db: Knex, id: string): Promise<void> {

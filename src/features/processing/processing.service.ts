@@ -35,6 +35,7 @@ import { processingProducts } from './billing-products';
 import type { ConfigurationsService } from './configurations.service';
 import type { EnginePlan, ProcessingEngine } from './engine';
 import { AppraisalRecord, appraisalsStore } from './appraisals.store';
+import { TransactionalService } from '../../db/transactional';
 
 /** The processing job (processing.jobs.ts): its kind and attempts. */
 export const PROCESS_JOB = { kind: 'video.process', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
@@ -66,19 +67,41 @@ export interface NewVideoNames {
   videoDescription?: string;
 }
 
-export class ProcessingService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly configurations: ConfigurationsService,
-    private readonly ledger: LedgerService,
-    private readonly jobs: JobQueue,
-    private readonly blobs: BlobStore,
-    private readonly ingestion: IngestionService,
-    private readonly engine: ProcessingEngine,
-    private readonly workDir: string,
-    private readonly timeoutMs: number,
-  ) {}
+export interface ProcessingServiceDeps {
+  db: Db;
+  clock: Clock;
+  configurations: ConfigurationsService;
+  ledger: LedgerService;
+  jobs: JobQueue;
+  blobs: BlobStore;
+  ingestion: IngestionService;
+  engine: ProcessingEngine;
+  workDir: string;
+  timeoutMs: number;
+}
+
+export class ProcessingService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly configurations: ConfigurationsService;
+  private readonly ledger: LedgerService;
+  private readonly jobs: JobQueue;
+  private readonly blobs: BlobStore;
+  private readonly ingestion: IngestionService;
+  private readonly engine: ProcessingEngine;
+  private readonly workDir: string;
+  private readonly timeoutMs: number;
+  constructor(deps: ProcessingServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.configurations = deps.configurations;
+    this.ledger = deps.ledger;
+    this.jobs = deps.jobs;
+    this.blobs = deps.blobs;
+    this.ingestion = deps.ingestion;
+    this.engine = deps.engine;
+    this.workDir = deps.workDir;
+    this.timeoutMs = deps.timeoutMs;
+  }
 
   async appraise(userId: string, videoId: string, req: ProcessingRequest, names: NewVideoNames = {}): Promise<Appraisal> {
     const source = await this.processable(userId, videoId);
@@ -139,7 +162,7 @@ export class ProcessingService {
    */
   async accept(userId: string, videoId: string, appraisalId: string, names: NewVideoNames = {}): Promise<Video> {
     const source = await this.processable(userId, videoId);
-    const created = await this.db.transaction(async (trx) => {
+    const created = await this.transactional(async (trx) => {
       const a = await appraisalsStore.byIdForUpdate(trx, appraisalId);
       if (!a || a.sourceVideoId !== source.id) throw new NotFoundError('Appraisal not found');
       if (a.acceptedVideoId) throw new ConflictError('APPRAISAL_ALREADY_ACCEPTED', `Appraisal ${a.id} was accepted already (video ${a.acceptedVideoId})`);

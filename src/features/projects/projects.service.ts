@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { PageRequest } from '../../shared/paging';
 import type { AccountsService } from '../accounts';
 import { Project, projectsStore } from './projects.store';
+import { TransactionalService } from '../../db/transactional';
 
 export const DEFAULT_PROJECT_NAME = 'Default Project';
 
@@ -14,18 +15,28 @@ export interface ProjectContents {
   hasVideosInProject(db: Db, projectId: string): Promise<boolean>;
 }
 
-export class ProjectsService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly accounts: AccountsService,
-    private readonly contents: ProjectContents,
-  ) {}
+export interface ProjectsServiceDeps {
+  db: Db;
+  clock: Clock;
+  accounts: AccountsService;
+  contents: ProjectContents;
+}
 
-  /** Every new team gets its Default Project (in the transaction that creates the team). */
-  async createDefaultProject(db: Db, teamId: string): Promise<void> {
+export class ProjectsService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly accounts: AccountsService;
+  private readonly contents: ProjectContents;
+  constructor(deps: ProjectsServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.accounts = deps.accounts;
+    this.contents = deps.contents;
+  }
+
+  /** Every new team gets its Default Project (in the transaction that creates the team: bind with `within(trx)`). */
+  async createDefaultProject(teamId: string): Promise<void> {
     const now = this.clock.now();
-    await projectsStore.insert(db, { id: randomUUID(), teamId, name: DEFAULT_PROJECT_NAME, isSample: false, createdAt: now, updatedAt: now });
+    await projectsStore.insert(this.db, { id: randomUUID(), teamId, name: DEFAULT_PROJECT_NAME, isSample: false, createdAt: now, updatedAt: now });
   }
 
   /** Where a new video of a team goes: the named project of that team, else its Default Project. */
@@ -74,7 +85,7 @@ export class ProjectsService {
   }
 
   async delete(userId: string, id: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       const project = await projectsStore.byIdInScope(trx, id, { memberUserId: userId });
       if (!project) throw new NotFoundError('Project not found');
       if (await this.contents.hasVideosInProject(trx, id)) {

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { asBool, asDate } from '../../db/database';
 import { PageRequest, readPage } from '../../shared/paging';
 import { TeamScope, teamScopeSql, whereTeamInScope } from '../accounts';
+import { DbBool, DbTimestamp, rowMapper } from '../../db/store';
 
 export interface Project {
   id: string;
@@ -13,7 +14,17 @@ export interface Project {
   updatedAt: Date;
 }
 
-function toProject(r: any): Project {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface ProjectRow {
+  id: string;
+  team_id: string;
+  name: string;
+  is_sample: DbBool;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+function toProject(r: ProjectRow): Project {
   return {
     id: r.id,
     teamId: r.team_id,
@@ -23,6 +34,7 @@ function toProject(r: any): Project {
     updatedAt: asDate(r.updated_at),
   };
 }
+const projectRows = rowMapper(toProject);
 
 /** The columns `projectFromTuple` reads, in its order. */
 const PROJECT_COLUMNS = ['id', 'team_id', 'name', 'is_sample', 'created_at', 'updated_at'] as const;
@@ -51,7 +63,7 @@ export const projectsStore = {
   },
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<Project | undefined> {
     const r = await whereTeamInScope(db, db('projects').where('projects.id', id), 'projects.team_id', scope).first();
-    return r && toProject(r);
+    return projectRows.one(r);
   },
   /** The hot list (every client polls it): hand-written SQL read as tuples (readPage). */
   page(db: Knex, scope: TeamScope, req: PageRequest) {
@@ -64,7 +76,7 @@ export const projectsStore = {
       .where({ team_id: teamId, name })
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
       .first();
-    return r && toProject(r);
+    return projectRows.one(r);
   },
   async rename(db: Knex, id: string, name: string, now: Date): Promise<void> {
     await db('projects').where({ id }).update({ name, updated_at: now });

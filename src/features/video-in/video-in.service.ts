@@ -23,6 +23,7 @@ import { VideoInOperation, videoInStore } from './video-in.store';
 import { videoFileFromSource } from './video-file-info';
 import type { VideosService } from '../videos';
 import { derivedVideoIds, findVideo, findVideoInScope, insertVideo, lockVideo, Video, VideoStage } from '../videos';
+import { TransactionalService } from '../../db/transactional';
 
 /**
  * The copy job (video-in.jobs.ts): its kind, and its runs before a transient failure is recorded
@@ -50,18 +51,38 @@ export const videoFileKey = (videoId: string) => `videos/${videoId}/file`;
 /** Sealing context of a copy's bucket settings: bound to the video, useless elsewhere. */
 export const bucketSealContext = (videoId: string) => `video-in:${videoId}:bucket`;
 
-export class VideoInService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly accounts: AccountsService,
-    private readonly locations: LocationsService,
-    private readonly videos: VideosService,
-    private readonly jobs: JobQueue,
-    private readonly secretBox: SecretBox,
-    readonly sources: VideoInSources,
-    private readonly projects: ProjectsService,
-  ) {}
+export interface VideoInServiceDeps {
+  db: Db;
+  clock: Clock;
+  accounts: AccountsService;
+  locations: LocationsService;
+  videos: VideosService;
+  jobs: JobQueue;
+  secretBox: SecretBox;
+  sources: VideoInSources;
+  projects: ProjectsService;
+}
+
+export class VideoInService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly accounts: AccountsService;
+  private readonly locations: LocationsService;
+  private readonly videos: VideosService;
+  private readonly jobs: JobQueue;
+  private readonly secretBox: SecretBox;
+  readonly sources: VideoInSources;
+  private readonly projects: ProjectsService;
+  constructor(deps: VideoInServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.accounts = deps.accounts;
+    this.locations = deps.locations;
+    this.videos = deps.videos;
+    this.jobs = deps.jobs;
+    this.secretBox = deps.secretBox;
+    this.sources = deps.sources;
+    this.projects = deps.projects;
+  }
 
   async createFromHttps(userId: string, input: CreateVideoInput & { url: string; crc32c?: number; maxConcurrentConnections?: number }): Promise<Video> {
     const { teamId, projectId } = await this.placement(userId, input);
@@ -106,7 +127,7 @@ export class VideoInService {
    */
   async restart(userId: string, videoId: string, skipChecksumValidation: boolean): Promise<Video> {
     await this.status(userId, videoId);
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       const video = await lockVideo(trx, videoId);
       if (!video?.upload) throw new NotFoundError('Video not found');
       if (video.upload.status !== 'FAILED') {
@@ -123,13 +144,13 @@ export class VideoInService {
   /** Deletes a FAILED video-in video and everything copied so far (409 unless FAILED). */
   async abandon(userId: string, videoId: string): Promise<void> {
     await this.status(userId, videoId);
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       const video = await lockVideo(trx, videoId);
       if (!video?.upload) throw new NotFoundError('Video not found');
       if (video.upload.status !== 'FAILED') {
         throw new ConflictError('VIDEO_IN_OPERATION_NOT_FAILED', `The copy of video ${videoId} is ${video.upload.status}; only a FAILED copy can be abandoned`);
       }
-      await this.videos.removeLocked(trx, video, await derivedVideoIds(trx, video));
+      await this.videos.within(trx).removeLocked(video, await derivedVideoIds(trx, video));
     });
   }
 
@@ -181,7 +202,7 @@ export class VideoInService {
   ): Promise<Video> {
     const videoId = randomUUID();
     const now = this.clock.now();
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       await insertVideo(trx, {
         id: videoId,
         kind: 'MASTER',

@@ -8,6 +8,7 @@ import { asBool, asDate } from '../../db/database';
 import type { SourceInfo } from '../../net/https-range-source';
 import type { UploadDescriptor } from '../../storage/blob-store';
 import { partCrcsStore } from '../../storage/part-crcs.store';
+import { DbBool, DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export type VideoInSourceKind = 'HTTPS' | 'BUCKET' | 'INPUT_LOCATION';
 
@@ -32,7 +33,25 @@ export interface VideoInOperation {
   updatedAt: Date;
 }
 
-function fromRow(r: any): VideoInOperation {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface VideoInOperationRow {
+  video_id: string;
+  source_kind: VideoInSourceKind;
+  source_url: Nullable<string>;
+  input_location_id: Nullable<string>;
+  sealed_bucket: Nullable<string>;
+  object_key: Nullable<string>;
+  max_connections: DbInt;
+  expected_crc32c: Nullable<DbInt>;
+  skip_checksum: DbBool;
+  pinned_json: string;
+  upload_json: Nullable<string>;
+  attempt: DbInt;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+function fromRow(r: VideoInOperationRow): VideoInOperation {
   return {
     videoId: r.video_id,
     sourceKind: r.source_kind,
@@ -50,6 +69,7 @@ function fromRow(r: any): VideoInOperation {
     updatedAt: asDate(r.updated_at),
   };
 }
+const videoInOperationRows = rowMapper(fromRow);
 
 export const videoInStore = {
   async insert(db: Knex, op: Omit<VideoInOperation, 'upload' | 'attempt' | 'updatedAt'>): Promise<void> {
@@ -73,7 +93,7 @@ export const videoInStore = {
 
   async byVideoId(db: Knex, videoId: string): Promise<VideoInOperation | undefined> {
     const row = await db('video_in_operations').where({ video_id: videoId }).first();
-    return row ? fromRow(row) : undefined;
+    return videoInOperationRows.one(row);
   },
 
   async setUpload(db: Knex, videoId: string, upload: UploadDescriptor, now: Date): Promise<void> {

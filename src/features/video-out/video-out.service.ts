@@ -13,6 +13,7 @@ import path from 'node:path';
 import express, { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
+import { TransactionalService } from '../../db/transactional';
 import { sendBlob } from '../../http/blob-responses';
 import { sendError } from '../../http/error-mapper';
 import type { SignedLinks } from '../../http/signed-links';
@@ -126,8 +127,7 @@ export interface VideoOutDeps {
 
 const downloadPath = (videoId: string) => `/media/v1/videos/${videoId}/download`;
 
-export class VideoOutService {
-  private readonly db: Db;
+export class VideoOutService extends TransactionalService {
   private readonly clock: Clock;
   private readonly checkAccess: NonNullable<VideoOutDeps['checkAccess']>;
   private readonly checkObject: NonNullable<VideoOutDeps['checkObject']>;
@@ -137,7 +137,7 @@ export class VideoOutService {
   readonly output: VideoStage;
 
   constructor(private readonly deps: VideoOutDeps) {
-    this.db = deps.db;
+    super(deps.db);
     this.clock = deps.clock;
     this.policy = deps.policy;
     this.output = new VideoStage(deps.db, deps.clock, 'output');
@@ -183,7 +183,7 @@ export class VideoOutService {
     }
     // The bucket the restarted copy will use passes the outbound guard (it may predate the rule).
     if (op && visible.output?.status === 'FAILED') await checkBucketEndpoint((settings ?? this.bucketOf(op)).endpoint, this.policy);
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       const video = await lockVideo(trx, videoId);
       if (!video) throw new NotFoundError('Video not found');
       const current = await videoOutStore.byVideoId(trx, videoId);
@@ -215,7 +215,7 @@ export class VideoOutService {
    */
   async abandon(userId: string, videoId: string): Promise<void> {
     await this.visible(userId, videoId);
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       const video = await lockVideo(trx, videoId);
       if (!video) throw new NotFoundError('Video not found');
       if (video.output?.status !== 'FAILED') throw notFailed(videoId, video.output?.status, 'abandoned');
@@ -227,11 +227,12 @@ export class VideoOutService {
   }
 
   /**
-   * Called in the transaction that deletes videos (VideosService.onRemove): their copies go, and
-   * the unfinished multipart uploads of those copies are aborted by a job.
+   * Called in the transaction that deletes videos (VideosService.onRemove, bound with
+   * `within(trx)`): their copies go, and the unfinished multipart uploads of those copies are
+   * aborted by a job.
    */
-  async onVideosRemoved(trx: Db, videoIds: readonly string[]): Promise<void> {
-    for (const op of await videoOutStore.ofVideos(trx, videoIds)) await this.releaseUpload(trx, op);
+  async onVideosRemoved(videoIds: readonly string[]): Promise<void> {
+    for (const op of await videoOutStore.ofVideos(this.db, videoIds)) await this.releaseUpload(this.db, op);
   }
 
   /** A signed, expiring download URL for the video's file (409 VIDEO_PROCESSING_NOT_DONE while it is not stored). */
@@ -358,7 +359,7 @@ export class VideoOutService {
     if (presence.outcome === 'refused') throw new BadRequestError('HEAD_OBJECT_ERROR', presence.message);
 
     const operationId = randomUUID();
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       const locked = await lockVideo(trx, videoId);
       if (!locked) throw new NotFoundError('Video not found');
       requireStored(locked);

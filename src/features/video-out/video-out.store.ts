@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import { asDate } from '../../db/database';
 import type { UploadDescriptor } from '../../storage/blob-store';
 import { partCrcsStore } from '../../storage/part-crcs.store';
+import { DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export type VideoOutTargetKind = 'BUCKET' | 'OUTPUT_LOCATION';
 
@@ -30,7 +31,23 @@ export interface VideoOutOperation {
   updatedAt: Date;
 }
 
-function fromRow(r: any): VideoOutOperation {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface VideoOutOperationRow {
+  video_id: string;
+  id: string;
+  target_kind: VideoOutTargetKind;
+  output_location_id: Nullable<string>;
+  sealed_bucket: string;
+  object_key: string;
+  size: DbInt;
+  content_type: Nullable<string>;
+  upload_json: Nullable<string>;
+  attempt: DbInt;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+function fromRow(r: VideoOutOperationRow): VideoOutOperation {
   return {
     videoId: r.video_id,
     id: r.id,
@@ -46,6 +63,7 @@ function fromRow(r: any): VideoOutOperation {
     updatedAt: asDate(r.updated_at),
   };
 }
+const videoOutOperationRows = rowMapper(fromRow);
 
 /** Bytes served by download URLs, gathered into one batch per team and video. */
 export interface DownloadBatch {
@@ -79,13 +97,13 @@ export const videoOutStore = {
 
   async byVideoId(db: Knex, videoId: string): Promise<VideoOutOperation | undefined> {
     const row = await db('video_out_operations').where({ video_id: videoId }).first();
-    return row ? fromRow(row) : undefined;
+    return videoOutOperationRows.one(row);
   },
 
   /** Operations of these videos (deletion aborts their unfinished uploads). */
   async ofVideos(db: Knex, videoIds: readonly string[]): Promise<VideoOutOperation[]> {
     if (videoIds.length === 0) return [];
-    return (await db('video_out_operations').whereIn('video_id', [...videoIds])).map(fromRow);
+    return videoOutOperationRows.many(await db('video_out_operations').whereIn('video_id', [...videoIds]));
   },
 
   /** Records the upload of operation `id`; false when that operation is gone (abandoned, deleted). */
@@ -132,14 +150,14 @@ export const videoOutStore = {
 
   /** Batches not billed yet, with their totals. */
   async unbilledBatches(db: Knex): Promise<DownloadBatch[]> {
-    const rows = await db('video_download_usage')
+    const rows: { batch_id: string; team_id: string; video_id: string; bytes: DbInt; responses: DbInt }[] = await db('video_download_usage')
       .whereNotNull('batch_id')
       .whereNull('billed_at')
       .groupBy('batch_id', 'team_id', 'video_id')
       .select('batch_id', 'team_id', 'video_id')
       .sum({ bytes: 'bytes' })
       .count({ responses: '*' });
-    return rows.map((r: any) => ({ batchId: r.batch_id, teamId: r.team_id, videoId: r.video_id, bytes: Number(r.bytes), responses: Number(r.responses) }));
+    return rows.map((r) => ({ batchId: r.batch_id, teamId: r.team_id, videoId: r.video_id, bytes: Number(r.bytes), responses: Number(r.responses) }));
   },
 
   async markBatchBilled(db: Knex, batchId: string, now: Date): Promise<void> {

@@ -13,6 +13,7 @@ import type { Clock } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
 import { VideoAsset, videoAssetsStore } from './video-assets.store';
 import { videosStore } from './videos.store';
+import { TransactionalService } from '../../db/transactional';
 
 /** Records an asset a stage made (same video, kind and ordinal: replaces it), in the caller's transaction. */
 export function recordVideoAsset(db: Knex, asset: VideoAsset): Promise<void> {
@@ -41,13 +42,23 @@ export const DEFAULT_LINK_MINUTES = 15;
 /** The path of an asset's public route (signed by `links` and by the comparison page). */
 export const assetPath = (videoId: string, assetId: string) => `/media/v1/videos/${videoId}/assets/${assetId}`;
 
-export class VideoAssetsService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly blobs: BlobStore,
-    private readonly signer: SignedLinks,
-  ) {}
+export interface VideoAssetsServiceDeps {
+  db: Db;
+  clock: Clock;
+  blobs: BlobStore;
+  signer: SignedLinks;
+}
+
+export class VideoAssetsService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly blobs: BlobStore;
+  private readonly signer: SignedLinks;
+  constructor(deps: VideoAssetsServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.blobs = deps.blobs;
+    this.signer = deps.signer;
+  }
 
   async links(userId: string, videoId: string, minutes = DEFAULT_LINK_MINUTES): Promise<VideoAssetLinks> {
     const video = await videosStore.byIdInScope(this.db, videoId, { memberUserId: userId });

@@ -1,6 +1,7 @@
 /** SQL of a video's assets: the thumbnails, full frames and web video that ingestion makes. */
 import type { Knex } from 'knex';
 import { asDate } from '../../db/database';
+import { DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export type AssetKind = 'THUMBNAIL' | 'FRAME' | 'WEB_VIDEO';
 
@@ -20,7 +21,22 @@ export interface VideoAsset {
 
 const optional = (v: unknown) => (v === null || v === undefined ? undefined : Number(v));
 
-function fromRow(r: any): VideoAsset {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface VideoAssetRow {
+  id: string;
+  video_id: string;
+  kind: AssetKind;
+  ordinal: DbInt;
+  blob_key: string;
+  content_type: string;
+  size: DbInt;
+  width: Nullable<DbInt>;
+  height: Nullable<DbInt>;
+  position_ms: Nullable<DbInt>;
+  created_at: DbTimestamp;
+}
+
+function fromRow(r: VideoAssetRow): VideoAsset {
   return {
     id: r.id,
     videoId: r.video_id,
@@ -35,6 +51,7 @@ function fromRow(r: any): VideoAsset {
     createdAt: asDate(r.created_at),
   };
 }
+const videoAssetRows = rowMapper(fromRow);
 
 export const videoAssetsStore = {
   /** Inserts or replaces (same video, kind and ordinal: a re-run of ingestion) an asset. */
@@ -59,11 +76,11 @@ export const videoAssetsStore = {
 
   async assetsOf(db: Knex, videoId: string): Promise<VideoAsset[]> {
     const rows = await db('video_assets').where({ video_id: videoId }).orderBy([{ column: 'kind' }, { column: 'ordinal' }]);
-    return rows.map(fromRow);
+    return videoAssetRows.many(rows);
   },
 
   async asset(db: Knex, videoId: string, assetId: string): Promise<VideoAsset | undefined> {
     const row = await db('video_assets').where({ video_id: videoId, id: assetId }).first();
-    return row ? fromRow(row) : undefined;
+    return videoAssetRows.one(row);
   },
 };

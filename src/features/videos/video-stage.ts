@@ -6,6 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { Db } from '../../db/database';
+import { transactional } from '../../db/transactional';
 import type { JobContext } from '../../jobs/worker';
 import type { Clock } from '../../shared/clock';
 import { recordEvent } from '../webhooks';
@@ -48,7 +49,7 @@ export class VideoStage {
    * (a video that is gone or whose stage moved meanwhile is left alone). True when `fn` ran.
    */
   async whenIn(videoId: string, from: StageGuard, fn: (trx: Knex, v: Video, now: Date) => Promise<void>): Promise<boolean> {
-    return this.db.transaction(async (trx) => this.whenInWithin(trx, videoId, from, fn));
+    return transactional(this.db, async (trx) => this.whenInWithin(trx, videoId, from, fn));
   }
 
   /** `whenIn` in the caller's transaction (the lease sweep's give-up handlers). */

@@ -13,6 +13,7 @@ import type { AccountsService } from '../accounts';
 import { VideoEvents } from './video-events';
 import { PURGE_BLOBS_JOB, PurgeBlobsPayload } from './videos.jobs';
 import { Video, VideoListFilter, videosStore } from './videos.store';
+import { TransactionalService } from '../../db/transactional';
 
 /** A video and, for a derived video, the master it comes from (the API shows its file). */
 export interface VideoWithMaster {
@@ -33,15 +34,25 @@ function conventionalBlobKeys(videoId: string): string[] {
 /** Cleans up another area's records of videos being removed, in the removing transaction. */
 export type RemovalHook = (trx: Db, videoIds: readonly string[]) => Promise<void>;
 
-export class VideosService {
+export interface VideosServiceDeps {
+  db: Db;
+  clock: Clock;
+  accounts: AccountsService;
+  jobs: JobQueue;
+}
+
+export class VideosService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly accounts: AccountsService;
+  private readonly jobs: JobQueue;
   private readonly removalHooks: RemovalHook[] = [];
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly accounts: AccountsService,
-    private readonly jobs: JobQueue,
-  ) {}
+  constructor(deps: VideosServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.accounts = deps.accounts;
+    this.jobs = deps.jobs;
+  }
 
   /** Whether a project holds any video (a project with videos cannot be deleted). */
   hasVideosInProject(db: Db, projectId: string): Promise<boolean> {
@@ -80,7 +91,7 @@ export class VideosService {
    * Returns the ids removed, the requested video first.
    */
   async delete(userId: string, id: string, expectedDerivedIds?: readonly string[]): Promise<string[]> {
-    return this.db.transaction(async (trx) => {
+    return this.transactional(async (trx) => {
       const visible = await videosStore.byIdInScope(trx, id, { memberUserId: userId });
       const video = visible && (await videosStore.byIdForUpdate(trx, id));
       if (!video) throw new NotFoundError('Video not found');
@@ -91,32 +102,32 @@ export class VideosService {
           `The derived videos of ${video.id} are [${derivedIds.join(', ')}], not the ids sent; nothing was deleted`,
         );
       }
-      return this.removeLocked(trx, video, derivedIds);
+      return this.within(trx).removeLocked(video, derivedIds);
     });
   }
 
   /**
-   * Removes a video locked by the caller's transaction and the given derived videos: their
-   * rows, one `video.deleted` event each, and a `video.purge-blobs` job for their stored data.
-   * Video in's abandon uses it too.
+   * Removes a video locked by the caller's transaction (call it on `within(trx)`) and the given
+   * derived videos: their rows, one `video.deleted` event each, and a `video.purge-blobs` job
+   * for their stored data. Video in's abandon uses it too.
    */
-  async removeLocked(trx: Db, video: Video, derivedIds: readonly string[]): Promise<string[]> {
+  async removeLocked(video: Video, derivedIds: readonly string[]): Promise<string[]> {
     const removed = [video.id, ...derivedIds];
     const payload: PurgeBlobsPayload = {
       videoIds: removed,
-      uploads: await videosStore.uploadsOf(trx, removed),
-      blobKeys: [...new Set([...(await videosStore.blobKeysOf(trx, removed)), ...removed.flatMap(conventionalBlobKeys)])],
+      uploads: await videosStore.uploadsOf(this.db, removed),
+      blobKeys: [...new Set([...(await videosStore.blobKeysOf(this.db, removed)), ...removed.flatMap(conventionalBlobKeys)])],
     };
-    const teamOf = new Map((await videosStore.byIds(trx, removed)).map((v) => [v.id, v.teamId]));
-    for (const hook of this.removalHooks) await hook(trx, removed);
-    await videosStore.deleteWithRecords(trx, removed);
+    const teamOf = new Map((await videosStore.byIds(this.db, removed)).map((v) => [v.id, v.teamId]));
+    for (const hook of this.removalHooks) await hook(this.db, removed);
+    await videosStore.deleteWithRecords(this.db, removed);
     const now = this.clock.now();
     for (const videoId of removed) {
-      await recordEvent(trx, { teamId: teamOf.get(videoId) ?? video.teamId, eventType: VideoEvents.videoDeleted, videoId, occurredAt: now });
+      await recordEvent(this.db, { teamId: teamOf.get(videoId) ?? video.teamId, eventType: VideoEvents.videoDeleted, videoId, occurredAt: now });
     }
-    await this.jobs.enqueue(trx, { kind: PURGE_BLOBS_JOB.kind, payload, maxAttempts: PURGE_BLOBS_JOB.attempts });
+    await this.jobs.enqueue(this.db, { kind: PURGE_BLOBS_JOB.kind, payload, maxAttempts: PURGE_BLOBS_JOB.attempts });
     // Their stored bytes stop accruing now (the sample is the last write: see storage-meter.ts).
-    for (const teamId of new Set([video.teamId, ...teamOf.values()])) await sampleStorage(trx, teamId, now);
+    for (const teamId of new Set([video.teamId, ...teamOf.values()])) await sampleStorage(this.db, teamId, now);
     return removed;
   }
 

@@ -8,6 +8,7 @@ import { asBool, asDate, asOptionalDate } from '../../db/database';
 import type { UploadDescriptor } from '../../storage/blob-store';
 import { fetchPage, Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
+import { DbBool, DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export type VideoKind = 'MASTER' | 'CLIP' | 'PROCESSED';
 export type OperationStatus = 'INITIAL' | 'IN_PROGRESS' | 'DONE' | 'FAILED';
@@ -166,7 +167,7 @@ const str = (v: unknown): string | undefined => (v === null || v === undefined ?
 /** The common columns of a stage (`upload`, `ingestion`, `processing`, `output`): status, progress, time left, time, error. */
 type Stage = 'upload' | 'ingestion' | 'processing' | 'output';
 
-function stageFromRow(r: any, stage: Stage) {
+function stageFromRow<S extends Stage>(r: StageRow<S> & { updated_at: DbTimestamp }, stage: S) {
   const code = r[`${stage}_error_code`];
   return {
     status: r[`${stage}_status`] as OperationStatus,
@@ -200,7 +201,52 @@ function stagePatch(stage: Stage, u: { status?: OperationStatus; progress?: numb
 
 const json = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'string' && v ? JSON.parse(v) : undefined);
 
-export function videoFromRow(r: any): Video {
+/** A `videos` row as the drivers return it (see src/db/store.ts): the video's columns and each stage's. */
+export type VideoRow = VideoColumns & StageRow<'upload'> & StageRow<'ingestion'> & StageRow<'processing'> & StageRow<'output'>;
+
+interface VideoColumns {
+  id: string;
+  kind: VideoKind;
+  team_id: string;
+  project_id: string;
+  user_id: string;
+  name: string;
+  description: Nullable<string>;
+  master_video_id: Nullable<string>;
+  source_video_id: Nullable<string>;
+  clip_id: Nullable<string>;
+  is_sample: DbBool;
+  full_ingestion: DbBool;
+  blob_key: Nullable<string>;
+  file_crc32c: Nullable<DbInt>;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+  file_name: Nullable<string>;
+  file_size: Nullable<DbInt>;
+  file_type: Nullable<string>;
+  file_container: Nullable<string>;
+  file_last_modified: Nullable<DbTimestamp>;
+  metadata_available: DbBool;
+  thumbnails_available: DbBool;
+  full_frames_available: DbBool;
+  web_video_available: DbBool;
+  metadata_json: Nullable<string>;
+  quality_json: Nullable<string>;
+  probe_json: Nullable<string>;
+  processing_start_ms: Nullable<DbInt>;
+  processing_end_ms: Nullable<DbInt>;
+  processing_options_json: Nullable<string>;
+  processing_applied_options_json: Nullable<string>;
+  processing_appraisal_json: Nullable<string>;
+}
+
+/** The columns every stage has, prefixed with its name. */
+type StageRow<S extends Stage> = Record<`${S}_status`, Nullable<OperationStatus>> &
+  Record<`${S}_progress` | `${S}_eta_seconds`, Nullable<DbInt>> &
+  Record<`${S}_updated_at`, Nullable<DbTimestamp>> &
+  Record<`${S}_error_code` | `${S}_error_message`, Nullable<string>>;
+
+export function videoFromRow(r: VideoRow): Video {
   const v: Video = {
     id: r.id,
     kind: r.kind,
@@ -258,6 +304,7 @@ export function videoFromRow(r: any): Video {
   }
   return v;
 }
+const videoRows = rowMapper(videoFromRow);
 
 /** Columns of a file description (video in sets it when the source is probed). */
 function fileColumns(file: VideoFileInfo) {
@@ -350,20 +397,20 @@ export const videosStore = {
 
   async byId(db: Knex, id: string): Promise<Video | undefined> {
     const row = await db('videos').where({ id }).first();
-    return row ? videoFromRow(row) : undefined;
+    return videoRows.one(row);
   },
 
   /** The video when its team is in scope (member of an API-enabled team, or that team). */
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<Video | undefined> {
     const row = await whereTeamInScope(db, db('videos').where('videos.id', id), 'videos.team_id', scope).first('videos.*');
-    return row ? videoFromRow(row) : undefined;
+    return videoRows.one(row);
   },
 
   /** Locks the row for the rest of the transaction (PostgreSQL) and returns it. */
   async byIdForUpdate(trx: Knex, id: string): Promise<Video | undefined> {
     const q = trx('videos').where({ id });
     const row = await (trx.client.config.client === 'pg' ? q.forUpdate() : q).first();
-    return row ? videoFromRow(row) : undefined;
+    return videoRows.one(row);
   },
 
   async setFile(db: Knex, id: string, file: VideoFileInfo, now: Date): Promise<void> {
@@ -427,7 +474,7 @@ export const videosStore = {
 
   async byIds(db: Knex, ids: readonly string[]): Promise<Video[]> {
     if (ids.length === 0) return [];
-    return (await db('videos').whereIn('id', [...ids])).map(videoFromRow);
+    return videoRows.many(await db('videos').whereIn('id', [...ids]));
   },
 
   page(db: Knex, scope: TeamScope, filter: VideoListFilter, req: PageRequest): Promise<Page<Video>> {
@@ -435,11 +482,11 @@ export const videosStore = {
     if (filter.projectId) q = q.where('videos.project_id', filter.projectId);
     if (filter.masterVideoId) q = q.where('videos.master_video_id', filter.masterVideoId);
     if (filter.clipId) q = q.where('videos.clip_id', filter.clipId);
-    return fetchPage(whereClipMode(q, filter.clipMode), req, videoFromRow, 'videos');
+    return fetchPage(whereClipMode(q, filter.clipMode), req, videoRows.from, 'videos');
   },
 
   derivedPage(db: Knex, v: Pick<Video, 'id' | 'kind'>, req: PageRequest): Promise<Page<Video>> {
-    return fetchPage(derivedQuery(db, v), req, videoFromRow, 'videos');
+    return fetchPage(derivedQuery(db, v), req, videoRows.from, 'videos');
   },
 
   /** Ids of the videos derived from `v`, oldest first. */

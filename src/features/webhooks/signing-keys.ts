@@ -26,6 +26,8 @@ import { asDate, asOptionalDate, Db, isPostgres } from '../../db/database';
 import type { SecretBox } from '../../security/secret-box';
 import { Clock, DAY_MS } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
+import { TransactionalService } from '../../db/transactional';
+import { DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface SigningKeyPolicy {
   rotationDays: number;
@@ -89,7 +91,19 @@ interface KeyRow {
   updatedAt: Date;
 }
 
-function toRow(r: any): KeyRow {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface SigningKeyRow {
+  id: string;
+  public_key: string;
+  private_key_sealed: string;
+  activates_at: DbTimestamp;
+  retired_at: Nullable<DbTimestamp>;
+  expires_at: Nullable<DbTimestamp>;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+function toRow(r: SigningKeyRow): KeyRow {
   return {
     id: r.id,
     publicKey: r.public_key,
@@ -101,19 +115,20 @@ function toRow(r: any): KeyRow {
     updatedAt: asDate(r.updated_at),
   };
 }
+const signingKeyRows = rowMapper(toRow);
 
 const signingKeysStore = {
   /** The newest key: the one no other key replaces yet (pending or signing). */
   async newest(db: Knex): Promise<KeyRow | undefined> {
     const r = await db(TABLE).whereNull('retired_at').orderBy('activates_at', 'desc').first();
-    return r && toRow(r);
+    return signingKeyRows.one(r);
   },
   /** Keys not past their grace period, oldest first. */
   async unexpired(db: Knex, now: Date): Promise<KeyRow[]> {
     const rows = await db(TABLE)
       .where((w) => w.whereNull('expires_at').orWhere('expires_at', '>', now))
       .orderBy([{ column: 'activates_at', order: 'asc' }, { column: 'id' }]);
-    return rows.map(toRow);
+    return signingKeyRows.many(rows);
   },
   async insert(db: Knex, k: KeyRow): Promise<void> {
     await db(TABLE).insert({
@@ -147,16 +162,26 @@ function signerAt(rows: KeyRow[], now: Date): KeyRow | undefined {
   return signer;
 }
 
-export class SigningKeys {
+export interface SigningKeysDeps {
+  db: Db;
+  clock: Clock;
+  secretBox: SecretBox;
+  policy?: SigningKeyPolicy;
+}
+
+export class SigningKeys extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly secretBox: SecretBox;
+  private readonly policy: SigningKeyPolicy;
   private cached?: { rows: KeyRow[]; recheckAt: number };
   private readonly privateKeys = new Map<string, KeyObject>();
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly secretBox: SecretBox,
-    private readonly policy: SigningKeyPolicy = DEFAULT_SIGNING_KEY_POLICY,
-  ) {}
+  constructor(deps: SigningKeysDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.secretBox = deps.secretBox;
+    this.policy = deps.policy ?? DEFAULT_SIGNING_KEY_POLICY;
+  }
 
   /** The key that signs now; the first key is created on first need. */
   async current(): Promise<ActiveSigningKey> {
@@ -164,7 +189,7 @@ export class SigningKeys {
     if (!this.cached || now.getTime() >= this.cached.recheckAt || !signerAt(this.cached.rows, now)) {
       let rows = await signingKeysStore.unexpired(this.db, now);
       if (!signerAt(rows, now)) {
-        await this.db.transaction(async (trx) => {
+        await this.transactional(async (trx) => {
           await signingKeysStore.lock(trx);
           if (!(await signingKeysStore.newest(trx))) await this.insertKey(trx, now, now);
         });
@@ -230,7 +255,7 @@ export class SigningKeys {
   }
 
   private async publishNext(onDemand: boolean): Promise<Rotation | undefined> {
-    const result = await this.db.transaction(async (trx): Promise<Rotation | undefined> => {
+    const result = await this.transactional(async (trx): Promise<Rotation | undefined> => {
       await signingKeysStore.lock(trx);
       const now = this.clock.now();
       const newest = await signingKeysStore.newest(trx);

@@ -13,6 +13,7 @@ import { recordEvent } from './events';
 import type { AccountsService } from '../accounts';
 import type { TeamScope } from '../accounts';
 import { AttemptRecord, DeliveryFilter, DeliveryRecord, eventsStore, FilterMode, WebhookRecord, webhooksStore } from './webhooks.store';
+import { TransactionalService } from '../../db/transactional';
 
 export const MAX_ACTIVE_WEBHOOKS = 10;
 export const MAX_TEST_EVENTS_PER_DAY = 1000;
@@ -55,13 +56,23 @@ export interface EventListFilter {
   occurredAtUntil?: Date;
 }
 
-export class WebhooksService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly accounts: AccountsService,
-    private readonly policy: OutboundPolicy,
-  ) {}
+export interface WebhooksServiceDeps {
+  db: Db;
+  clock: Clock;
+  accounts: AccountsService;
+  policy: OutboundPolicy;
+}
+
+export class WebhooksService extends TransactionalService {
+  private readonly clock: Clock;
+  private readonly accounts: AccountsService;
+  private readonly policy: OutboundPolicy;
+  constructor(deps: WebhooksServiceDeps) {
+    super(deps.db);
+    this.clock = deps.clock;
+    this.accounts = deps.accounts;
+    this.policy = deps.policy;
+  }
 
   async create(userId: string, selectTeamId: string | undefined, input: NewWebhook): Promise<Webhook> {
     const team = await this.accounts.selectTeam(userId, selectTeamId);
@@ -80,7 +91,7 @@ export class WebhooksService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.db.transaction(async (trx) => {
+    await this.transactional(async (trx) => {
       await webhooksStore.lockTeam(trx, team.id);
       if (webhook.active) await assertRoomForActiveWebhook(trx, team.id);
       await webhooksStore.insert(trx, webhook);
@@ -117,7 +128,7 @@ export class WebhooksService {
 
   async activate(userId: string, id: string): Promise<Webhook> {
     const found = await this.find(this.db, userId, id);
-    return this.db.transaction(async (trx) => {
+    return this.transactional(async (trx) => {
       await webhooksStore.lockTeam(trx, found.teamId);
       const webhook = await this.find(trx, userId, id);
       if (webhook.active) return webhook;
@@ -145,7 +156,7 @@ export class WebhooksService {
     }
     const eventType = opts.eventType ?? webhook.eventTypes[randomInt(webhook.eventTypes.length)];
     const now = this.clock.now();
-    const [delivery] = await this.db.transaction(async (trx) => {
+    const [delivery] = await this.transactional(async (trx) => {
       await webhooksStore.lockTeam(trx, webhook.teamId);
       if ((await eventsStore.countTestEventsSince(trx, webhook.teamId, new Date(now.getTime() - DAY_MS))) >= MAX_TEST_EVENTS_PER_DAY) {
         throw new ConflictError('TOO_MANY_WEBHOOK_TEST_EVENTS', `A team may send at most ${MAX_TEST_EVENTS_PER_DAY} test events in 24 hours`);

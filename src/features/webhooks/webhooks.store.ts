@@ -4,6 +4,8 @@ import { asBool, asDate, asOptionalDate, lockRowForUpdate } from '../../db/datab
 import { claimLeasedRows, LeasedTable, leaseToken, whereLeaseHeld } from '../../jobs/leased-rows';
 import { fetchPage, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
+import { transactional } from '../../db/transactional';
+import { DbBool, DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface WebhookRecord {
   id: string;
@@ -100,7 +102,23 @@ const DELIVERY_LEASES: LeasedTable = {
 
 const optional = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
 
-function toWebhook(r: any): WebhookRecord {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface WebhookRecordRow {
+  id: string;
+  team_id: string;
+  active: DbBool;
+  name: string;
+  description: Nullable<string>;
+  url: string;
+  rate_limit_per_second: DbInt;
+  max_total_retry_delay_minutes: DbInt;
+  event_types: string;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+  deleted_at: Nullable<DbTimestamp>;
+}
+
+function toWebhook(r: WebhookRecordRow): WebhookRecord {
   return {
     id: r.id,
     teamId: r.team_id,
@@ -116,11 +134,33 @@ function toWebhook(r: any): WebhookRecord {
     deletedAt: asOptionalDate(r.deleted_at),
   };
 }
+const webhookRecordRows = rowMapper(toWebhook);
 
 /** Webhooks not deleted: what the webhook operations see. */
 const live = (db: Knex) => db(WEBHOOKS).whereNull(`${WEBHOOKS}.deleted_at`);
 
-function toDelivery(r: any): DeliveryRecord {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface DeliveryRecordRow {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  team_id: string;
+  event_type: string;
+  occurred_at: DbTimestamp;
+  test: DbBool;
+  payload: string;
+  status: DeliveryStatus;
+  next_attempt_at: Nullable<DbTimestamp>;
+  series_started_at: Nullable<DbTimestamp>;
+  attempt_count: DbInt;
+  lease_owner: Nullable<string>;
+  lease_expires_at: Nullable<DbTimestamp>;
+  successful: Nullable<DbBool>;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+function toDelivery(r: DeliveryRecordRow): DeliveryRecord {
   return {
     id: r.id,
     eventId: r.event_id,
@@ -141,8 +181,24 @@ function toDelivery(r: any): DeliveryRecord {
     updatedAt: asDate(r.updated_at),
   };
 }
+const deliveryRecordRows = rowMapper(toDelivery);
 
-function toAttempt(r: any): AttemptRecord {
+/** A row as the drivers return it (see src/db/store.ts). */
+interface AttemptRecordRow {
+  id: string;
+  delivery_id: string;
+  attempt_number: DbInt;
+  requested_at: DbTimestamp;
+  response_time_millis: DbInt;
+  status_code: DbInt;
+  response_body: Nullable<string>;
+  error_code: Nullable<string>;
+  error_message: Nullable<string>;
+  response_retry_at: Nullable<DbTimestamp>;
+  response_headers: Nullable<string>;
+}
+
+function toAttempt(r: AttemptRecordRow): AttemptRecord {
   return {
     id: r.id,
     deliveryId: r.delivery_id,
@@ -157,6 +213,7 @@ function toAttempt(r: any): AttemptRecord {
     responseHeaders: r.response_headers ? JSON.parse(r.response_headers) : undefined,
   };
 }
+const attemptRecordRows = rowMapper(toAttempt);
 
 function deliveryColumns(d: DeliveryRecord) {
   return {
@@ -216,25 +273,25 @@ export const webhooksStore = {
   /** A webhook by id, deleted ones too (`deletedAt` set): the events of a deleted webhook still name it. */
   async byId(db: Knex, id: string): Promise<WebhookRecord | undefined> {
     const r = await db(WEBHOOKS).where({ id }).first();
-    return r && toWebhook(r);
+    return webhookRecordRows.one(r);
   },
   /** Webhooks by id, deleted ones too. */
   async byIds(db: Knex, ids: string[]): Promise<WebhookRecord[]> {
-    return (await db(WEBHOOKS).whereIn('id', ids)).map(toWebhook);
+    return webhookRecordRows.many(await db(WEBHOOKS).whereIn('id', ids));
   },
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<WebhookRecord | undefined> {
     const r = await whereTeamInScope(db, live(db), `${WEBHOOKS}.team_id`, scope).where(`${WEBHOOKS}.id`, id).first();
-    return r && toWebhook(r);
+    return webhookRecordRows.one(r);
   },
   page(db: Knex, scope: TeamScope, req: PageRequest) {
-    return fetchPage(whereTeamInScope(db, live(db), `${WEBHOOKS}.team_id`, scope), req, toWebhook, WEBHOOKS);
+    return fetchPage(whereTeamInScope(db, live(db), `${WEBHOOKS}.team_id`, scope), req, webhookRecordRows.from, WEBHOOKS);
   },
   async countActive(db: Knex, teamId: string): Promise<number> {
     const [{ n }] = await live(db).where({ team_id: teamId, active: true }).count({ n: '*' });
     return Number(n);
   },
   async activeOfTeam(db: Knex, teamId: string): Promise<WebhookRecord[]> {
-    return (await live(db).where({ team_id: teamId, active: true })).map(toWebhook);
+    return webhookRecordRows.many(await live(db).where({ team_id: teamId, active: true }));
   },
   async update(db: Knex, id: string, u: WebhookUpdate): Promise<boolean> {
     const n = await live(db)
@@ -278,14 +335,14 @@ export const eventsStore = {
   },
   async deliveryById(db: Knex, id: string): Promise<DeliveryRecord | undefined> {
     const r = await db(DELIVERIES).where({ id }).first();
-    return r && toDelivery(r);
+    return deliveryRecordRows.one(r);
   },
   async deliveryInScope(db: Knex, id: string, scope: TeamScope): Promise<DeliveryRecord | undefined> {
     const r = await whereTeamInScope(db, db(DELIVERIES), `${DELIVERIES}.team_id`, scope).where(`${DELIVERIES}.id`, id).first();
-    return r && toDelivery(r);
+    return deliveryRecordRows.one(r);
   },
   deliveryPage(db: Knex, scope: TeamScope, filter: DeliveryFilter, req: PageRequest) {
-    return fetchPage(filtered(db, scope, filter), req, toDelivery, DELIVERIES);
+    return fetchPage(filtered(db, scope, filter), req, deliveryRecordRows.from, DELIVERIES);
   },
   async attemptsOf(db: Knex, deliveryIds: string[]): Promise<Map<string, AttemptRecord[]>> {
     const byDelivery = new Map<string, AttemptRecord[]>(deliveryIds.map((id) => [id, []]));
@@ -317,7 +374,7 @@ export const eventsStore = {
     attempt: AttemptRecord,
     next: { status: DeliveryStatus; nextAttemptAt?: Date; seriesStartedAt: Date; successful?: boolean; updatedAt: Date },
   ): Promise<boolean> {
-    return db.transaction(async (trx) => {
+    return transactional(db, async (trx) => {
       const n = await whereLeaseHeld(trx, DELIVERY_LEASES, attempt.deliveryId, owner)
         .update({
           status: next.status,
@@ -364,7 +421,8 @@ export const eventsStore = {
       .where(`${DELIVERIES}.status`, 'failed')
       .whereIn(`${DELIVERIES}.webhook_id`, db(WEBHOOKS).select('id').where({ active: true }))
       .select(`${DELIVERIES}.id`);
-    return (await q).map((r: any) => r.id);
+    const rows: { id: string }[] = await q;
+    return rows.map((r) => r.id);
   },
   /**
    * Deletes deliveries (and events left without any) created before the cut-offs, then deleted

@@ -1,32 +1,12 @@
-/** SQL for billing: periods, the wallet ledger and its aggregates, credits usage, agreement history. */
+/** SQL of the wallet ledger: transactions, their per-category lines and the period aggregates. */
 import type { Knex } from 'knex';
 import { asDate, asOptionalDate, isPostgres, lockRowForUpdate, readBatchSqlite, readRows, SyncRead } from '../../db/database';
-import type { Page, PageRequest } from '../../shared/paging';
-import { chosenTeamQuery, Team, TeamChoice, teamFromRow } from '../accounts';
-import { TeamScope, whereTeamInScope } from '../accounts';
+import { BillingType, chosenTeamQuery, Team, TeamChoice, teamFromRow } from '../accounts';
+import { AdjustmentType, BalanceKind, CategoryTotal, FilterMode, Line, RecordFilter, TransactionType, typesOf } from './billing-records';
 import { int } from './money';
+import { BillingPeriod, BillingPeriodRow, PeriodRef, periodIdOf, toPeriod } from './periods.store';
 import type { Category, PricedProduct } from './pricing';
-
-
-export type FilterMode = 'INCLUDE' | 'EXCLUDE' | 'ONLY';
-export type TransactionType = 'PROCESSING' | 'UTILITIES';
-export type BalanceKind = 'processing' | 'utilities';
-export type AdjustmentType =
-  | 'BILLING_PERIOD_STARTED'
-  | 'CREDITS_BOUGHT'
-  | 'UTILITIES_INVOICE_PAID'
-  | 'MANUAL_ADJUSTMENT'
-  | 'PROCESSED_VIDEO_INGESTION_FAILED'
-  | 'PROCESSED_VIDEO_COMPUTE_SAVING'
-  | 'OTHER';
-
-export interface BillingPeriod {
-  id: string;
-  teamId: string;
-  createdAt: Date;
-  updatedAt: Date;
-  endedAt?: Date;
-}
+import { DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface LedgerTransaction {
   seq: number;
@@ -45,37 +25,6 @@ export interface LedgerTransaction {
   discountPercentage?: number;
   jobId?: string;
   createdAt: Date;
-}
-
-export interface Line {
-  category: Category;
-  amount: number;
-}
-
-export interface CategoryTotal {
-  category: Category;
-  credit: number;
-  debit: number;
-}
-
-/** Filters of a transaction or usage list (resolved). */
-export interface RecordFilter {
-  from: Date;
-  to: Date;
-  mode: FilterMode;
-  videoId?: string;
-}
-
-/** A period by id, or "the team's latest period" as a subquery (so dependent reads run in parallel). */
-export type PeriodRef = { id: string } | { latestOfTeam: string };
-
-export function periodIdOf(db: Knex, ref: PeriodRef): string | Knex.QueryBuilder {
-  if ('id' in ref) return ref.id;
-  return db('billing_periods')
-    .select('id')
-    .where('team_id', ref.latestOfTeam)
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-    .limit(1);
 }
 
 /**
@@ -117,7 +66,34 @@ function itemsSql(period: string, from: string, f: PageFilter, req: { pageSize: 
   return { sql: `select ${TX_COLUMNS} from ledger_transactions where ${where} order by created_at ${dir}, seq ${dir} limit ? offset ?`, bindings };
 }
 
-function toAggregates(periodId: string | undefined, counts: any[], totals: any[]): PeriodAggregates {
+/** A `ledger_period_counts` row. */
+interface PeriodCountRow {
+  type: TransactionType;
+  row_count: DbInt;
+  first_at: DbTimestamp;
+  last_at: DbTimestamp;
+}
+
+/** A `ledger_period_totals` row. */
+interface PeriodTotalRow {
+  type: TransactionType;
+  category: Category;
+  credit_micros: DbInt;
+  debit_micros: DbInt;
+}
+
+/**
+ * A row of the PostgreSQL page union (`pageWithPeriodPostgres`): the columns of every branch,
+ * told apart by `kind` (`i` transaction, `p` period, `c` count, `t` total, `m` chosen team).
+ */
+type PageUnionRow = LedgerTransactionRow &
+  PeriodCountRow &
+  PeriodTotalRow & { kind: 'i' | 'p' | 'c' | 't' | 'm'; updated_at: DbTimestamp; ended_at: Nullable<DbTimestamp> };
+
+/** A row of `periodWithAggregates`' union: the period (`p`, its team id in `type`), its counts (`c`) and totals (`t`). */
+type AggregatesUnionRow = PeriodCountRow & PeriodTotalRow & { kind: 'p' | 'c' | 't'; period_id: string; ended_at: Nullable<DbTimestamp> };
+
+function toAggregates(periodId: string | undefined, counts: PeriodCountRow[], totals: PeriodTotalRow[]): PeriodAggregates {
   return {
     periodId,
     counts: counts.map((r) => ({ type: r.type, count: int(r.row_count), firstAt: asDate(r.first_at), lastAt: asDate(r.last_at) })),
@@ -128,7 +104,7 @@ function toAggregates(periodId: string | undefined, counts: any[], totals: any[]
 /** SQLite: the team, the period, the page and the aggregate rows as narrow reads on one connection. */
 function pageWithPeriodSqlite(read: SyncRead, ref: PagePeriodRef, f: PageFilter, req: ListPage): PeriodPage {
   let team: Team | undefined;
-  let p: any;
+  let p: BillingPeriodRow | undefined;
   if ('latestOfChosenTeam' in ref) {
     const q = chosenTeamQuery(ref.latestOfChosenTeam);
     const [t] = read(q.sql, q.bindings);
@@ -147,7 +123,7 @@ function pageWithPeriodSqlite(read: SyncRead, ref: PagePeriodRef, f: PageFilter,
   return {
     team,
     period: toPeriod(p),
-    items: read(items.sql, [p.id, from, ...items.bindings]).map(toTransaction),
+    items: ledgerTransactionRows.many(read(items.sql, [p.id, from, ...items.bindings])),
     aggregates: toAggregates(
       p.id,
       read('select type, row_count, first_at, last_at from ledger_period_counts where period_id = ?', [p.id]),
@@ -207,19 +183,19 @@ async function pageWithPeriodPostgres(db: Knex, ref: PagePeriodRef, f: PageFilte
     );
   }
   const sql = `with ${ctes}p as (select ${PERIOD_COLUMNS} from billing_periods where ${periodWhere}) ${branches.join(' union all ')}`;
-  const rows = await readRows(db, sql, bindings);
+  const rows: PageUnionRow[] = await readRows(db, sql, bindings);
   let team: Team | undefined;
-  let p: any;
+  let p: PageUnionRow | undefined;
   const items_: LedgerTransaction[] = [];
-  const counts: any[] = [];
-  const totals: any[] = [];
+  const counts: PeriodCountRow[] = [];
+  const totals: PeriodTotalRow[] = [];
   for (const r of rows) {
     if (r.kind === 'i') items_.push(toTransaction(r));
     else if (r.kind === 'c') counts.push(r);
     else if (r.kind === 't') totals.push(r);
     else if (r.kind === 'p') p = r;
     else if (r.kind === 'm') {
-      team = teamFromRow({ id: r.team_id, name: r.reason, api_enabled: int(r.row_count) === 1, billing_type: r.category, created_at: r.created_at, updated_at: r.updated_at });
+      team = teamFromRow({ id: r.team_id, name: r.reason as string, api_enabled: int(r.row_count) === 1, billing_type: r.category as string as BillingType, created_at: r.created_at, updated_at: r.updated_at });
     }
   }
   // A UNION ALL keeps no order: sort the page again.
@@ -271,21 +247,27 @@ export function utilityCostsFromAggregates(a: PeriodAggregates): { storage: numb
   return { storage, download };
 }
 
-export function typesOf(mode: FilterMode): TransactionType[] {
-  return mode === 'INCLUDE' ? ['PROCESSING', 'UTILITIES'] : mode === 'EXCLUDE' ? ['UTILITIES'] : ['PROCESSING'];
+/** A row as the drivers return it (see src/db/store.ts). */
+interface LedgerTransactionRow {
+  seq: DbInt;
+  team_id: string;
+  period_id: string;
+  balance_kind: BalanceKind;
+  type: TransactionType;
+  category: Category;
+  amount_micros: DbInt;
+  balance_micros: DbInt;
+  adjustment_type: Nullable<AdjustmentType>;
+  reason: Nullable<string>;
+  video_id: Nullable<string>;
+  source_video_id: Nullable<string>;
+  products: Nullable<string>;
+  discount_percentage: Nullable<DbInt>;
+  job_id: Nullable<string>;
+  created_at: DbTimestamp;
 }
 
-function toPeriod(r: any): BillingPeriod {
-  return {
-    id: r.id,
-    teamId: r.team_id,
-    createdAt: asDate(r.created_at),
-    updatedAt: asDate(r.updated_at),
-    endedAt: asOptionalDate(r.ended_at),
-  };
-}
-
-function toTransaction(r: any): LedgerTransaction {
+function toTransaction(r: LedgerTransactionRow): LedgerTransaction {
   return {
     seq: int(r.seq),
     teamId: r.team_id,
@@ -305,19 +287,16 @@ function toTransaction(r: any): LedgerTransaction {
     createdAt: asDate(r.created_at),
   };
 }
+const ledgerTransactionRows = rowMapper(toTransaction);
 
-function pageOf<T>(req: { pageNumber: number; pageSize: number }, total: number, items: T[]): Page<T> {
-  return {
-    pageNumber: req.pageNumber,
-    pageSize: req.pageSize,
-    numberOfElements: items.length,
-    totalPages: Math.ceil(total / req.pageSize),
-    totalElements: total,
-    items,
-  };
+/** Credits and debits summed per category (SUM columns). */
+interface CategorySumRow {
+  category: Category;
+  credit: DbInt;
+  debit: DbInt;
 }
 
-function sumTotals(rows: any[]): CategoryTotal[] {
+function sumTotals(rows: CategorySumRow[]): CategoryTotal[] {
   const by = new Map<Category, CategoryTotal>();
   for (const r of rows) {
     const t = by.get(r.category) ?? { category: r.category, credit: 0, debit: 0 };
@@ -327,82 +306,6 @@ function sumTotals(rows: any[]): CategoryTotal[] {
   }
   return [...by.values()];
 }
-
-export const periodsStore = {
-  async insert(db: Knex, p: BillingPeriod): Promise<void> {
-    await db('billing_periods').insert({ id: p.id, team_id: p.teamId, created_at: p.createdAt, updated_at: p.updatedAt, ended_at: p.endedAt ?? null });
-  },
-  async end(db: Knex, id: string, at: Date): Promise<void> {
-    await db('billing_periods').where({ id }).whereNull('ended_at').update({ ended_at: at, updated_at: at });
-  },
-  async open(db: Knex, teamId: string): Promise<BillingPeriod | undefined> {
-    const r = await db('billing_periods').where({ team_id: teamId }).whereNull('ended_at').orderBy('created_at', 'desc').first();
-    return r && toPeriod(r);
-  },
-  async latest(db: Knex, teamId: string): Promise<BillingPeriod | undefined> {
-    const r = await db('billing_periods').where({ team_id: teamId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first();
-    return r && toPeriod(r);
-  },
-  async byId(db: Knex, id: string): Promise<BillingPeriod | undefined> {
-    const r = await db('billing_periods').where({ id }).first();
-    return r && toPeriod(r);
-  },
-  async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<BillingPeriod | undefined> {
-    const r = await whereTeamInScope(db, db('billing_periods').where('billing_periods.id', id), 'billing_periods.team_id', scope).first();
-    return r && toPeriod(r);
-  },
-  /** Periods of the scope's wallet teams created in [from, to], by ended state. */
-  async page(db: Knex, scope: TeamScope, f: { from?: Date; to: Date; ended: FilterMode }, req: PageRequest): Promise<Page<BillingPeriod>> {
-    let q = whereTeamInScope(db, db('billing_periods'), 'billing_periods.team_id', scope);
-    if (!('teamId' in scope)) q = q.whereIn('billing_periods.team_id', db('teams').select('id').where('billing_type', 'WALLET'));
-    if (f.from) q = q.where('billing_periods.created_at', '>=', f.from);
-    q = q.where('billing_periods.created_at', '<=', f.to);
-    if (f.ended === 'EXCLUDE') q = q.whereNull('billing_periods.ended_at');
-    if (f.ended === 'ONLY') q = q.whereNotNull('billing_periods.ended_at');
-    const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
-    const col = req.sortBy === 'updatedAt' ? 'updated_at' : 'created_at';
-    const rows: any[] = await q
-      .clone()
-      .select('billing_periods.*')
-      .orderBy([{ column: `billing_periods.${col}`, order: dir }, { column: 'billing_periods.id', order: dir }])
-      .limit(req.pageSize)
-      .offset(req.pageNumber * req.pageSize);
-    const [{ n }] = await q.clone().count({ n: '*' });
-    return pageOf(req, int(n), rows.map(toPeriod));
-  },
-  /** Open periods created before `before` (to be closed by the period job). */
-  async openBefore(db: Knex, before: Date): Promise<BillingPeriod[]> {
-    const rows = await db('billing_periods').whereNull('ended_at').where('created_at', '<', before);
-    return rows.map(toPeriod);
-  },
-  /** Wallet teams without an open period. */
-  async walletTeamsWithoutOpenPeriod(db: Knex): Promise<string[]> {
-    const rows = await db('teams')
-      .select('id')
-      .where('billing_type', 'WALLET')
-      .whereNotExists(db('billing_periods').select(db.raw('1')).whereRaw('billing_periods.team_id = teams.id').whereNull('ended_at'));
-    return rows.map((r: any) => r.id);
-  },
-  /** Storage and download debits of each period, from the maintained aggregates. */
-  async utilityCosts(db: Knex, periodIds: string[]): Promise<Map<string, { storage: number; download: number }>> {
-    const out = new Map<string, { storage: number; download: number }>();
-    if (!periodIds.length) return out;
-    const rows = await db('ledger_period_totals')
-      .select('period_id', 'category')
-      .sum({ debit: 'debit_micros', credit: 'credit_micros' })
-      .whereIn('period_id', periodIds)
-      .whereIn('category', ['STORAGE', 'DOWNLOAD_S3', 'DOWNLOAD_HTTPS'])
-      .groupBy('period_id', 'category');
-    for (const id of periodIds) out.set(id, { storage: 0, download: 0 });
-    for (const r of rows as any[]) {
-      const c = out.get(r.period_id)!;
-      const net = int(r.debit) - int(r.credit);
-      if (r.category === 'STORAGE') c.storage += net;
-      else c.download += net;
-    }
-    return out;
-  },
-};
 
 export const ledgerStore = {
   /** Serialises ledger writes of one team (row lock on PostgreSQL; SQLite has one writer). */
@@ -415,7 +318,7 @@ export const ledgerStore = {
   },
   async byJobId(db: Knex, jobId: string): Promise<LedgerTransaction | undefined> {
     const r = await db('ledger_transactions').where({ job_id: jobId }).first();
-    return r && toTransaction(r);
+    return ledgerTransactionRows.one(r);
   },
   /** Appends a transaction with its per-category lines and updates the period aggregates. */
   async insert(db: Knex, t: Omit<LedgerTransaction, 'seq'>, lines: Line[]): Promise<number> {
@@ -494,7 +397,7 @@ export const ledgerStore = {
   async periodWithAggregates(db: Knex, ref: PeriodRef): Promise<{ period?: BillingPeriod; aggregates: PeriodAggregates }> {
     const id = periodIdOf(db, ref);
     const cols = (kind: string, rest: string) => db.raw(`'${kind}' as kind, ${rest}`);
-    const rows: any[] = await db
+    const rows: AggregatesUnionRow[] = await db
       .with('p', db('billing_periods').select('id', 'team_id', 'created_at', 'updated_at', 'ended_at').where('id', id as any))
       .select(cols('p', "p.id as period_id, cast(p.team_id as varchar(64)) as type, '' as category, 0 as row_count, p.created_at as first_at, p.updated_at as last_at, p.ended_at as ended_at, 0 as credit_micros, 0 as debit_micros"))
       .from('p')
@@ -532,7 +435,7 @@ export const ledgerStore = {
       .orderBy([{ column: 'created_at', order: dir }, { column: 'seq', order: dir }])
       .limit(req.pageSize)
       .offset(req.pageNumber * req.pageSize);
-    return rows.map(toTransaction);
+    return ledgerTransactionRows.many(rows);
   },
   /**
    * Count and per-category totals of the filtered set. When the filters cover every
@@ -543,20 +446,20 @@ export const ledgerStore = {
   async summary(db: Knex, periodId: string, f: RecordFilter, useAggregates = true): Promise<{ count: number; totals: CategoryTotal[]; fromAggregates: boolean }> {
     const types = typesOf(f.mode);
     if (useAggregates && !f.videoId) {
-      const counts = await db('ledger_period_counts').where('period_id', periodId).whereIn('type', types);
-      const covered = counts.every((c: any) => asDate(c.first_at) >= f.from && asDate(c.last_at) <= f.to);
+      const counts: PeriodCountRow[] = await db('ledger_period_counts').where('period_id', periodId).whereIn('type', types);
+      const covered = counts.every((c) => asDate(c.first_at) >= f.from && asDate(c.last_at) <= f.to);
       if (covered) {
-        const rows = await db('ledger_period_totals')
+        const rows: CategorySumRow[] = await db('ledger_period_totals')
           .select('category')
           .sum({ credit: 'credit_micros', debit: 'debit_micros' })
           .where('period_id', periodId)
           .whereIn('type', types)
           .groupBy('category');
-        return { count: counts.reduce((s: number, c: any) => s + int(c.row_count), 0), totals: sumTotals(rows), fromAggregates: true };
+        return { count: counts.reduce((s, c) => s + int(c.row_count), 0), totals: sumTotals(rows), fromAggregates: true };
       }
     }
     const [{ n }] = await this.filtered(db, periodId, f, 'ledger_transactions').count({ n: '*' });
-    const rows = await this.filtered(db, periodId, f, 'ledger_lines')
+    const rows: CategorySumRow[] = await this.filtered(db, periodId, f, 'ledger_lines')
       .select('category')
       .sum({
         credit: db.raw('case when amount_micros > 0 then amount_micros else 0 end'),
@@ -574,254 +477,6 @@ export const ledgerStore = {
     return -int(r?.s);
   },
   async allForTeam(db: Knex, teamId: string): Promise<LedgerTransaction[]> {
-    return (await db('ledger_transactions').where({ team_id: teamId }).orderBy('seq')).map(toTransaction);
-  },
-};
-
-// ---------------------------------------------------------------- credits usage
-
-export interface CreditsUsage {
-  seq: number;
-  teamId: string;
-  agreementId?: string;
-  type: TransactionType;
-  category: Category;
-  credits: number;
-  videoId?: string;
-  sourceVideoId?: string;
-  products?: PricedProduct[];
-  adjustmentType?: AdjustmentType;
-  reason?: string;
-  jobId?: string;
-  createdAt: Date;
-}
-
-function toUsage(r: any): CreditsUsage {
-  return {
-    seq: int(r.seq),
-    teamId: r.team_id,
-    agreementId: r.agreement_id ?? undefined,
-    type: r.type,
-    category: r.category,
-    credits: int(r.credits),
-    videoId: r.video_id ?? undefined,
-    sourceVideoId: r.source_video_id ?? undefined,
-    products: r.products ? JSON.parse(r.products) : undefined,
-    adjustmentType: r.adjustment_type ?? undefined,
-    reason: r.reason ?? undefined,
-    jobId: r.job_id ?? undefined,
-    createdAt: asDate(r.created_at),
-  };
-}
-
-export const creditsStore = {
-  async byJobId(db: Knex, jobId: string): Promise<CreditsUsage | undefined> {
-    const r = await db('credits_usage').where({ job_id: jobId }).first();
-    return r && toUsage(r);
-  },
-  async insert(db: Knex, u: Omit<CreditsUsage, 'seq'>, lines: Line[]): Promise<number> {
-    const [row] = await db('credits_usage')
-      .insert({
-        team_id: u.teamId,
-        agreement_id: u.agreementId ?? null,
-        type: u.type,
-        category: u.category,
-        credits: u.credits,
-        video_id: u.videoId ?? null,
-        source_video_id: u.sourceVideoId ?? null,
-        products: u.products ? JSON.stringify(u.products) : null,
-        adjustment_type: u.adjustmentType ?? null,
-        reason: u.reason ?? null,
-        job_id: u.jobId ?? null,
-        created_at: u.createdAt,
-      })
-      .returning('seq');
-    const seq = int(typeof row === 'object' ? row.seq : row);
-    if (lines.length) {
-      await db('credits_usage_lines').insert(
-        lines.map((l) => ({ usage_seq: seq, team_id: u.teamId, type: u.type, category: l.category, credits: l.amount, video_id: u.videoId ?? null, created_at: u.createdAt })),
-      );
-    }
-    return seq;
-  },
-  filtered(db: Knex, teamId: string, f: RecordFilter, table: 'credits_usage' | 'credits_usage_lines'): Knex.QueryBuilder {
-    let q = db(table).where(`${table}.team_id`, teamId).whereBetween(`${table}.created_at`, [f.from, f.to]);
-    if (f.mode !== 'INCLUDE') q = q.where(`${table}.type`, typesOf(f.mode)[0]);
-    if (f.videoId) q = q.where(`${table}.video_id`, f.videoId);
-    return q;
-  },
-  async page(db: Knex, teamId: string, f: RecordFilter, req: { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' }) {
-    const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
-    const rows = await this.filtered(db, teamId, f, 'credits_usage')
-      .select('*')
-      .orderBy([{ column: 'created_at', order: dir }, { column: 'seq', order: dir }])
-      .limit(req.pageSize)
-      .offset(req.pageNumber * req.pageSize);
-    const [{ n }] = await this.filtered(db, teamId, f, 'credits_usage').count({ n: '*' });
-    const totals = await this.filtered(db, teamId, f, 'credits_usage_lines').select('category').sum({ total: 'credits' }).groupBy('category');
-    return {
-      page: pageOf<CreditsUsage>(req, int(n), rows.map(toUsage)),
-      totals: (totals as any[]).map((r) => ({ category: r.category as Category, credits: int(r.total) })),
-    };
-  },
-  async allForTeam(db: Knex, teamId: string): Promise<CreditsUsage[]> {
-    return (await db('credits_usage').where({ team_id: teamId }).orderBy('seq')).map(toUsage);
-  },
-};
-
-// ---------------------------------------------------------------- marketplace agreements
-
-export type SubscriptionStatus = 'SUBSCRIBED' | 'UNSUBSCRIBE_PENDING' | 'UNSUBSCRIBED' | 'AGREEMENT_REPLACED' | 'REASSIGNED';
-
-/** The state of one agreement version: its latest history row, created at its first row. */
-export interface AgreementState {
-  agreementId: string;
-  teamId: string;
-  status: SubscriptionStatus;
-  licenseId: string;
-  offerId: string;
-  productId: string;
-  productName: string;
-  buyerAccountId: string;
-  sellerAccountId: string;
-  agreementIntent?: string;
-  agreementStatus?: string;
-  acceptanceTime: Date;
-  startTime: Date;
-  setupCompletedAt: Date;
-  cancellationRequestedAt?: Date;
-  licenseDeprovisionedAt?: Date;
-  effectiveFromHour: Date;
-  replacesAgreementId?: string;
-  replacedByAgreementId?: string;
-  reassignedFromAgreementId?: string;
-  reassignedToAgreementId?: string;
-  reassignedAt?: Date;
-  note?: string;
-  /** When the row (this change) was recorded. */
-  recordedAt: Date;
-}
-
-export interface AgreementView extends AgreementState {
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-function toAgreement(r: any): AgreementView {
-  return {
-    agreementId: r.agreement_id,
-    teamId: r.team_id,
-    status: r.status,
-    licenseId: r.license_id,
-    offerId: r.offer_id,
-    productId: r.product_id,
-    productName: r.product_name,
-    buyerAccountId: r.buyer_account_id,
-    sellerAccountId: r.seller_account_id,
-    agreementIntent: r.agreement_intent ?? undefined,
-    agreementStatus: r.agreement_status ?? undefined,
-    acceptanceTime: asDate(r.acceptance_time),
-    startTime: asDate(r.start_time),
-    setupCompletedAt: asDate(r.setup_completed_at),
-    cancellationRequestedAt: asOptionalDate(r.cancellation_requested_at),
-    licenseDeprovisionedAt: asOptionalDate(r.license_deprovisioned_at),
-    effectiveFromHour: asDate(r.effective_from_hour),
-    replacesAgreementId: r.replaces_agreement_id ?? undefined,
-    replacedByAgreementId: r.replaced_by_agreement_id ?? undefined,
-    reassignedFromAgreementId: r.reassigned_from_agreement_id ?? undefined,
-    reassignedToAgreementId: r.reassigned_to_agreement_id ?? undefined,
-    reassignedAt: asOptionalDate(r.reassigned_at),
-    note: r.note ?? undefined,
-    recordedAt: asDate(r.created_at),
-    createdAt: asDate(r.first_created_at ?? r.created_at),
-    updatedAt: asDate(r.created_at),
-  };
-}
-
-/** Latest history row of every agreement version, with the time of its first row. */
-function latestRows(db: Knex): Knex.QueryBuilder {
-  const firstAndLast = db('marketplace_agreement_events')
-    .select('agreement_id')
-    .max({ max_seq: 'seq' })
-    .min({ first_created_at: 'created_at' })
-    .groupBy('agreement_id')
-    .as('f');
-  return db('marketplace_agreement_events as e').join(firstAndLast, 'f.max_seq', 'e.seq');
-}
-
-export const agreementsStore = {
-  async append(db: Knex, a: AgreementState): Promise<void> {
-    await db('marketplace_agreement_events').insert({
-      agreement_id: a.agreementId,
-      team_id: a.teamId,
-      status: a.status,
-      license_id: a.licenseId,
-      offer_id: a.offerId,
-      product_id: a.productId,
-      product_name: a.productName,
-      buyer_account_id: a.buyerAccountId,
-      seller_account_id: a.sellerAccountId,
-      agreement_intent: a.agreementIntent ?? null,
-      agreement_status: a.agreementStatus ?? null,
-      acceptance_time: a.acceptanceTime,
-      start_time: a.startTime,
-      setup_completed_at: a.setupCompletedAt,
-      cancellation_requested_at: a.cancellationRequestedAt ?? null,
-      license_deprovisioned_at: a.licenseDeprovisionedAt ?? null,
-      effective_from_hour: a.effectiveFromHour,
-      replaces_agreement_id: a.replacesAgreementId ?? null,
-      replaced_by_agreement_id: a.replacedByAgreementId ?? null,
-      reassigned_from_agreement_id: a.reassignedFromAgreementId ?? null,
-      reassigned_to_agreement_id: a.reassignedToAgreementId ?? null,
-      reassigned_at: a.reassignedAt ?? null,
-      note: a.note ?? null,
-      created_at: a.recordedAt,
-    });
-  },
-  async current(db: Knex, agreementId: string): Promise<AgreementView | undefined> {
-    const r = await latestRows(db).select('e.*', 'f.first_created_at').where('e.agreement_id', agreementId).first();
-    return r && toAgreement(r);
-  },
-  async currentInScope(db: Knex, agreementId: string, scope: TeamScope): Promise<AgreementView | undefined> {
-    const r = await whereTeamInScope(db, latestRows(db).select('e.*', 'f.first_created_at').where('e.agreement_id', agreementId), 'e.team_id', scope).first();
-    return r && toAgreement(r);
-  },
-  /** The team's subscription in force: its newest agreement version that is SUBSCRIBED or UNSUBSCRIBE_PENDING. */
-  async activeForTeam(db: Knex, teamId: string): Promise<AgreementView | undefined> {
-    const r = await latestRows(db)
-      .select('e.*', 'f.first_created_at')
-      .where('e.team_id', teamId)
-      .whereIn('e.status', ['SUBSCRIBED', 'UNSUBSCRIBE_PENDING'])
-      .orderBy('e.seq', 'desc')
-      .first();
-    return r && toAgreement(r);
-  },
-  async page(db: Knex, scope: TeamScope, req: PageRequest): Promise<Page<AgreementView>> {
-    const base = whereTeamInScope(db, latestRows(db), 'e.team_id', scope);
-    const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
-    const rows = await base
-      .clone()
-      .select('e.*', 'f.first_created_at')
-      .orderBy([{ column: req.sortBy === 'updatedAt' ? 'e.created_at' : 'f.first_created_at', order: dir }, { column: 'e.seq', order: dir }])
-      .limit(req.pageSize)
-      .offset(req.pageNumber * req.pageSize);
-    const [{ n }] = await base.clone().count({ n: '*' });
-    return pageOf(req, int(n), rows.map(toAgreement));
-  },
-  /** Whether the team has cloud-marketplace records: agreement history rows or credits usage. */
-  async hasMarketplaceHistory(db: Knex, teamId: string): Promise<boolean> {
-    if (await db('marketplace_agreement_events').where({ team_id: teamId }).first('seq')) return true;
-    return Boolean(await db('credits_usage').where({ team_id: teamId }).first('seq'));
-  },
-  /** When the team was first linked to an agreement. */
-  async firstLinkAt(db: Knex, teamId: string): Promise<Date | undefined> {
-    const [r] = await db('marketplace_agreement_events').min({ at: 'created_at' }).where({ team_id: teamId });
-    return r?.at === null || r?.at === undefined ? undefined : asDate(r.at);
-  },
-};
-
-export const billingTypeChangesStore = {
-  async append(db: Knex, c: { teamId: string; from: string; to: string; reason?: string; at: Date }): Promise<void> {
-    await db('billing_type_changes').insert({ team_id: c.teamId, from_type: c.from, to_type: c.to, reason: c.reason ?? null, created_at: c.at });
+    return ledgerTransactionRows.many(await db('ledger_transactions').where({ team_id: teamId }).orderBy('seq'));
   },
 };
