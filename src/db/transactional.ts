@@ -15,10 +15,11 @@
  *   what they call with `within(trx)`. Stores, and private helpers of a service that work in
  *   an open transaction, take the `Db` they run on as their first argument.
  */
+import type { Knex } from 'knex';
 import type { Db } from './database';
 
 /** Runs fn in a transaction of `db`: a new one on the pool, or a savepoint of `db` when it is already a transaction. */
-export function transactional<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+export function transactional<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   return db.transaction((trx) => fn(trx));
 }
 
@@ -26,7 +27,7 @@ export abstract class TransactionalService {
   protected constructor(protected readonly db: Db) {}
 
   /** Runs fn in a transaction: a new one, or a savepoint of the transaction this service is bound to. */
-  protected transactional<T>(fn: (trx: Db) => Promise<T>): Promise<T> {
+  protected transactional<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
     return transactional(this.db, fn);
   }
 
