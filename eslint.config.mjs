@@ -1,0 +1,45 @@
+// @ts-check
+/**
+ * ESLint (flat config): typescript-eslint's type-checked recommended rules over src/, scripts/,
+ * bench/ and test/. Formatting is prettier's (`.prettierrc.json`), so eslint-config-prettier turns
+ * off every stylistic rule that could disagree with it. Import boundaries are dependency-cruiser's
+ * (`npm run lint:boundaries`, `.dependency-cruiser.cjs`), not ESLint's.
+ */
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['generated/**', 'node_modules/**', 'data/**', '.bench/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // `_`-prefixed parameters and destructured leftovers are deliberate ("unused on purpose").
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true }],
+    },
+  },
+  {
+    // Tests read JSON response bodies through supertest, whose `Response.body` is `any`; typing
+    // every body at every assertion would add casts, not checks. The other type-checked rules
+    // (floating promises, misused promises, explicit `any`, ...) still apply to tests.
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+    },
+  },
+  {
+    // Configuration files in JavaScript: not in tsconfig.json's program.
+    files: ['**/*.{js,cjs,mjs}'],
+    extends: [tseslint.configs.disableTypeChecked],
+  },
+  prettier,
+);
