@@ -13,13 +13,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 
-declare module 'http' {
-  interface IncomingMessage {
-    /** The request's logger (bindings: reqId), set by accessLog for every /api request. */
-    log: Logger;
-  }
-}
-
 const ACCESS = Symbol('vidmill.access');
 interface AccessState {
   req: Request;
@@ -29,7 +22,7 @@ interface AccessState {
 
 export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const log = logger.child({ reqId: (req as any).id });
+    const log = logger.child({ reqId: req.id });
     req.log = log;
     (res as any)[ACCESS] = { req, log, start: Date.now() } satisfies AccessState;
     // A response emits 'close' when it has finished or when its connection closed first.
@@ -54,7 +47,7 @@ function accessLine(req: Request, res: Response, responseTime: number): Record<s
   return {
     method: req.method,
     url: req.originalUrl,
-    operationId: (req as any).openapi?.schema?.operationId,
+    operationId: req.openapi?.schema.operationId,
     statusCode: res.statusCode,
     responseTime,
   };

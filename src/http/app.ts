@@ -57,16 +57,16 @@ export interface AppDeps {
 
 function dispatch(handlers: AllHandlers): RequestHandler {
   return async (req, res, next) => {
-    const operationId = (req as any).openapi?.schema?.operationId as keyof AllHandlers | undefined;
+    const operationId = req.openapi?.schema.operationId as keyof AllHandlers | undefined;
     const handler = operationId && (handlers[operationId] as (input: unknown) => Promise<any>);
     if (!handler) return next(new Error(`no handler bound for ${req.method} ${req.path}`));
     try {
       const reply = await handler({
-        path: (req as any).openapi.pathParams ?? {},
+        path: req.openapi?.pathParams ?? {},
         query: req.query ?? {},
         body: req.body,
         principal: principalOf(req),
-        requestId: (req as any).id,
+        requestId: req.id,
         log: req.log,
       });
       if (reply.headers) for (const k in reply.headers) res.setHeader(k, reply.headers[k]);

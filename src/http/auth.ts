@@ -15,7 +15,7 @@ export function usesBasicAuth(req: Request): boolean {
 }
 
 export function principalOf(req: Request): Principal {
-  const principal = (req as any).principal as Principal | undefined;
+  const principal = req.principal;
   if (!principal) throw new Error('request reached a handler without authentication');
   return principal;
 }
@@ -55,7 +55,7 @@ export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, limi
         await limitSignIn(req.ip ?? req.socket.remoteAddress ?? 'unknown', email);
         try {
           const user = await accounts.authenticateBasic(email, password);
-          (req as any).principal = { userId: user.id } satisfies Principal;
+          req.principal = { userId: user.id };
         } catch (err) {
           if (err instanceof UnauthorizedError) throw new UnauthorizedError(err.errorCode, err.message, { headers: BASIC_CHALLENGE });
           throw err;
@@ -63,7 +63,7 @@ export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, limi
       } else {
         const key = req.headers['x-api-key'];
         if (typeof key !== 'string' || key === '') throw new UnauthorizedError('MISSING_API_KEY', 'The X-API-Key header is required');
-        (req as any).principal = (await apiKeys.authenticate(key)) satisfies Principal;
+        req.principal = await apiKeys.authenticate(key);
       }
       next();
     } catch (err) {
@@ -76,7 +76,7 @@ export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, limi
     if (typeof key === 'string' && key !== '' && !usesBasicAuth(req)) {
       const principal = apiKeys.cachedPrincipal(key);
       if (principal) {
-        (req as any).principal = principal satisfies Principal;
+        req.principal = principal;
         return next();
       }
     }

@@ -90,7 +90,7 @@ function pointerSegments(pointer: string): string[] {
 }
 
 function validationIssues(req: Request, err: any): ValidationIssue[] {
-  const root = { body: req.body, query: req.query, path: (req as any).openapi?.pathParams ?? req.params, headers: req.headers };
+  const root = { body: req.body, query: req.query, path: req.openapi?.pathParams ?? req.params, headers: req.headers };
   return (err.errors ?? []).map((e: any) => {
     // The validator names path parameters `params`; the contract calls them `path`.
     const parts = pointerSegments(String(e.path ?? '').replace(/^\/?params\b/, '/path'));

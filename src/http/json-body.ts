@@ -31,7 +31,7 @@ export function hasBody(req: Request): boolean {
 
 /** Whether the request came without a body: nothing announced, or nothing in it. */
 export function bodyIsMissing(req: Request): boolean {
-  const raw: Buffer | undefined = (req as any).rawBody;
+  const raw = req.rawBody;
   return raw === undefined ? !hasBody(req) : raw.length === 0;
 }
 
@@ -80,7 +80,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
     limit: limitBytes,
     type: ['application/json', 'application/*+json'],
     verify: (req, _res, buf) => {
-      (req as any).rawBody = buf;
+      (req as Request).rawBody = buf; // body-parser types its `verify` request as Node's IncomingMessage
     },
   });
   return (req, res, next) => {
@@ -109,7 +109,7 @@ export function requireBody(contract: any): RequestHandler {
     if (op.requestBody?.required === true) required.add(op.operationId);
   }
   return (req, _res, next) => {
-    const operationId: string | undefined = (req as any).openapi?.schema?.operationId;
+    const operationId = req.openapi?.schema.operationId;
     if (operationId !== undefined && required.has(operationId) && bodyIsMissing(req)) {
       return next(new BadRequestError('MISSING_REQUEST_BODY', 'This operation requires a JSON request body'));
     }
