@@ -155,12 +155,12 @@ export async function createMockApp(definition: any = JSON.parse(readFileSync(CO
   const app = express();
   app.disable('x-powered-by');
   app.use(requestId);
-  // The parser turns an empty JSON body into `{}`; the byte count tells a missing body apart.
-  app.use(express.json({ type: JSON_TYPES, verify: (req, _res, buf) => void ((req as any).bodyBytes = buf.length) }));
+  // The parser turns an empty JSON body into `{}`; the bytes (`req.rawBody`, as in the real server) tell a missing body apart.
+  app.use(express.json({ type: JSON_TYPES, verify: (req, _res, buf) => void ((req as Request).rawBody = buf) }));
   app.use(async (req, res, next) => {
     try {
       const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
-      const body = (req as any).bodyBytes > 0 ? req.body : undefined;
+      const body = (req.rawBody?.length ?? 0) > 0 ? req.body : undefined;
       const reply: Reply = await api.handleRequest(
         { method: req.method, path: req.path, query: rawQuery, headers: req.headers as Record<string, string | string[]>, body },
         req,

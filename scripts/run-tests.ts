@@ -1,6 +1,8 @@
 /**
- * `npm test`: the whole mocha suite on SQLite, then again on PostgreSQL when it is reachable
- * (VIDMILL_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/test). Says which ran.
+ * `npm test`: `npm run lint` once (eslint, prettier --check, import boundaries), then the whole
+ * mocha suite on SQLite, then again on PostgreSQL when it is reachable
+ * (VIDMILL_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/test). Says which ran; lint
+ * errors fail the run like a failing test.
  * VIDMILL_TEST_REQUIRE_PG=true turns "PostgreSQL unreachable" into a failure (CI sets it).
  * Extra arguments go to mocha (for example a single file).
  */
@@ -22,6 +24,11 @@ async function postgresReachable(): Promise<boolean> {
   }
 }
 
+function runLint(): boolean {
+  console.log('\n=== npm test: npm run lint ===');
+  return spawnSync('npm', ['run', 'lint'], { stdio: 'inherit' }).status === 0;
+}
+
 function runMocha(dialect: 'sqlite' | 'postgres'): boolean {
   console.log(`\n=== npm test: whole suite on ${dialect === 'sqlite' ? 'SQLite' : `PostgreSQL (${PG_URL})`} ===`);
   const files = process.argv.length > 2 ? process.argv.slice(2) : ['test/**/*.test.ts'];
@@ -34,6 +41,7 @@ function runMocha(dialect: 'sqlite' | 'postgres'): boolean {
 
 async function main(): Promise<void> {
   const results: Record<string, string> = {};
+  results.lint = runLint() ? 'passed' : 'FAILED';
   results.sqlite = runMocha('sqlite') ? 'passed' : 'FAILED';
   if (await postgresReachable()) {
     results.postgres = runMocha('postgres') ? 'passed' : 'FAILED';
@@ -41,7 +49,7 @@ async function main(): Promise<void> {
     results.postgres = process.env.VIDMILL_TEST_REQUIRE_PG === 'true' ? 'FAILED (unreachable)' : 'skipped (unreachable)';
     console.log(`\nPostgreSQL at ${PG_URL} is not reachable: PostgreSQL run ${results.postgres}.`);
   }
-  console.log(`\n=== npm test summary: SQLite ${results.sqlite}; PostgreSQL ${results.postgres} ===`);
+  console.log(`\n=== npm test summary: lint ${results.lint}; SQLite ${results.sqlite}; PostgreSQL ${results.postgres} ===`);
   process.exit(Object.values(results).some((r) => r.startsWith('FAILED')) ? 1 : 0);
 }
 
