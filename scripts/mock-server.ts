@@ -82,7 +82,7 @@ function validationIssues(c: Context): ValidationIssue[] {
       .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (e.keyword === 'required' && e.params?.missingProperty) parts.push(e.params.missingProperty);
     if (e.keyword === 'additionalProperties' && e.params?.additionalProperty) parts.push(e.params.additionalProperty);
-    if (parts.length) parts[0] = LOCATIONS[parts[0]] ?? parts[0];
+    if (parts[0] !== undefined) parts[0] = LOCATIONS[parts[0]] ?? parts[0];
     const root = { body: c.request.requestBody, query: c.request.query, path: c.request.params, headers: c.request.headers };
     const value = echoedValue(root, parts);
     return { field: parts.join('.'), ...(value !== undefined ? { value } : {}), message: String(e.message ?? 'is invalid') };

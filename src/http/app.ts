@@ -150,7 +150,7 @@ class Sequence {
   next(err?: unknown): void {
     if (err) return this.done(err);
     if (this.i === this.handlers.length) return this.done();
-    const handler = this.handlers[this.i++];
+    const handler = this.handlers[this.i++]!; // i < length: checked above
     try {
       const result: unknown = handler(this.req, this.res, this.next);
       if (result instanceof Promise) result.then(undefined, (e) => this.done(e ?? new Error('Rejected promise')));

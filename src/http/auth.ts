@@ -26,7 +26,7 @@ function parseBasic(header: string | undefined): { email: string; password: stri
   const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header?.trim() ?? '');
   if (!header) throw new UnauthorizedError('UNAUTHORIZED', 'HTTP Basic authentication with e-mail and password is required', { headers: BASIC_CHALLENGE });
   if (!match) throw new UnauthorizedError('INVALID_CREDENTIALS', 'Malformed Authorization header; expected Basic credentials', { headers: BASIC_CHALLENGE });
-  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon <= 0) throw new UnauthorizedError('INVALID_CREDENTIALS', 'Malformed Basic credentials; expected email:password', { headers: BASIC_CHALLENGE });
   return { email: decoded.slice(0, colon), password: decoded.slice(colon + 1) };

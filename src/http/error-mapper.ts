@@ -32,7 +32,7 @@ export type ErrorExtra = { validationErrors?: ValidationIssue[]; errorDetails?: 
 /** The contract's `Error` body for this request (also used by the mock server). */
 export function errorBody(req: Request, res: Response, status: number, errorCode: string, message: string, extra: ErrorExtra = {}): ErrorBody {
   const requestId = String(res.getHeader('X-Request-Id') ?? '');
-  return errorBodyOf({ requestId, requestPath: req.originalUrl.split('?')[0], status, errorCode, message, extra });
+  return errorBodyOf({ requestId, requestPath: req.originalUrl.split('?')[0]!, status, errorCode, message, extra });
 }
 
 /** The `Error` body from its parts, where there is no Express request (the HTTP parser's errors). */
@@ -160,7 +160,7 @@ function lastResort(req: Request, res: Response, err: unknown, failure: unknown)
     const body = JSON.stringify(
       errorBodyOf({
         requestId: String(res.getHeader('X-Request-Id') ?? ''),
-        requestPath: String(req.originalUrl ?? '').split('?')[0],
+        requestPath: String(req.originalUrl ?? '').split('?')[0]!,
         status: 500,
         errorCode: 'INTERNAL_SERVER_ERROR',
         message: 'An unexpected error occurred',

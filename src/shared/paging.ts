@@ -101,15 +101,15 @@ export async function readPage<T>(
   let total: number;
   if (isPostgres(db)) {
     rows = await readTuples(db, `select ${select}, count(*) over () as total_count from ${table} where ${where} ${order}`, pageBindings);
-    total = Number(rows.length > 0 ? rows[0][columns.length] : (await readTuples(db, countSql, bindings))[0][0]);
+    total = Number(rows.length > 0 ? rows[0]![columns.length] : (await readTuples(db, countSql, bindings))[0]![0]); // count(*) returns one row
   } else {
     [rows, total] = await readBatchSqlite(db, (_read, tuples) => [
       tuples(`select ${select} from ${table} where ${where} ${order}`, pageBindings),
-      Number(tuples(countSql, bindings)[0][0]),
+      Number(tuples(countSql, bindings)[0]![0]),
     ]);
   }
   const items = new Array<T>(rows.length);
-  for (let i = 0; i < rows.length; i++) items[i] = map(rows[i]);
+  for (let i = 0; i < rows.length; i++) items[i] = map(rows[i]!);
   return {
     pageNumber: req.pageNumber,
     pageSize: req.pageSize,

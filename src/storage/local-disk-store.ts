@@ -254,8 +254,9 @@ async function writeAllAt(file: FileHandle, chunks: Uint8Array[], position: numb
     // Drop what was written, keeping the unwritten end of a partly written chunk.
     let skip = bytesWritten;
     let i = 0;
-    while (skip >= rest[i].length) skip -= rest[i++].length;
-    rest = [rest[i].subarray(skip), ...rest.slice(i + 1)];
+    // left > 0, so the chunks still hold more than `skip` bytes and `i` stays within them.
+    while (skip >= rest[i]!.length) skip -= rest[i++]!.length;
+    rest = [rest[i]!.subarray(skip), ...rest.slice(i + 1)];
   }
 }
 
@@ -282,7 +283,7 @@ class CoalescedSync {
       const group = this.waiting;
       this.waiting = [];
       try {
-        await group[0].file.datasync();
+        await group[0]!.file.datasync(); // `waiting` was not empty
         for (const w of group) w.resolve();
       } catch (err) {
         for (const w of group) w.reject(err);
