@@ -10,6 +10,7 @@
  */
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
+import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
 import { accessLog } from './access-log';
@@ -28,8 +29,11 @@ import { limitSignIn, SignInLimiters } from './sign-in-limit';
 import { cacheRouteRegexps } from './route-regexp-cache';
 import { servedContract } from './served-contract';
 
+/** The bundled contract (generated/openapi.json), typed as the validator reads it. */
+export type ContractDocument = OpenAPIV3.DocumentV3_1;
+
 export interface AppDeps {
-  contract: any;
+  contract: ContractDocument;
   handlers: AllHandlers;
   accounts: PasswordCheck;
   apiKeys: ApiKeyCheck;
@@ -58,7 +62,7 @@ export interface AppDeps {
 function dispatch(handlers: AllHandlers): RequestHandler {
   return async (req, res, next) => {
     const operationId = req.openapi?.schema.operationId as keyof AllHandlers | undefined;
-    const handler = operationId && (handlers[operationId] as (input: unknown) => Promise<any>);
+    const handler = operationId && (handlers[operationId] as (input: unknown) => Promise<{ status: number; headers?: Record<string, string>; body?: unknown }>);
     if (!handler) return next(new Error(`no handler bound for ${req.method} ${req.path}`));
     try {
       const reply = await handler({
@@ -100,7 +104,7 @@ function contractValidation(deps: AppDeps): RequestHandler {
           : {
               removeAdditional: false,
               onError: (err, _body, req: Request) => {
-                req.log?.error({ err: err.message, errors: (err as any).errors, path: req.path }, 'response does not match the contract');
+                req.log?.error({ err: err.message, errors: (err as { errors?: unknown }).errors, path: req.path }, 'response does not match the contract');
               },
             },
       validateSecurity: false,
@@ -163,7 +167,7 @@ class Sequence {
 export function buildApp(deps: AppDeps): express.Express {
   assertHandlersMatchContract(deps.contract, deps.handlers);
   cacheRouteRegexps();
-  setDocumentedErrorCodes(deps.contract.components.schemas.ErrorCodeEnum.enum);
+  setDocumentedErrorCodes((deps.contract.components?.schemas?.ErrorCodeEnum as { enum: string[] }).enum);
 
   const app = express();
   app.disable('x-powered-by');

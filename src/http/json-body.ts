@@ -50,7 +50,17 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
 }
 
 /** The parser's failures as the API's errors; anything else stays an unexpected error. */
-function bodyError(err: any, req: Request): unknown {
+/** What body-parser's errors carry (http-errors with its fields). */
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+  charset?: string;
+  encoding?: string;
+}
+
+function bodyError(error: unknown, req: Request): unknown {
+  const err = error as BodyParserError | null | undefined;
   switch (err?.type) {
     case 'entity.parse.failed':
       return new BadRequestError('INVALID_REQUEST_BODY', 'The request body is not valid JSON');
@@ -71,7 +81,7 @@ function bodyError(err: any, req: Request): unknown {
   if (err?.status === 400 && err.type === undefined && encoding !== 'identity') {
     return new BadRequestError('INVALID_REQUEST_BODY', `The request body is not valid ${encoding} data`);
   }
-  return err;
+  return error;
 }
 
 /** The JSON parser of the API (body-parser), for requests that announce a body. */
@@ -101,7 +111,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
  * none. Runs after the validator has resolved the operation (`req.openapi`) and before it
  * validates the request, so it is one check for every operation.
  */
-export function requireBody(contract: any): RequestHandler {
+export function requireBody(contract: unknown): RequestHandler {
   const required = new Set<string>();
   for (const op of contractOperationObjects(contract)) {
     // Request bodies are written inline in openapi/; a $ref here would hide `required`.

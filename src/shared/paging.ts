@@ -45,7 +45,7 @@ export async function fetchPage<Row, T>(
   table: string,
 ): Promise<Page<T>> {
   const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
-  const rows: any[] = await base
+  const rows: (Row & { total_count: unknown })[] = await base
     .clone()
     .select(`${table}.*`, base.client.raw('count(*) over () as total_count'))
     .orderBy([
@@ -67,7 +67,7 @@ export async function fetchPage<Row, T>(
     numberOfElements: rows.length,
     totalPages: Math.ceil(total / req.pageSize),
     totalElements: total,
-    items: rows.map((r) => map(r as Row)),
+    items: rows.map((r) => map(r)),
   };
 }
 

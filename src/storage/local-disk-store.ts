@@ -100,7 +100,7 @@ export class LocalDiskStore implements BlobStore {
     const target = this.pathOf(key);
     const tmp = path.join(this.root, STAGING, `put-${randomUUID()}`);
     await mkdir(path.dirname(tmp), { recursive: true });
-    await writeFile(tmp, data, { flush: true } as any);
+    await writeFile(tmp, data, { flush: true });
     await this.moveInto(tmp, target);
   }
 

@@ -14,7 +14,7 @@ export function partCrcsStore(table: 'video_in_parts' | 'video_out_parts') {
 
     async parts(db: Knex, videoId: string): Promise<Map<number, number>> {
       const rows = await db(table).where({ video_id: videoId }).select('part_number', 'crc32c');
-      return new Map(rows.map((r: any) => [Number(r.part_number), Number(r.crc32c)]));
+      return new Map(rows.map((r: { part_number: number | string; crc32c: number | string }) => [Number(r.part_number), Number(r.crc32c)]));
     },
 
     /** The parts are part of a finished file (or must be copied again); their CRCs are dropped. */
