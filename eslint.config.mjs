@@ -15,10 +15,16 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      // tsconfig.strict.json: tsconfig.json plus noUncheckedIndexedAccess, so that the non-null
+      // assertions that flag asks for are not reported as unnecessary while tsconfig.json still
+      // lacks it (src/features and src/jobs are fixed after the issue 13 merge).
+      parserOptions: { project: './tsconfig.strict.json', tsconfigRootDir: import.meta.dirname },
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
+      // An `async` method without `await` is how an implementation of a Promise-returning
+      // interface (BlobStore.close, a handler) keeps its throws as rejections: allowed.
+      '@typescript-eslint/require-await': 'off',
       // `_`-prefixed parameters and destructured leftovers are deliberate ("unused on purpose").
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },

@@ -19,12 +19,14 @@ interface AccessState {
   log: Logger;
   start: number;
 }
+/** A response carrying its access-log state under the ACCESS symbol. */
+type LoggedResponse = Response & { [ACCESS]?: AccessState };
 
 export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const log = logger.child({ reqId: req.id });
     req.log = log;
-    (res as any)[ACCESS] = { req, log, start: Date.now() } satisfies AccessState;
+    (res as LoggedResponse)[ACCESS] = { req, log, start: Date.now() };
     // A response emits 'close' when it has finished or when its connection closed first.
     res.on('close', onFinished);
     res.on('error', onFinished);
@@ -34,9 +36,9 @@ export function accessLog(logger: Logger): RequestHandler {
 
 /** Listener of 'close' and 'error' (`this` is the response): logs once. */
 function onFinished(this: Response, err?: unknown): void {
-  const state: AccessState | undefined = (this as any)[ACCESS];
+  const state = (this as LoggedResponse)[ACCESS];
   if (!state) return;
-  (this as any)[ACCESS] = undefined;
+  (this as LoggedResponse)[ACCESS] = undefined;
   const line = accessLine(state.req, this, Date.now() - state.start);
   if (err instanceof Error || this.statusCode >= 500) state.log.error(line, `request failed with ${this.statusCode}`);
   else state.log.info(line, 'request completed');

@@ -68,12 +68,12 @@ function dispatch(handlers: AllHandlers): RequestHandler {
       const reply = await handler({
         path: req.openapi?.pathParams ?? {},
         query: req.query ?? {},
-        body: req.body,
+        body: req.body as unknown, // Express types the parsed body as any
         principal: principalOf(req),
         requestId: req.id,
         log: req.log,
       });
-      if (reply.headers) for (const k in reply.headers) res.setHeader(k, reply.headers[k]);
+      if (reply.headers) for (const k in reply.headers) res.setHeader(k, reply.headers[k]!);
       if (res.statusCode !== reply.status) res.status(reply.status);
       if (reply.body === undefined) res.end();
       else res.json(reply.body);
@@ -156,6 +156,7 @@ class Sequence {
     if (this.i === this.handlers.length) return this.done();
     const handler = this.handlers[this.i++]!; // i < length: checked above
     try {
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- bound in the constructor
       const result: unknown = handler(this.req, this.res, this.next);
       if (result instanceof Promise) result.then(undefined, (e) => this.done(e ?? new Error('Rejected promise')));
     } catch (e) {

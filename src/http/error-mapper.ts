@@ -95,7 +95,7 @@ function pointerSegments(pointer: string): string[] {
  */
 interface ValidatorError {
   status: number;
-  errors: { path?: unknown; message?: unknown }[];
+  errors: { path?: string; message?: string }[];
   headers?: { Allow?: string };
 }
 
@@ -148,7 +148,7 @@ function mapError(err: unknown, req: Request, res: Response): void {
       return sendError(req, res, 400, code, message, { validationErrors: validationIssues(req, err) });
     }
     if (err.status === 405 && err.headers?.Allow) res.setHeader('Allow', err.headers.Allow);
-    return sendError(req, res, err.status, code, (err.errors[0]?.message as string | undefined) ?? message);
+    return sendError(req, res, err.status, code, err.errors[0]?.message ?? message);
   }
   req.log?.error({ err }, 'unexpected error');
   return sendError(req, res, 500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred');

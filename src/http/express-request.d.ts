@@ -10,7 +10,6 @@ import type { Principal } from './operations';
 
 declare global {
   // Express's own extension point for request fields (an interface merged into its Request).
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
       /** The request id (a fresh UUID), also the X-Request-Id response header. */

@@ -73,7 +73,7 @@ export class IdempotencyKeys {
       }
       if (held.fingerprint !== fingerprint) return { outcome: 'reused' };
       if (held.response === undefined) return { outcome: 'in-progress' };
-      return { outcome: 'replay', response: JSON.parse(this.secretBox.open(held.response, sealContext(scope, key))) };
+      return { outcome: 'replay', response: JSON.parse(this.secretBox.open(held.response, sealContext(scope, key))) as StoredResponse };
     }
     // Other requests with this key kept changing it under us: one of them holds it now.
     return { outcome: 'in-progress' };

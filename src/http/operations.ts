@@ -11,7 +11,9 @@ type OutgoingWebhookOperation = 'receiveVideoEvent';
 export type OperationId = Exclude<keyof operations, OutgoingWebhookOperation>;
 
 type Parameters<Op extends OperationId> = operations[Op] extends { parameters: infer P } ? P : never;
-type Part<P, K extends string> = P extends { [k in K]?: infer Q } ? (Q extends undefined | never ? {} : NonNullable<Q>) : {};
+// `{}`: an operation without parameters of that kind gets an empty part (any object fits).
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+type Part<P, K extends string> = P extends { [k in K]?: infer Q } ? (Q extends undefined ? {} : NonNullable<Q>) : {};
 type JsonOf<C> = C extends { content: { 'application/json': infer B } } ? B : never;
 type RequestBody<Op extends OperationId> = operations[Op] extends { requestBody: infer R }
   ? JsonOf<R>

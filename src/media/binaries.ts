@@ -86,6 +86,7 @@ async function findOnPath(tool: Tool, searchPath: string): Promise<string[]> {
 function npmBinary(tool: Tool): string | undefined {
   try {
     // Optional dependency: loaded at run time, absent on platforms it does not ship for.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a synchronous optional load
     const mod = require(NPM_PACKAGES[tool]) as { path?: string };
     return typeof mod.path === 'string' ? mod.path : undefined;
   } catch {

@@ -396,7 +396,7 @@ export async function readClipPackets(bins: MediaBinaries, input: string, window
   const origin = Number(head.format?.start_time ?? 0) || 0;
   const from = window.startMs / 1000;
   const until = origin + from + window.durationMs / 1000 + 1;
-  let packets: VideoPacket[] = [];
+  let packets: VideoPacket[];
   for (let back = indexed ? 0 : 2; ; back *= 2) {
     const start = Math.max(0, from - back);
     const interval = `${start > 0 ? sec(origin + start) : ''}%${sec(until)}`;

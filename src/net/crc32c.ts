@@ -19,7 +19,8 @@ const POLY = 0x82f63b78;
 
 // Indexing below is within bounds by construction (16 tables of 256 entries, byte-sized indices, loops bounded by
 // the chunk's length), hence the non-null assertions that noUncheckedIndexedAccess asks for.
-const TABLES: Uint32Array[] = (() => {
+type Tables16 = [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+const TABLES = (() => {
   const t = Array.from({ length: 16 }, () => new Uint32Array(256));
   for (let n = 0; n < 256; n++) {
     let c = n;
@@ -29,7 +30,7 @@ const TABLES: Uint32Array[] = (() => {
   for (let n = 0; n < 256; n++) {
     for (let k = 1; k < 16; k++) t[k]![n] = ((t[k - 1]![n]! >>> 8) ^ t[0]![t[k - 1]![n]! & 0xff]!) >>> 0;
   }
-  return t;
+  return t as Tables16;
 })();
 const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = TABLES;
 

@@ -81,7 +81,7 @@ function expandIPv6(address: string): IPv6Groups | undefined {
   const parse = (s: string) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
   const h = parse(head);
   const r = rest === undefined ? [] : parse(rest);
-  const fill = rest === undefined ? [] : new Array(8 - h.length - r.length).fill(0);
+  const fill = rest === undefined ? [] : new Array<number>(8 - h.length - r.length).fill(0);
   const groups = [...h, ...fill, ...r];
   return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? (groups as IPv6Groups) : undefined;
 }
@@ -202,7 +202,7 @@ export function guardedLookup(policy: OutboundPolicy) {
     if (!policy.allowPrivateUrls && isLoopbackName(hostname)) return process.nextTick(callback, nonPublicAddressError(hostname), []);
     dnsLookupCallback(hostname, { ...opts, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
-      const list = addresses as LookupAddress[];
+      const list = addresses;
       if (!policy.allowPrivateUrls && list.some((a) => !isPublicAddress(a.address))) return callback(nonPublicAddressError(hostname), []);
       if ((opts as LookupAllOptions).all) return callback(null, list);
       if (!list.length) return callback(Object.assign(new Error(`${hostname} does not resolve`), { code: 'ENOTFOUND' }), []);

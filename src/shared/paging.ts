@@ -45,7 +45,7 @@ export async function fetchPage<Row, T>(
   table: string,
 ): Promise<Page<T>> {
   const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
-  const rows: (Row & { total_count: unknown })[] = await base
+  const rows = (await base
     .clone()
     .select(`${table}.*`, base.client.raw('count(*) over () as total_count'))
     .orderBy([
@@ -53,12 +53,12 @@ export async function fetchPage<Row, T>(
       { column: `${table}.id`, order: dir },
     ])
     .limit(req.pageSize)
-    .offset(req.pageNumber * req.pageSize);
+    .offset(req.pageNumber * req.pageSize)) as (Row & { total_count: unknown })[]; // Knex types rows as any
   let total: number;
   if (rows.length > 0) {
-    total = Number(rows[0].total_count);
+    total = Number(rows[0]!.total_count);
   } else {
-    const [{ n }] = await base.clone().count({ n: '*' });
+    const [{ n }] = (await base.clone().count({ n: '*' })) as [{ n: number | string }];
     total = Number(n);
   }
   return {

@@ -86,7 +86,7 @@ export class LocalDiskStore implements BlobStore {
     const dir = this.stagingDir(descriptor.id);
     let meta: UploadDescriptor;
     try {
-      meta = JSON.parse(await readFile(path.join(dir, 'meta.json'), 'utf8'));
+      meta = JSON.parse(await readFile(path.join(dir, 'meta.json'), 'utf8')) as UploadDescriptor;
     } catch {
       throw new Error(`upload ${descriptor.id} no longer exists`);
     }
