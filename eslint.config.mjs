@@ -46,6 +46,7 @@ export default tseslint.config(
     // Configuration files in JavaScript: not in tsconfig.json's program.
     files: ['**/*.{js,cjs,mjs}'],
     extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: { module: 'writable', require: 'readonly', process: 'readonly', __dirname: 'readonly' } },
   },
   prettier,
 );

@@ -117,9 +117,10 @@ const areaIncl = new Map<string, number>();
 for (let i = 0; i < prof.samples.length; i++) {
   const seen = new Set<string>();
   const seenArea = new Set<string>();
-  let id: number | undefined = prof.samples[i]!;
+  const sample = prof.samples[i]!;
+  let id: number | undefined = sample;
   const ms = sampleMs[i]!; // one entry per sample
-  if (ms === 0 || byId.get(id)!.callFrame.functionName === '(idle)') continue;
+  if (ms === 0 || byId.get(sample)!.callFrame.functionName === '(idle)') continue;
   while (id !== undefined) {
     const n = byId.get(id)!;
     const l = label(n);
