@@ -174,7 +174,7 @@ export const apiBenchmark: Benchmark = {
         dst.pragma('journal_mode = WAL');
         dst.pragma('foreign_keys = OFF'); // the copied DDL references teams, which is not copied
         for (const { sql } of ddl) dst.exec(sql);
-        const cols = Object.keys(rows[0]);
+        const cols = Object.keys(rows[0]!);
         const insert = dst.prepare(`insert into projects (${cols.join(', ')}) values (${cols.map((c) => '@' + c).join(', ')})`);
         dst.transaction(() => rows.forEach((r) => insert.run(r)))();
         dst.close();

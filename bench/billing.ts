@@ -36,7 +36,7 @@ const CATS = ['ENCODER', 'FILTER', 'PROCESSING', 'STORAGE', 'DOWNLOAD_S3', 'DOWN
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
 
 async function seed(db: Knex, teamId: string, periodId: string, start: Date): Promise<void> {
@@ -58,7 +58,7 @@ async function seed(db: Knex, teamId: string, periodId: string, start: Date): Pr
         created_at: new Date(start.getTime() + j * 1000),
       });
     }
-    const [{ m }] = await db('ledger_transactions').max({ m: 'seq' });
+    const [{ m }] = (await db('ledger_transactions').max({ m: 'seq' })) as [{ m: number | null }]; // an aggregate: one row
     const first = Number(m ?? 0);
     await db('ledger_transactions').insert(txs);
     await db('ledger_lines').insert(

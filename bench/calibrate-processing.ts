@@ -123,11 +123,11 @@ let waited = 0;
 async function quiet(): Promise<number> {
   const limit = os.cpus().length;
   const start = Date.now();
-  while (os.loadavg()[0] >= limit && Date.now() - start < QUIET_WAIT_MS && waited < QUIET_BUDGET_MS) {
+  while (os.loadavg()[0]! >= limit && Date.now() - start < QUIET_WAIT_MS && waited < QUIET_BUDGET_MS) {
     await new Promise((r) => setTimeout(r, 2000));
     waited += 2000;
   }
-  return os.loadavg()[0];
+  return os.loadavg()[0]!;
 }
 
 async function best(ffmpeg: string, input: string, args: string[], frames: number, repeat: number): Promise<Run & { load: number }> {
@@ -175,19 +175,19 @@ async function main(): Promise<void> {
     const args = m.args.map((a) => a.replace('@TRF@', trf));
     const run = await best(bins.ffmpeg, inputs[kind], args, m.frames, repeat);
     // The decode measurement is itself the cost of reading; the others subtract the baseline read.
-    const base = kind === 'h264' ? { cpu: 0, wall: 0 } : baseline[kind];
+    const base = kind === 'h264' ? { cpu: 0, wall: 0 } : baseline[kind]!; // measured above for every input kind
     const cpu = Math.max(1e-3, run.cpu - base.cpu * m.frames);
     const wall = Math.max(1e-3, run.wall - base.wall * m.frames);
     const mpx = ((m.outPixels ?? W * H) * m.frames * (m.frameFactor ?? 1)) / 1e6;
-    rows[m.key] = {
+    const row = (rows[m.key] = {
       mpxPerCpuSecond: Math.round((mpx / cpu) * 10) / 10,
       mpxPerSecond: Math.round((mpx / wall) * 10) / 10,
       frames: m.frames,
       cpuSeconds: Math.round(run.cpu * 1000) / 1000,
       wallSeconds: Math.round(run.wall * 1000) / 1000,
       loadAverage: Math.round(run.load * 100) / 100,
-    };
-    console.log(`${m.key.padEnd(20)} ${String(rows[m.key].mpxPerSecond).padStart(8)} Mpx/s wall ${String(rows[m.key].mpxPerCpuSecond).padStart(8)} Mpx/CPU-s  (${m.frames} frames, ${run.wall.toFixed(2)} s, load ${run.load.toFixed(2)})`);
+    });
+    console.log(`${m.key.padEnd(20)} ${String(row.mpxPerSecond).padStart(8)} Mpx/s wall ${String(row.mpxPerCpuSecond).padStart(8)} Mpx/CPU-s  (${m.frames} frames, ${run.wall.toFixed(2)} s, load ${run.load.toFixed(2)})`);
   }
   const cpus = os.cpus();
   const table = {

@@ -51,7 +51,8 @@ function area(url: string, fn: string): string {
   const nm = url.lastIndexOf('node_modules/');
   if (nm >= 0) {
     const rest = url.slice(nm + 'node_modules/'.length).split('/');
-    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
+    const [scope = '', name] = rest;
+    return scope.startsWith('@') ? `${scope}/${name}` : scope;
   }
   if (url.startsWith('node:')) return url.replace(/^node:internal\/(.*?)(\/.*)?$/, 'node:$1');
   const src = url.indexOf('/src/');
@@ -76,15 +77,16 @@ const label = (n: Node) => {
 const stamps: number[] = [];
 let t = prof.startTime;
 for (const d of prof.timeDeltas) stamps.push((t += d));
-const from = lastArg ? stamps[stamps.length - 1] - Number(lastArg) * 1e6 : -Infinity;
+const from = lastArg ? (stamps.at(-1) ?? 0) - Number(lastArg) * 1e6 : -Infinity;
 const selfMs = new Map<number, number>();
 let totalMs = 0;
 const sampleMs: number[] = [];
 for (let i = 0; i < prof.samples.length; i++) {
-  const dt = stamps[i] >= from ? (prof.timeDeltas[i] ?? 0) / 1000 : 0;
+  const dt = stamps[i]! >= from ? (prof.timeDeltas[i] ?? 0) / 1000 : 0;
   sampleMs.push(dt);
   totalMs += dt;
-  selfMs.set(prof.samples[i], (selfMs.get(prof.samples[i]) ?? 0) + dt);
+  const sample = prof.samples[i]!;
+  selfMs.set(sample, (selfMs.get(sample) ?? 0) + dt);
 }
 const idleMs = [...selfMs].filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((a, [, v]) => a + v, 0);
 const busyMs = totalMs - idleMs;
@@ -115,19 +117,21 @@ const areaIncl = new Map<string, number>();
 for (let i = 0; i < prof.samples.length; i++) {
   const seen = new Set<string>();
   const seenArea = new Set<string>();
-  let id: number | undefined = prof.samples[i];
-  if (sampleMs[i] === 0 || byId.get(id)!.callFrame.functionName === '(idle)') continue;
+  const sample = prof.samples[i]!;
+  let id: number | undefined = sample;
+  const ms = sampleMs[i]!; // one entry per sample
+  if (ms === 0 || byId.get(sample)!.callFrame.functionName === '(idle)') continue;
   while (id !== undefined) {
     const n = byId.get(id)!;
     const l = label(n);
     if (!seen.has(l)) {
       seen.add(l);
-      if (!filter || filter.test(l)) incl.set(l, (incl.get(l) ?? 0) + sampleMs[i]);
+      if (!filter || filter.test(l)) incl.set(l, (incl.get(l) ?? 0) + ms);
     }
     const a = area(n.callFrame.url, n.callFrame.functionName);
     if (!seenArea.has(a)) {
       seenArea.add(a);
-      areaIncl.set(a, (areaIncl.get(a) ?? 0) + sampleMs[i]);
+      areaIncl.set(a, (areaIncl.get(a) ?? 0) + ms);
     }
     id = parent.get(id);
   }

@@ -39,7 +39,7 @@ function vmHwmBytes(): number {
 }
 
 async function main(): Promise<void> {
-  const args = JSON.parse(process.argv[2]) as Args;
+  const args = JSON.parse(process.argv[2] ?? '') as Args;
   // As the video-in sources configure theirs (keep-alive, up to 64 sockets), trusting the test CA.
   const agent = new https.Agent({ ca: readFileSync(args.caFile, 'utf8'), keepAlive: true, maxSockets: 64 });
   const source = new HttpsRangeSource(args.url, { agent });

@@ -166,7 +166,7 @@ export function sampleCpu(pid: number, core: number): CpuSample | undefined {
       .find((l) => l.startsWith(`cpu${core} `));
     if (!line) return undefined;
     const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-    return { at: performance.now(), procTicks, coreBusyTicks: user + nice + system + irq + softirq, coreStealTicks: steal ?? 0 };
+    return { at: performance.now(), procTicks, coreBusyTicks: user! + nice! + system! + irq! + softirq!, coreStealTicks: steal ?? 0 };
   } catch {
     return undefined;
   }
@@ -292,7 +292,7 @@ export async function autocannon(opts: {
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2; // NaN for no values, as before
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,10 +300,10 @@ export function median(xs: number[]): number {
 
 export function printTable(rows: Record<string, string | number>[]): void {
   if (rows.length === 0) return;
-  const cols = Object.keys(rows[0]);
+  const cols = Object.keys(rows[0]!); // not empty: checked above
   const cell = (v: string | number | undefined) => (v === undefined ? '' : String(v));
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals: string[]) => vals.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');
+  const line = (vals: string[]) => vals.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   console.log(line(cols));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of rows) console.log(line(cols.map((c) => cell(r[c]))));

@@ -65,7 +65,7 @@ function loggedChildCpuMs(log: string): number {
   const lines = readFileSync(log, 'utf8').split('\n').filter(Boolean);
   let ms = 0;
   for (let i = 1; i < lines.length; i += 2) {
-    for (const m of lines[i].matchAll(/(\d+)m([\d.]+)s/g)) ms += (Number(m[1]) * 60 + Number(m[2])) * 1000;
+    for (const m of lines[i]!.matchAll(/(\d+)m([\d.]+)s/g)) ms += (Number(m[1]) * 60 + Number(m[2])) * 1000;
   }
   return ms;
 }
@@ -223,7 +223,7 @@ export async function runMediaBenchmark(): Promise<Result> {
       ],
       notes: [
         `input: ${process.env.VIDMILL_BENCH_MEDIA_INPUT ?? `generated 60 s 1920x1080 H.264 + AAC (${s(generateMs)} s)`}; ffmpeg ${real.ffmpegVersion} (${real.source.ffmpeg}); ${os.cpus().length} cores`,
-        `best of ${ROUNDS} rounds per step and side (CPU and wall time each), sides alternating; load average at the end ${os.loadavg()[0].toFixed(1)}`,
+        `best of ${ROUNDS} rounds per step and side (CPU and wall time each), sides alternating; load average at the end ${os.loadavg()[0]!.toFixed(1)}`,
         `clip lengths: stream copy ${s(clip12.copiedMs)} s / ${s(clip10.copiedMs)} s (from the keyframe before the window), clip ${clip12.result.frames / 25} s / ${clip10.result.frames / 25} s (12-s / 10-s GOPs)`,
       ],
     };

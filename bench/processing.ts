@@ -30,7 +30,7 @@ const LIMIT = 1.05;
 const ETA_LIMIT = 0.25;
 const OPTIONS: ProcessingOptions = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'FULL_HD' } } } as ProcessingOptions;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 function runDirect(ffmpeg: string, args: string[]): Promise<number> {
   const t0 = performance.now();

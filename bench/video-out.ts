@@ -221,7 +221,7 @@ export async function videoOutBenchmark(): Promise<boolean> {
       Array.from({ length: ROUNDS }, (_, i) => {
         const v = runs.find((r) => r.round === i + 1 && r.side === 'vidmill')!;
         const b = runs.find((r) => r.round === i + 1 && r.side === 'lib-storage')!;
-        return { round: i + 1, first: i % 2 === 0 ? 'vidmill' : 'lib-storage', 'Vidmill s': v.seconds.toFixed(2), 'Vidmill MB/s': mbps(v).toFixed(1), 'lib-storage s': b.seconds.toFixed(2), 'lib-storage MB/s': mbps(b).toFixed(1), ratio: ratios[i].toFixed(3) };
+        return { round: i + 1, first: i % 2 === 0 ? 'vidmill' : 'lib-storage', 'Vidmill s': v.seconds.toFixed(2), 'Vidmill MB/s': mbps(v).toFixed(1), 'lib-storage s': b.seconds.toFixed(2), 'lib-storage MB/s': mbps(b).toFixed(1), ratio: ratios[i]!.toFixed(3) };
       }),
     );
     console.log(`note: MB = 10^6 bytes; every object had the source's size and MD5 (HeadObject ETag); Vidmill's copy also matched the stored CRC-32C`);

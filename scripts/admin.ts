@@ -138,7 +138,7 @@ async function main(): Promise<void> {
         const { user, team } = await s.accounts.createUserWithTeam({
           email,
           password,
-          name: values.name ?? email.split('@')[0],
+          name: values.name ?? email.split('@')[0]!,
           teamName: values['team-name'] ?? `${email.split('@')[0]}'s team`,
         });
         console.log(JSON.stringify({ userId: user.id, teamId: team.id, email, ...(values.password ? {} : { password }) }));

@@ -82,7 +82,7 @@ function validationIssues(c: Context): ValidationIssue[] {
       .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (e.keyword === 'required' && e.params?.missingProperty) parts.push(e.params.missingProperty);
     if (e.keyword === 'additionalProperties' && e.params?.additionalProperty) parts.push(e.params.additionalProperty);
-    if (parts.length) parts[0] = LOCATIONS[parts[0]] ?? parts[0];
+    if (parts[0] !== undefined) parts[0] = LOCATIONS[parts[0]] ?? parts[0];
     const root = { body: c.request.requestBody, query: c.request.query, path: c.request.params, headers: c.request.headers };
     const value = echoedValue(root, parts);
     return { field: parts.join('.'), ...(value !== undefined ? { value } : {}), message: String(e.message ?? 'is invalid') };
@@ -155,12 +155,12 @@ export async function createMockApp(definition: any = JSON.parse(readFileSync(CO
   const app = express();
   app.disable('x-powered-by');
   app.use(requestId);
-  // The parser turns an empty JSON body into `{}`; the byte count tells a missing body apart.
-  app.use(express.json({ type: JSON_TYPES, verify: (req, _res, buf) => void ((req as any).bodyBytes = buf.length) }));
+  // The parser turns an empty JSON body into `{}`; the bytes (`req.rawBody`, as in the real server) tell a missing body apart.
+  app.use(express.json({ type: JSON_TYPES, verify: (req, _res, buf) => void ((req as Request).rawBody = buf) }));
   app.use(async (req, res, next) => {
     try {
       const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
-      const body = (req as any).bodyBytes > 0 ? req.body : undefined;
+      const body = (req.rawBody?.length ?? 0) > 0 ? req.body : undefined;
       const reply: Reply = await api.handleRequest(
         { method: req.method, path: req.path, query: rawQuery, headers: req.headers as Record<string, string | string[]>, body },
         req,

@@ -1,5 +1,6 @@
 /**
- * `npm test`, in up to three mocha runs:
+ * `npm test`: `npm run lint` once (eslint, prettier --check, import boundaries; a lint error fails
+ * the run like a failing test), then up to three mocha runs:
  * 1. the dialect-free files, once: those that never reach test/helpers/database.ts through their
  *    imports (the harness imports it), so they open no test database;
  * 2. the database files on SQLite;
@@ -8,7 +9,7 @@
  * Says what ran where. VIDMILL_TEST_REQUIRE_PG=true turns "PostgreSQL unreachable" into a failure
  * (CI sets it). Extra arguments go to mocha: files, directories or globs under test/ choose the
  * files (each still runs in the passes its kind needs); anything else (`--grep x`) goes to every run.
- * `npm test -- --passes` only lists which files run in which pass.
+ * `npm test -- --passes` only lists which files run in which pass. Lint runs only with the whole suite.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -30,6 +31,11 @@ async function postgresReachable(): Promise<boolean> {
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+function runLint(): boolean {
+  console.log('\n=== npm test: npm run lint ===');
+  return spawnSync('npm', ['run', 'lint'], { stdio: 'inherit' }).status === 0;
 }
 
 /** Every *.test.ts under `dir`, sorted, relative to the working directory. */
@@ -118,6 +124,12 @@ async function main(): Promise<void> {
     failed ||= !ok;
   };
 
+  // Lint runs with the whole suite (a run of chosen files skips it).
+  if (files.length === testFilesUnder(TEST_DIR).length) {
+    const linted = runLint();
+    results.push(`lint ${linted ? 'passed' : 'FAILED'}`);
+    failed ||= !linted;
+  }
   if (dialectFree.length) record('dialect-free', dialectFree.length, runMocha('dialect-free', dialectFree, options));
   if (databaseFiles.length) {
     record('SQLite', databaseFiles.length, runMocha('sqlite', databaseFiles, options));

@@ -27,7 +27,7 @@ const int = (min: number, max: number) =>
 /** One trusted proxy: an address, a subnet (address/prefix) or a name Express knows. */
 function isProxyAddress(entry: string): boolean {
   if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
-  const [address, prefix, ...rest] = entry.split('/');
+  const [address = '', prefix, ...rest] = entry.split('/');
   const family = isIP(address);
   if (!family || rest.length) return false;
   return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
@@ -182,7 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     } catch (err) {
       throw new ConfigError(`Invalid configuration:\n  VIDMILL_EXTRA_CA_FILE: ${(err as Error).message}`);
     }
-    if (!extraCa[0].includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('Invalid configuration:\n  VIDMILL_EXTRA_CA_FILE: must be a PEM file of certificates');
+    if (!extraCa[0]!.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('Invalid configuration:\n  VIDMILL_EXTRA_CA_FILE: must be a PEM file of certificates');
   }
   const url = raw.VIDMILL_DATABASE_URL;
   return {

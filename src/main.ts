@@ -117,6 +117,6 @@ async function main(): Promise<void> {
 
 main().catch((err) => {
   if (startedLog) flushLogger(startedLog);
-  process.stderr.write(`Vidmill failed to start: ${err?.stack ?? err}\n`);
+  process.stderr.write(`Vidmill failed to start: ${(err as { stack?: string } | null | undefined)?.stack ?? String(err)}\n`);
   process.exit(1);
 });

@@ -13,25 +13,20 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 
-declare module 'http' {
-  interface IncomingMessage {
-    /** The request's logger (bindings: reqId), set by accessLog for every /api request. */
-    log: Logger;
-  }
-}
-
 const ACCESS = Symbol('vidmill.access');
 interface AccessState {
   req: Request;
   log: Logger;
   start: number;
 }
+/** A response carrying its access-log state under the ACCESS symbol. */
+type LoggedResponse = Response & { [ACCESS]?: AccessState };
 
 export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const log = logger.child({ reqId: (req as any).id });
+    const log = logger.child({ reqId: req.id });
     req.log = log;
-    (res as any)[ACCESS] = { req, log, start: Date.now() } satisfies AccessState;
+    (res as LoggedResponse)[ACCESS] = { req, log, start: Date.now() };
     // A response emits 'close' when it has finished or when its connection closed first.
     res.on('close', onFinished);
     res.on('error', onFinished);
@@ -41,9 +36,9 @@ export function accessLog(logger: Logger): RequestHandler {
 
 /** Listener of 'close' and 'error' (`this` is the response): logs once. */
 function onFinished(this: Response, err?: unknown): void {
-  const state: AccessState | undefined = (this as any)[ACCESS];
+  const state = (this as LoggedResponse)[ACCESS];
   if (!state) return;
-  (this as any)[ACCESS] = undefined;
+  (this as LoggedResponse)[ACCESS] = undefined;
   const line = accessLine(state.req, this, Date.now() - state.start);
   if (err instanceof Error || this.statusCode >= 500) state.log.error(line, `request failed with ${this.statusCode}`);
   else state.log.info(line, 'request completed');
@@ -54,7 +49,7 @@ function accessLine(req: Request, res: Response, responseTime: number): Record<s
   return {
     method: req.method,
     url: req.originalUrl,
-    operationId: (req as any).openapi?.schema?.operationId,
+    operationId: req.openapi?.schema.operationId,
     statusCode: res.statusCode,
     responseTime,
   };

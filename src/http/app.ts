@@ -10,6 +10,7 @@
  */
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
+import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
 import { accessLog } from './access-log';
@@ -28,8 +29,11 @@ import { limitSignIn, SignInLimiters } from './sign-in-limit';
 import { installOpenApiValidatorRouteCache } from './openapi-validator-route-cache';
 import { servedContract } from './served-contract';
 
+/** The bundled contract (generated/openapi.json), typed as the validator reads it. */
+export type ContractDocument = OpenAPIV3.DocumentV3_1;
+
 export interface AppDeps {
-  contract: any;
+  contract: ContractDocument;
   handlers: AllHandlers;
   accounts: PasswordCheck;
   apiKeys: ApiKeyCheck;
@@ -57,19 +61,19 @@ export interface AppDeps {
 
 function dispatch(handlers: AllHandlers): RequestHandler {
   return async (req, res, next) => {
-    const operationId = (req as any).openapi?.schema?.operationId as keyof AllHandlers | undefined;
-    const handler = operationId && (handlers[operationId] as (input: unknown) => Promise<any>);
+    const operationId = req.openapi?.schema.operationId as keyof AllHandlers | undefined;
+    const handler = operationId && (handlers[operationId] as (input: unknown) => Promise<{ status: number; headers?: Record<string, string>; body?: unknown }>);
     if (!handler) return next(new Error(`no handler bound for ${req.method} ${req.path}`));
     try {
       const reply = await handler({
-        path: (req as any).openapi.pathParams ?? {},
+        path: req.openapi?.pathParams ?? {},
         query: req.query ?? {},
-        body: req.body,
+        body: req.body as unknown, // Express types the parsed body as any
         principal: principalOf(req),
-        requestId: (req as any).id,
+        requestId: req.id,
         log: req.log,
       });
-      if (reply.headers) for (const k in reply.headers) res.setHeader(k, reply.headers[k]);
+      if (reply.headers) for (const k in reply.headers) res.setHeader(k, reply.headers[k]!);
       if (res.statusCode !== reply.status) res.status(reply.status);
       if (reply.body === undefined) res.end();
       else res.json(reply.body);
@@ -100,7 +104,7 @@ function contractValidation(deps: AppDeps): RequestHandler {
           : {
               removeAdditional: false,
               onError: (err, _body, req: Request) => {
-                req.log?.error({ err: err.message, errors: (err as any).errors, path: req.path }, 'response does not match the contract');
+                req.log?.error({ err: err.message, errors: (err as { errors?: unknown }).errors, path: req.path }, 'response does not match the contract');
               },
             },
       validateSecurity: false,
@@ -150,8 +154,9 @@ class Sequence {
   next(err?: unknown): void {
     if (err) return this.done(err);
     if (this.i === this.handlers.length) return this.done();
-    const handler = this.handlers[this.i++];
+    const handler = this.handlers[this.i++]!; // i < length: checked above
     try {
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- bound in the constructor
       const result: unknown = handler(this.req, this.res, this.next);
       if (result instanceof Promise) result.then(undefined, (e) => this.done(e ?? new Error('Rejected promise')));
     } catch (e) {
@@ -163,7 +168,7 @@ class Sequence {
 export function buildApp(deps: AppDeps): express.Express {
   assertHandlersMatchContract(deps.contract, deps.handlers);
   installOpenApiValidatorRouteCache();
-  setDocumentedErrorCodes(deps.contract.components.schemas.ErrorCodeEnum.enum);
+  setDocumentedErrorCodes((deps.contract.components?.schemas?.ErrorCodeEnum as { enum: string[] }).enum);
 
   const app = express();
   app.disable('x-powered-by');

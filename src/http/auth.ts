@@ -15,7 +15,7 @@ export function usesBasicAuth(req: Request): boolean {
 }
 
 export function principalOf(req: Request): Principal {
-  const principal = (req as any).principal as Principal | undefined;
+  const principal = req.principal;
   if (!principal) throw new Error('request reached a handler without authentication');
   return principal;
 }
@@ -26,7 +26,7 @@ function parseBasic(header: string | undefined): { email: string; password: stri
   const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header?.trim() ?? '');
   if (!header) throw new UnauthorizedError('UNAUTHORIZED', 'HTTP Basic authentication with e-mail and password is required', { headers: BASIC_CHALLENGE });
   if (!match) throw new UnauthorizedError('INVALID_CREDENTIALS', 'Malformed Authorization header; expected Basic credentials', { headers: BASIC_CHALLENGE });
-  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon <= 0) throw new UnauthorizedError('INVALID_CREDENTIALS', 'Malformed Basic credentials; expected email:password', { headers: BASIC_CHALLENGE });
   return { email: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
@@ -55,7 +55,7 @@ export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, limi
         await limitSignIn(req.ip ?? req.socket.remoteAddress ?? 'unknown', email);
         try {
           const user = await accounts.authenticateBasic(email, password);
-          (req as any).principal = { userId: user.id } satisfies Principal;
+          req.principal = { userId: user.id };
         } catch (err) {
           if (err instanceof UnauthorizedError) throw new UnauthorizedError(err.errorCode, err.message, { headers: BASIC_CHALLENGE });
           throw err;
@@ -63,7 +63,7 @@ export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, limi
       } else {
         const key = req.headers['x-api-key'];
         if (typeof key !== 'string' || key === '') throw new UnauthorizedError('MISSING_API_KEY', 'The X-API-Key header is required');
-        (req as any).principal = (await apiKeys.authenticate(key)) satisfies Principal;
+        req.principal = await apiKeys.authenticate(key);
       }
       next();
     } catch (err) {
@@ -76,7 +76,7 @@ export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, limi
     if (typeof key === 'string' && key !== '' && !usesBasicAuth(req)) {
       const principal = apiKeys.cachedPrincipal(key);
       if (principal) {
-        (req as any).principal = principal satisfies Principal;
+        req.principal = principal;
         return next();
       }
     }

@@ -32,7 +32,7 @@ export type ErrorExtra = { validationErrors?: ValidationIssue[]; errorDetails?: 
 /** The contract's `Error` body for this request (also used by the mock server). */
 export function errorBody(req: Request, res: Response, status: number, errorCode: string, message: string, extra: ErrorExtra = {}): ErrorBody {
   const requestId = String(res.getHeader('X-Request-Id') ?? '');
-  return errorBodyOf({ requestId, requestPath: req.originalUrl.split('?')[0], status, errorCode, message, extra });
+  return errorBodyOf({ requestId, requestPath: req.originalUrl.split('?')[0]!, status, errorCode, message, extra });
 }
 
 /** The `Error` body from its parts, where there is no Express request (the HTTP parser's errors). */
@@ -66,10 +66,10 @@ const SECRET_FIELD = /secret|password|accesskey|apikey|token|authorization/i;
  */
 export function echoedValue(root: Record<string, unknown>, parts: string[]): string | undefined {
   if (parts.some((p) => SECRET_FIELD.test(p))) return undefined;
-  let cur: any = root;
+  let cur: unknown = root;
   for (const part of parts) {
     if (cur === null || typeof cur !== 'object') return undefined;
-    cur = cur[part];
+    cur = (cur as Record<string, unknown>)[part];
   }
   if (cur === undefined) return undefined;
   let text: string;
@@ -89,9 +89,23 @@ function pointerSegments(pointer: string): string[] {
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-function validationIssues(req: Request, err: any): ValidationIssue[] {
-  const root = { body: req.body, query: req.query, path: (req as any).openapi?.pathParams ?? req.params, headers: req.headers };
-  return (err.errors ?? []).map((e: any) => {
+/**
+ * What the mapper reads of an express-openapi-validator error (its HttpError subclasses), known by
+ * shape: a numeric status and an `errors` list.
+ */
+interface ValidatorError {
+  status: number;
+  errors: { path?: string; message?: string }[];
+  headers?: { Allow?: string };
+}
+
+function isValidatorError(err: unknown): err is ValidatorError {
+  return typeof (err as Partial<ValidatorError> | null | undefined)?.status === 'number' && Array.isArray((err as Partial<ValidatorError>).errors);
+}
+
+function validationIssues(req: Request, err: ValidatorError): ValidationIssue[] {
+  const root: Record<string, unknown> = { body: req.body, query: req.query, path: req.openapi?.pathParams ?? req.params, headers: req.headers };
+  return err.errors.map((e) => {
     // The validator names path parameters `params`; the contract calls them `path`.
     const parts = pointerSegments(String(e.path ?? '').replace(/^\/?params\b/, '/path'));
     const value = echoedValue(root, parts);
@@ -117,7 +131,7 @@ const VALIDATOR_STATUS_CODES: Record<number, [string, string]> = {
   415: ['UNSUPPORTED_CONTENT_TYPE', 'Request bodies must be sent as application/json'],
 };
 
-function mapError(err: any, req: Request, res: Response): void {
+function mapError(err: unknown, req: Request, res: Response): void {
   if (res.headersSent) {
     req.log?.error({ err }, 'error after the response started');
     res.end();
@@ -127,8 +141,8 @@ function mapError(err: any, req: Request, res: Response): void {
     return sendError(req, res, err.status, err.errorCode, err.message, err.details);
   }
   // express-openapi-validator request errors (response errors carry status 500 and fall through)
-  const known = typeof err?.status === 'number' && err.status < 500 ? VALIDATOR_STATUS_CODES[err.status] : undefined;
-  if (known && Array.isArray(err.errors)) {
+  const known = isValidatorError(err) && err.status < 500 ? VALIDATOR_STATUS_CODES[err.status] : undefined;
+  if (known && isValidatorError(err)) {
     const [code, message] = known;
     if (err.status === 400) {
       return sendError(req, res, 400, code, message, { validationErrors: validationIssues(req, err) });
@@ -160,7 +174,7 @@ function lastResort(req: Request, res: Response, err: unknown, failure: unknown)
     const body = JSON.stringify(
       errorBodyOf({
         requestId: String(res.getHeader('X-Request-Id') ?? ''),
-        requestPath: String(req.originalUrl ?? '').split('?')[0],
+        requestPath: String(req.originalUrl ?? '').split('?')[0]!,
         status: 500,
         errorCode: 'INTERNAL_SERVER_ERROR',
         message: 'An unexpected error occurred',

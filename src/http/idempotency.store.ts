@@ -39,7 +39,9 @@ export const idempotencyStore = {
   },
 
   async get(db: Knex, scope: string, key: string): Promise<IdempotencyRecord | undefined> {
-    const r = await db(TABLE).where(rowOf(scope, key)).first('fingerprint', 'lease_token', 'response', 'expires_at');
+    const r = await db(TABLE)
+      .where(rowOf(scope, key))
+      .first<{ fingerprint: string; lease_token: string; response: string | null; expires_at: Date | string | number } | undefined>('fingerprint', 'lease_token', 'response', 'expires_at');
     return r && { fingerprint: r.fingerprint, leaseToken: r.lease_token, response: r.response ?? undefined, expiresAt: asDate(r.expires_at) };
   },
 

@@ -73,7 +73,7 @@ export class IdempotencyKeys {
       }
       if (held.fingerprint !== fingerprint) return { outcome: 'reused' };
       if (held.response === undefined) return { outcome: 'in-progress' };
-      return { outcome: 'replay', response: JSON.parse(this.secretBox.open(held.response, sealContext(scope, key))) };
+      return { outcome: 'replay', response: JSON.parse(this.secretBox.open(held.response, sealContext(scope, key))) as StoredResponse };
     }
     // Other requests with this key kept changing it under us: one of them holds it now.
     return { outcome: 'in-progress' };
@@ -139,8 +139,11 @@ function replay(res: Response, stored: StoredResponse): void {
  * `sendError`'s `res.send`); bodies written before it are collected too.
  */
 function settleOnEnd(req: Request, res: Response, settle: (status: number, body: Buffer | undefined) => Promise<unknown>): void {
-  const write = res.write;
-  const end = res.end;
+  // Taken off the response to be restored and called with it as `this`.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  const write = res.write as (this: Response, ...args: unknown[]) => boolean;
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  const end = res.end as (this: Response, ...args: unknown[]) => Response;
   const chunks: Buffer[] = [];
   const collect = (chunk: unknown, encoding: unknown) => {
     if (typeof chunk === 'string') chunks.push(Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
@@ -148,15 +151,15 @@ function settleOnEnd(req: Request, res: Response, settle: (status: number, body:
   };
   res.write = function (this: Response, chunk: unknown, ...rest: unknown[]) {
     collect(chunk, rest[0]);
-    return (write as any).call(this, chunk, ...rest);
+    return write.call(this, chunk, ...rest);
   } as Response['write'];
   res.end = function (this: Response, ...args: unknown[]) {
-    res.write = write;
-    res.end = end;
+    res.write = write as Response['write'];
+    res.end = end as Response['end'];
     if (typeof args[0] !== 'function') collect(args[0], args[1]);
     settle(res.statusCode, chunks.length ? Buffer.concat(chunks) : undefined)
       .catch((err) => req.log?.error({ err }, 'could not settle the idempotency key'))
-      .finally(() => (end as any).apply(res, args));
+      .finally(() => end.apply(res, args));
     return res;
   } as Response['end'];
 }

@@ -31,7 +31,7 @@ export function hasBody(req: Request): boolean {
 
 /** Whether the request came without a body: nothing announced, or nothing in it. */
 export function bodyIsMissing(req: Request): boolean {
-  const raw: Buffer | undefined = (req as any).rawBody;
+  const raw = req.rawBody;
   return raw === undefined ? !hasBody(req) : raw.length === 0;
 }
 
@@ -50,7 +50,17 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
 }
 
 /** The parser's failures as the API's errors; anything else stays an unexpected error. */
-function bodyError(err: any, req: Request): unknown {
+/** What body-parser's errors carry (http-errors with its fields). */
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+  charset?: string;
+  encoding?: string;
+}
+
+function bodyError(error: unknown, req: Request): unknown {
+  const err = error as BodyParserError | null | undefined;
   switch (err?.type) {
     case 'entity.parse.failed':
       return new BadRequestError('INVALID_REQUEST_BODY', 'The request body is not valid JSON');
@@ -71,7 +81,7 @@ function bodyError(err: any, req: Request): unknown {
   if (err?.status === 400 && err.type === undefined && encoding !== 'identity') {
     return new BadRequestError('INVALID_REQUEST_BODY', `The request body is not valid ${encoding} data`);
   }
-  return err;
+  return error;
 }
 
 /** The JSON parser of the API (body-parser), for requests that announce a body. */
@@ -80,7 +90,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
     limit: limitBytes,
     type: ['application/json', 'application/*+json'],
     verify: (req, _res, buf) => {
-      (req as any).rawBody = buf;
+      (req as Request).rawBody = buf; // body-parser types its `verify` request as Node's IncomingMessage
     },
   });
   return (req, res, next) => {
@@ -101,7 +111,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
  * none. Runs after the validator has resolved the operation (`req.openapi`) and before it
  * validates the request, so it is one check for every operation.
  */
-export function requireBody(contract: any): RequestHandler {
+export function requireBody(contract: unknown): RequestHandler {
   const required = new Set<string>();
   for (const op of contractOperationObjects(contract)) {
     // Request bodies are written inline in openapi/; a $ref here would hide `required`.
@@ -109,7 +119,7 @@ export function requireBody(contract: any): RequestHandler {
     if (op.requestBody?.required === true) required.add(op.operationId);
   }
   return (req, _res, next) => {
-    const operationId: string | undefined = (req as any).openapi?.schema?.operationId;
+    const operationId = req.openapi?.schema.operationId;
     if (operationId !== undefined && required.has(operationId) && bodyIsMissing(req)) {
       return next(new BadRequestError('MISSING_REQUEST_BODY', 'This operation requires a JSON request body'));
     }

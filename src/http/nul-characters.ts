@@ -28,7 +28,7 @@ export function fieldWithNul(root: Record<string, unknown>): string | undefined 
 }
 
 export const rejectNulCharacters: RequestHandler = (req, _res, next) => {
-  const field = fieldWithNul({ path: (req as any).openapi?.pathParams ?? {}, query: req.query, body: req.body });
+  const field = fieldWithNul({ path: req.openapi?.pathParams ?? {}, query: req.query, body: req.body });
   if (field === undefined) return next();
   next(new BadRequestError('VALIDATION_ERROR', 'Request validation failed', { validationErrors: [{ field, message: 'must not contain the character U+0000' }] }));
 };

@@ -11,7 +11,9 @@ type OutgoingWebhookOperation = 'receiveVideoEvent';
 export type OperationId = Exclude<keyof operations, OutgoingWebhookOperation>;
 
 type Parameters<Op extends OperationId> = operations[Op] extends { parameters: infer P } ? P : never;
-type Part<P, K extends string> = P extends { [k in K]?: infer Q } ? (Q extends undefined | never ? {} : NonNullable<Q>) : {};
+// `{}`: an operation without parameters of that kind gets an empty part (any object fits).
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+type Part<P, K extends string> = P extends { [k in K]?: infer Q } ? (Q extends undefined ? {} : NonNullable<Q>) : {};
 type JsonOf<C> = C extends { content: { 'application/json': infer B } } ? B : never;
 type RequestBody<Op extends OperationId> = operations[Op] extends { requestBody: infer R }
   ? JsonOf<R>
@@ -51,24 +53,31 @@ export type HandlerMap<Ops extends OperationId> = { [Op in Ops]: Handler<Op> };
 /** Every operation of the contract, each with exactly one handler. */
 export type AllHandlers = HandlerMap<OperationId>;
 
-/** The operation objects (with an operationId) of a bundled OpenAPI document. */
-export function contractOperationObjects(doc: any): any[] {
-  const ops: any[] = [];
-  for (const item of Object.values<any>(doc.paths ?? {})) {
-    for (const [method, op] of Object.entries<any>(item)) {
-      if (['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'].includes(method) && op?.operationId) ops.push(op);
+/** What Vidmill reads of an operation object of the contract. */
+export interface ContractOperation {
+  operationId: string;
+  requestBody?: { $ref?: string; required?: boolean };
+}
+
+/** The operation objects (with an operationId) of a bundled OpenAPI document (plain JSON). */
+export function contractOperationObjects(doc: unknown): ContractOperation[] {
+  const ops: ContractOperation[] = [];
+  const paths = (doc as { paths?: Record<string, Record<string, unknown>> }).paths ?? {};
+  for (const item of Object.values(paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'].includes(method) && (op as Partial<ContractOperation> | null)?.operationId) ops.push(op as ContractOperation);
     }
   }
   return ops;
 }
 
 /** Reads the operationIds of a bundled OpenAPI document. */
-export function contractOperationIds(doc: any): string[] {
+export function contractOperationIds(doc: unknown): string[] {
   return contractOperationObjects(doc).map((op) => op.operationId);
 }
 
 /** Refuses to start unless every operation has exactly one handler and every handler an operation. */
-export function assertHandlersMatchContract(doc: any, handlers: Record<string, unknown>): void {
+export function assertHandlersMatchContract(doc: unknown, handlers: Record<string, unknown>): void {
   const ids = contractOperationIds(doc);
   const duplicates = ids.filter((id, i) => ids.indexOf(id) !== i);
   const missing = ids.filter((id) => typeof handlers[id] !== 'function');

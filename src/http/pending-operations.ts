@@ -10,9 +10,7 @@ export const PENDING_OPERATIONS = [
 
 export type PendingOperation = (typeof PENDING_OPERATIONS)[number];
 
-const notImplemented: Handler<any> = async () => {
-  throw new DomainError(501, 'NOT_IMPLEMENTED', 'This operation is part of the contract but not implemented by this installation yet');
-};
+const notImplemented = (): Promise<never> => Promise.reject(new DomainError(501, 'NOT_IMPLEMENTED', 'This operation is part of the contract but not implemented by this installation yet'));
 
 export const pendingHandlers = Object.fromEntries(PENDING_OPERATIONS.map((id) => [id, notImplemented])) as {
   [Op in PendingOperation]: Handler<Op>;

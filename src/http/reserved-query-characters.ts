@@ -14,14 +14,16 @@
 
 /** A copy of the contract whose query parameters all allow reserved characters (for the request validator only). */
 export function acceptReservedQueryCharacters<T extends object>(contract: T): T {
-  const copy: any = structuredClone(contract);
-  const allow = (p: any) => {
+  type Parameter = { $ref?: string; in?: string; allowReserved?: boolean } | null | undefined;
+  type PathItem = { parameters?: Parameter[] } & Record<string, unknown>;
+  const copy = structuredClone(contract) as T & { components?: { parameters?: Record<string, Parameter> }; paths?: Record<string, PathItem> };
+  const allow = (p: Parameter) => {
     if (p && !p.$ref && p.in === 'query') p.allowReserved = true;
   };
   Object.values(copy.components?.parameters ?? {}).forEach(allow);
-  for (const item of Object.values<any>(copy.paths ?? {})) {
+  for (const item of Object.values(copy.paths ?? {})) {
     (item.parameters ?? []).forEach(allow);
-    for (const op of Object.values<any>(item)) if (op && typeof op === 'object' && Array.isArray(op.parameters)) op.parameters.forEach(allow);
+    for (const op of Object.values(item)) if (op && typeof op === 'object' && Array.isArray((op as PathItem).parameters)) (op as PathItem).parameters!.forEach(allow);
   }
   return copy;
 }

@@ -23,6 +23,6 @@ export function servedApiUrl(req: Request, publicUrl: string | undefined): strin
 }
 
 /** `contract` with this installation as its only server. */
-export function servedContract(contract: any, req: Request, publicUrl: string | undefined): any {
+export function servedContract<T extends object>(contract: T, req: Request, publicUrl: string | undefined): T & { servers: { url: string; description: string }[] } {
   return { ...contract, servers: [{ url: servedApiUrl(req, publicUrl), description: 'This server' }] };
 }

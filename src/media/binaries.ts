@@ -57,7 +57,7 @@ export async function binaryVersion(tool: Tool, bin: string, timeoutMs = 10_000)
     throw new MediaError(`"${bin}" does not run: ${(err as Error).message}`, { cause: err });
   }
   const version = parseVersionLine(tool, stdout);
-  if (!version) throw new MediaError(`"${bin}" is not ${tool}: its -version output starts with "${stdout.split('\n', 1)[0].slice(0, 80)}"`);
+  if (!version) throw new MediaError(`"${bin}" is not ${tool}: its -version output starts with "${stdout.split('\n', 1)[0]!.slice(0, 80)}"`);
   return version;
 }
 
@@ -86,6 +86,7 @@ async function findOnPath(tool: Tool, searchPath: string): Promise<string[]> {
 function npmBinary(tool: Tool): string | undefined {
   try {
     // Optional dependency: loaded at run time, absent on platforms it does not ship for.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a synchronous optional load
     const mod = require(NPM_PACKAGES[tool]) as { path?: string };
     return typeof mod.path === 'string' ? mod.path : undefined;
   } catch {
@@ -158,7 +159,7 @@ export function availableFilters(bins: Pick<MediaBinaries, 'ffmpeg'>): Promise<S
       const names = new Set<string>();
       for (const line of stdout.split('\n')) {
         const m = /^\s*[.A-Z|]{3}\s+(\S+)\s+\S+->\S+/.exec(line);
-        if (m) names.add(m[1]);
+        if (m) names.add(m[1]!);
       }
       return names;
     });

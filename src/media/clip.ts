@@ -105,15 +105,16 @@ export interface ClipCutPlan {
 export function planClipCut(packets: readonly VideoPacket[], window: { startMs: number; durationMs: number }, opts: { splice: boolean }): ClipCutPlan {
   const times = [...new Set(packets.map((p) => p.pts))].sort((a, b) => a - b);
   if (times.length === 0) throw new MediaError('the master has no video packets in the clip window');
-  const steps = times.slice(1).map((t, i) => t - times[i]).filter((d) => d > 0).sort((a, b) => a - b);
-  const f = steps.length ? steps[Math.floor(steps.length / 2)] : 1 / 25;
+  const steps = times.slice(1).map((t, i) => t - times[i]!).filter((d) => d > 0).sort((a, b) => a - b);
+  const f = steps[Math.floor(steps.length / 2)] ?? 1 / 25;
   const s = window.startMs / 1000;
   let first = times.findIndex((t) => t >= s - f / 2);
   if (first < 0) first = times.length - 1;
   const wanted = Math.max(1, Math.round(window.durationMs / 1000 / f));
   const frames = Math.min(wanted, times.length - first);
-  const t0 = times[first];
-  const tEnd = first + frames < times.length ? times[first + frames] : times[times.length - 1] + f;
+  // Indices into `times` below stay within it: first < length, frames <= length - first.
+  const t0 = times[first]!;
+  const tEnd = first + frames < times.length ? times[first + frames]! : times[times.length - 1]! + f;
   const inWindow = (a: number, b: number) => times.filter((t) => t >= a && t < b).length;
   const clean = (t: number) => cleanCutAt(packets, t);
   const encodeAll: ClipCutPlan = { frameSeconds: f, start: t0, frames, segments: [{ mode: 'encode', start: t0, frames }] };
@@ -126,9 +127,9 @@ export function planClipCut(packets: readonly VideoPacket[], window: { startMs: 
   // It ends at the window's end when that cut is clean, else at the last clean point before it.
   let b: number | undefined = clean(tEnd) ? tEnd : undefined;
   if (b === undefined) {
-    for (let i = first + frames - 1; i > 0 && times[i] > a; i--) {
-      if (clean(times[i])) {
-        b = times[i];
+    for (let i = first + frames - 1; i > 0 && times[i]! > a; i--) {
+      if (clean(times[i]!)) {
+        b = times[i]!;
         break;
       }
     }
@@ -156,8 +157,9 @@ export function cleanCutAt(packets: readonly VideoPacket[], t: number): boolean 
   let i = packets.findIndex((p) => p.pts >= t - eps);
   if (i < 0) i = packets.length;
   for (let j = 0; j < packets.length; j++) {
-    if (j < i && packets[j].pts >= t - eps) return false;
-    if (j >= i && packets[j].pts < t - eps) return false;
+    const pts = packets[j]!.pts;
+    if (j < i && pts >= t - eps) return false;
+    if (j >= i && pts < t - eps) return false;
   }
   return true;
 }
@@ -210,7 +212,7 @@ export function clipEncoderArgs(v: ClipVideoStream, encoders: ReadonlySet<string
   };
   const own = byCodec[v.codec];
   if (own && encoders.has(own.encoder)) return { codec: v.codec, args: ['-c:v', own.encoder, ...own.args, ...pix, ...tags] };
-  return { codec: 'h264', args: ['-c:v', 'libx264', ...byCodec.h264.args, '-pix_fmt', 'yuv420p', ...tags] };
+  return { codec: 'h264', args: ['-c:v', 'libx264', ...byCodec.h264!.args, '-pix_fmt', 'yuv420p', ...tags] };
 }
 
 /** Seconds as ffmpeg reads them, rounded down to the microsecond (never past the frame). */
@@ -281,7 +283,7 @@ export function clipSegmentArgs(input: string, out: string, seg: ClipSegment, se
 
 /** The concat demuxer's list: each segment file with its exact duration. */
 export function clipConcatList(files: readonly string[], segments: readonly ClipSegment[], frameSeconds: number): string {
-  return files.map((f, i) => `file '${f.replace(/'/g, "'\\''")}'\nduration ${(segments[i].frames * frameSeconds).toFixed(6)}\n`).join('');
+  return files.map((f, i) => `file '${f.replace(/'/g, "'\\''")}'\nduration ${(segments[i]!.frames * frameSeconds).toFixed(6)}\n`).join('');
 }
 
 export interface ClipMuxOptions {
@@ -394,7 +396,7 @@ export async function readClipPackets(bins: MediaBinaries, input: string, window
   const origin = Number(head.format?.start_time ?? 0) || 0;
   const from = window.startMs / 1000;
   const until = origin + from + window.durationMs / 1000 + 1;
-  let packets: VideoPacket[] = [];
+  let packets: VideoPacket[];
   for (let back = indexed ? 0 : 2; ; back *= 2) {
     const start = Math.max(0, from - back);
     const interval = `${start > 0 ? sec(origin + start) : ''}%${sec(until)}`;
@@ -426,7 +428,7 @@ let encoderList: Promise<Set<string>> | undefined;
 /** The encoders this ffmpeg has (asked once per process). */
 function encodersOf(bins: MediaBinaries): Promise<Set<string>> {
   encoderList ??= runMedia(bins.ffmpeg, ['-hide_banner', '-encoders'], { tool: 'ffmpeg', rawArgs: true }).then(
-    ({ stdout }) => new Set([...stdout.matchAll(/^\s*[VAS][A-Z.]{5}\s+(\S+)/gm)].map((m) => m[1])),
+    ({ stdout }) => new Set([...stdout.matchAll(/^\s*[VAS][A-Z.]{5}\s+(\S+)/gm)].map((m) => m[1]!)),
     (err) => {
       encoderList = undefined;
       throw err;
@@ -473,7 +475,7 @@ export async function cutClip(bins: MediaBinaries, input: string, outPath: strin
     const ts = plan.segments.some((seg) => seg.mode === 'encode') && SPLICEABLE.has(encoder.codec);
     const files = plan.segments.map((_, i) => path.join(work, `segment-${i}.${ts ? 'ts' : 'nut'}`));
     for (const [i, seg] of plan.segments.entries()) {
-      await run(clipSegmentArgs(input, files[i], seg, segmentSeek(packets, seg, plan.frameSeconds, indexed), { encode: encoder.args, format: ts ? 'mpegts' : 'nut' }));
+      await run(clipSegmentArgs(input, files[i]!, seg, segmentSeek(packets, seg, plan.frameSeconds, indexed), { encode: encoder.args, format: ts ? 'mpegts' : 'nut' }));
       reached(i + 2);
     }
     const concatList = path.join(work, 'segments.txt');

@@ -15,7 +15,7 @@ export function imageInfo(buf: Buffer): ImageInfo | undefined {
   let i = 2;
   while (i + 9 < buf.length) {
     if (buf[i] !== 0xff) return undefined;
-    const marker = buf[i + 1];
+    const marker = buf[i + 1]!; // i + 9 < length
     if (marker === 0xff) {
       i++; // fill byte
       continue;

@@ -276,7 +276,7 @@ function round(v: number, decimals: number): number {
 export function containerShortName(formatNames: string[], majorBrand: string | undefined, input: string): string | undefined {
   const first = formatNames[0];
   if (!first) return undefined;
-  const ext = path.extname(input.split(/[?#]/)[0]).slice(1).toLowerCase();
+  const ext = path.extname(input.split(/[?#]/)[0]!).slice(1).toLowerCase();
   if (formatNames.includes('mov') && formatNames.includes('mp4')) {
     const brand = (majorBrand ?? '').trim().toLowerCase();
     if (brand === 'qt') return 'mov';
@@ -512,7 +512,7 @@ export function detectScanningArgs(input: string, opts: Pick<DetectScanningOptio
 export function scanningFromIdet(metadataOutput: string): Scanning | undefined {
   const counts = { tff: 0, bff: 0, progressive: 0 };
   for (const m of metadataOutput.matchAll(/lavfi\.idet\.multiple\.current_frame=(\w+)/g)) {
-    if (m[1] in counts) counts[m[1] as keyof typeof counts]++;
+    if (m[1]! in counts) counts[m[1] as keyof typeof counts]++;
   }
   if (counts.tff + counts.bff + counts.progressive === 0) return undefined;
   const dominant = Math.max(counts.tff, counts.bff);

@@ -111,29 +111,29 @@ export const THUMBNAIL_ENCODE = ['-c:v', 'mjpeg', '-q:v', '3'];
 export const FULL_FRAME_JPEG_ENCODE = ['-c:v', 'mjpeg', '-q:v', '2'];
 export const FULL_FRAME_PNG_ENCODE = ['-c:v', 'png', '-compression_level', '3'];
 
-/** Every kind of image at every position; returns the images per kind, in position order. */
-async function makeStills(
+/** Every kind of image at every position; returns the images per kind (one list per kind given), in position order. */
+async function makeStills<const K extends readonly [StillKind, ...StillKind[]]>(
   bins: MediaBinaries,
   input: string,
   outDir: string,
   positions: number[],
-  kinds: StillKind[],
+  kinds: K,
   opts: RunCommon & { onProgress?: (p: MediaProgress) => void },
-): Promise<StillImage[][]> {
+): Promise<{ [I in keyof K]: StillImage[] }> {
   await mkdir(outDir, { recursive: true });
   const specs = kinds.map((kind) => positions.map((positionMs, i) => ({ positionMs, path: path.join(outDir, kind.name(i)) })));
   await Promise.all(specs.flat().map((s) => rm(s.path, { force: true })));
   const run = (args: string[]) => runMedia(bins.ffmpeg, args, { signal: opts.signal, timeoutMs: opts.timeoutMs, tool: 'ffmpeg' });
   await run(
     kinds.length === 1
-      ? stillsArgs(input, specs[0], kinds[0].filter, kinds[0].encode)
-      : multiStillsArgs(input, positions.map((positionMs, i) => ({ positionMs, outputs: kinds.map((k, j) => ({ path: specs[j][i].path, filter: k.filter, encode: k.encode })) }))),
+      ? stillsArgs(input, specs[0]!, kinds[0].filter, kinds[0].encode)
+      : multiStillsArgs(input, positions.map((positionMs, i) => ({ positionMs, outputs: kinds.map((k, j) => ({ path: specs[j]![i]!.path, filter: k.filter, encode: k.encode })) }))),
   );
   // A position past the last decodable frame (a stated duration longer than the video) yields
   // no image: take those from the start instead, in one more run per kind.
   for (const [j, kind] of kinds.entries()) {
     const missing: StillSpec[] = [];
-    for (const s of specs[j]) if (!(await exists(s.path))) missing.push(s);
+    for (const s of specs[j]!) if (!(await exists(s.path))) missing.push(s);
     if (!missing.length) continue;
     for (const s of missing) s.positionMs = 0;
     await run(stillsArgs(input, missing, kind.filter, kind.encode));
@@ -149,7 +149,7 @@ async function makeStills(
     result.push(images);
   }
   opts.onProgress?.({ percentage: 100, outTimeMs: 0 });
-  return result;
+  return result as { [I in keyof K]: StillImage[] }; // one list per kind, in the kinds' order
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -216,7 +216,7 @@ export function runMedia(bin: string, args: readonly string[], opts: RunMediaOpt
       cleanup();
       stderrTail = (stderrTail + stderrDecoder.end()).slice(-STDERR_TAIL_BYTES);
       if (killReason || overflow) {
-        reject(killReason ?? overflow);
+        reject(killReason ?? overflow!);
         return;
       }
       if (code === 0) {
@@ -233,5 +233,6 @@ export function runMedia(bin: string, args: readonly string[], opts: RunMediaOpt
 function reasonText(reason: unknown): string {
   if (reason instanceof Error) return reason.message;
   if (reason === undefined) return 'no reason given';
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- any other reason as String() shows it
   return String(reason);
 }

@@ -17,17 +17,20 @@
 
 const POLY = 0x82f63b78;
 
-const TABLES: Uint32Array[] = (() => {
+// Indexing below is within bounds by construction (16 tables of 256 entries, byte-sized indices, loops bounded by
+// the chunk's length), hence the non-null assertions that noUncheckedIndexedAccess asks for.
+type Tables16 = [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+const TABLES = (() => {
   const t = Array.from({ length: 16 }, () => new Uint32Array(256));
   for (let n = 0; n < 256; n++) {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ POLY : c >>> 1;
-    t[0][n] = c >>> 0;
+    t[0]![n] = c >>> 0;
   }
   for (let n = 0; n < 256; n++) {
-    for (let k = 1; k < 16; k++) t[k][n] = ((t[k - 1][n] >>> 8) ^ t[0][t[k - 1][n] & 0xff]) >>> 0;
+    for (let k = 1; k < 16; k++) t[k]![n] = ((t[k - 1]![n]! >>> 8) ^ t[0]![t[k - 1]![n]! & 0xff]!) >>> 0;
   }
-  return t;
+  return t as Tables16;
 })();
 const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = TABLES;
 
@@ -42,19 +45,19 @@ export function crc32cUpdate(crc: number, chunk: Uint8Array): number {
   let i = 0;
   const end8 = n - (n % 8);
   while (i < end8) {
-    c ^= chunk[i] | (chunk[i + 1] << 8) | (chunk[i + 2] << 16) | (chunk[i + 3] << 24);
+    c ^= chunk[i]! | (chunk[i + 1]! << 8) | (chunk[i + 2]! << 16) | (chunk[i + 3]! << 24);
     c =
-      T7[c & 0xff] ^
-      T6[(c >>> 8) & 0xff] ^
-      T5[(c >>> 16) & 0xff] ^
-      T4[c >>> 24] ^
-      T3[chunk[i + 4]] ^
-      T2[chunk[i + 5]] ^
-      T1[chunk[i + 6]] ^
-      T0[chunk[i + 7]];
+      T7[c & 0xff]! ^
+      T6[(c >>> 8) & 0xff]! ^
+      T5[(c >>> 16) & 0xff]! ^
+      T4[c >>> 24]! ^
+      T3[chunk[i + 4]!]! ^
+      T2[chunk[i + 5]!]! ^
+      T1[chunk[i + 6]!]! ^
+      T0[chunk[i + 7]!]!;
     i += 8;
   }
-  while (i < n) c = T0[(c ^ chunk[i++]) & 0xff] ^ (c >>> 8);
+  while (i < n) c = T0[(c ^ chunk[i++]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
 }
 
@@ -63,34 +66,34 @@ function updateWords(crc: number, chunk: Uint8Array): number {
   let c = ~crc | 0;
   const n = chunk.length;
   let i = 0;
-  while (((chunk.byteOffset + i) & 3) !== 0) c = T0[(c ^ chunk[i++]) & 0xff] ^ (c >>> 8);
+  while (((chunk.byteOffset + i) & 3) !== 0) c = T0[(c ^ chunk[i++]!) & 0xff]! ^ (c >>> 8);
   const words = ((n - i) >>> 4) << 2;
   const w = new Int32Array(chunk.buffer, chunk.byteOffset + i, words);
   for (let k = 0; k < words; k += 4) {
-    const a = w[k] ^ c;
-    const b = w[k + 1];
-    const d = w[k + 2];
-    const e = w[k + 3];
+    const a = w[k]! ^ c;
+    const b = w[k + 1]!;
+    const d = w[k + 2]!;
+    const e = w[k + 3]!;
     c =
-      T15[a & 0xff] ^
-      T14[(a >>> 8) & 0xff] ^
-      T13[(a >>> 16) & 0xff] ^
-      T12[a >>> 24] ^
-      T11[b & 0xff] ^
-      T10[(b >>> 8) & 0xff] ^
-      T9[(b >>> 16) & 0xff] ^
-      T8[b >>> 24] ^
-      T7[d & 0xff] ^
-      T6[(d >>> 8) & 0xff] ^
-      T5[(d >>> 16) & 0xff] ^
-      T4[d >>> 24] ^
-      T3[e & 0xff] ^
-      T2[(e >>> 8) & 0xff] ^
-      T1[(e >>> 16) & 0xff] ^
-      T0[e >>> 24];
+      T15[a & 0xff]! ^
+      T14[(a >>> 8) & 0xff]! ^
+      T13[(a >>> 16) & 0xff]! ^
+      T12[a >>> 24]! ^
+      T11[b & 0xff]! ^
+      T10[(b >>> 8) & 0xff]! ^
+      T9[(b >>> 16) & 0xff]! ^
+      T8[b >>> 24]! ^
+      T7[d & 0xff]! ^
+      T6[(d >>> 8) & 0xff]! ^
+      T5[(d >>> 16) & 0xff]! ^
+      T4[d >>> 24]! ^
+      T3[e & 0xff]! ^
+      T2[(e >>> 8) & 0xff]! ^
+      T1[(e >>> 16) & 0xff]! ^
+      T0[e >>> 24]!;
   }
   i += words << 2;
-  while (i < n) c = T0[(c ^ chunk[i++]) & 0xff] ^ (c >>> 8);
+  while (i < n) c = T0[(c ^ chunk[i++]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
 }
 
@@ -127,7 +130,7 @@ const X2N: Uint32Array = (() => {
 function x2nModP(n: number, k: number): number {
   let p = 0x80000000; // x^0
   while (n > 0) {
-    if (n % 2 === 1) p = multModP(X2N[k & 63], p);
+    if (n % 2 === 1) p = multModP(X2N[k & 63]!, p);
     n = Math.floor(n / 2);
     k++;
   }

@@ -33,7 +33,7 @@ function literalRefusal(policy: OutboundPolicy, options: { host?: string | null;
  * AWS SDK's own default agents have.
  */
 export function guardedAgents(policy: OutboundPolicy, opts: { keepAlive?: boolean; maxSockets?: number } = {}): GuardedAgents {
-  const options = { keepAlive: opts.keepAlive ?? true, maxSockets: opts.maxSockets ?? 50, lookup: guardedLookup(policy) as any };
+  const options = { keepAlive: opts.keepAlive ?? true, maxSockets: opts.maxSockets ?? 50, lookup: guardedLookup(policy) };
 
   class GuardedHttpAgent extends http.Agent {
     override createConnection(o: http.ClientRequestArgs, callback?: ConnectCallback): Duplex | null | undefined {

@@ -67,30 +67,33 @@ function embeddedIPv4(address: string): string | undefined {
   return undefined;
 }
 
-function expandIPv6(address: string): number[] | undefined {
-  let text = address.split('%')[0];
+/** The eight 16-bit groups of an IPv6 address. */
+type IPv6Groups = [number, number, number, number, number, number, number, number];
+
+function expandIPv6(address: string): IPv6Groups | undefined {
+  let text = address.split('%')[0]!; // split always yields at least one part
   const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (tail) {
-    const [a, b, c, d] = tail[1].split('.').map(Number);
-    text = text.slice(0, -tail[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    const [a, b, c, d] = tail[1]!.split('.').map(Number) as [number, number, number, number]; // the pattern matched four numbers
+    text = text.slice(0, -tail[1]!.length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  const [head, rest] = text.split('::');
+  const [head = '', rest] = text.split('::');
   const parse = (s: string) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
   const h = parse(head);
   const r = rest === undefined ? [] : parse(rest);
-  const fill = rest === undefined ? [] : new Array(8 - h.length - r.length).fill(0);
+  const fill = rest === undefined ? [] : new Array<number>(8 - h.length - r.length).fill(0);
   const groups = [...h, ...fill, ...r];
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? (groups as IPv6Groups) : undefined;
 }
 
 /** True when the address is a public unicast address (not loopback, private, link-local, ...). */
 export function isPublicAddress(address: string): boolean {
-  const family = isIP(address.split('%')[0]);
+  const family = isIP(address.split('%')[0]!);
   if (family === 4) return !blockedV4.check(address, 'ipv4');
   if (family !== 6) return false;
   const v4 = embeddedIPv4(address);
   if (v4 !== undefined) return isPublicAddress(v4);
-  return !blockedV6.check(address.split('%')[0], 'ipv6');
+  return !blockedV6.check(address.split('%')[0]!, 'ipv6');
 }
 
 /** What a URL is checked as: the errorCode and wording of a refusal, and the ports https may use. */
@@ -199,11 +202,11 @@ export function guardedLookup(policy: OutboundPolicy) {
     if (!policy.allowPrivateUrls && isLoopbackName(hostname)) return process.nextTick(callback, nonPublicAddressError(hostname), []);
     dnsLookupCallback(hostname, { ...opts, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
-      const list = addresses as LookupAddress[];
+      const list = addresses;
       if (!policy.allowPrivateUrls && list.some((a) => !isPublicAddress(a.address))) return callback(nonPublicAddressError(hostname), []);
       if ((opts as LookupAllOptions).all) return callback(null, list);
       if (!list.length) return callback(Object.assign(new Error(`${hostname} does not resolve`), { code: 'ENOTFOUND' }), []);
-      callback(null, list[0].address, list[0].family);
+      callback(null, list[0]!.address, list[0]!.family); // not empty: checked above
     });
   };
 }

@@ -37,7 +37,7 @@ export function availableEncoders(bins: Pick<MediaBinaries, 'ffmpeg'>): Promise<
       const names = new Set<string>();
       for (const line of stdout.split('\n')) {
         const m = /^\s*[VAS][.A-Z]{5}\s+(\S+)\s/.exec(line);
-        if (m && m[1] !== '=') names.add(m[1]);
+        if (m && m[1] !== '=') names.add(m[1]!);
       }
       return names;
     });

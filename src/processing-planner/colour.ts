@@ -117,9 +117,9 @@ function invert<K extends string>(table: Record<K, string>): Record<string, K> {
   for (const [k, v] of Object.entries(table) as [K, string][]) out[v] = k;
   return out;
 }
-const FROM_FF_SPACE: Record<string, ColorSpace> = { ...invert(FF_SPACE), bt2020ncl: 'BT2020NC' as ColorSpace, bt2020_ncl: 'BT2020NC' as ColorSpace };
+const FROM_FF_SPACE: Record<string, ColorSpace> = { ...invert(FF_SPACE), bt2020ncl: 'BT2020NC', bt2020_ncl: 'BT2020NC' };
 const FROM_FF_PRIMARIES = invert(FF_PRIMARIES);
-const FROM_FF_TRANSFER: Record<string, TransferCharacteristics> = { ...invert(FF_TRANSFER), gamma22: 'BT470M' as TransferCharacteristics, gamma28: 'BT470BG' as TransferCharacteristics };
+const FROM_FF_TRANSFER: Record<string, TransferCharacteristics> = { ...invert(FF_TRANSFER), gamma22: 'BT470M', gamma28: 'BT470BG' };
 const FROM_FF_RANGE: Record<string, ColorRange> = { tv: 'LIMITED', mpeg: 'LIMITED', pc: 'FULL', jpeg: 'FULL' };
 
 /** The source's colour tags (ffprobe names from `VideoMetadata`) as far as they are known and expressible. */

@@ -121,7 +121,7 @@ const bpp = (mbps: number) => Math.round(((mbps * 1e6) / PIXELS_1080P30) * 1000)
 const PRORES_NAMES = ['Proxy', 'LT', 'Standard', 'HQ', '4444', 'XQ'];
 
 function prores(profile: number, yuv: ChromaSubsampling, mbps: number): ProfileSpec {
-  return { codec: 'PRORES', pixel: px(yuv, 10), args: ['prores_ks', '-profile:v', String(profile), '-vendor', 'apl0'], bitsPerPixel: bpp(mbps), streamProfile: PRORES_NAMES[profile] };
+  return { codec: 'PRORES', pixel: px(yuv, 10), args: ['prores_ks', '-profile:v', String(profile), '-vendor', 'apl0'], bitsPerPixel: bpp(mbps), streamProfile: PRORES_NAMES[profile]! }; // profile: 0..5
 }
 
 function dnxhd(mbps: number, bitDepth: 8 | 10): ProfileSpec {

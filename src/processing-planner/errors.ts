@@ -33,7 +33,7 @@ export class ProcessingOptionsError extends BadRequestError {
 
   constructor(issues: ProcessingIssue[]) {
     if (!issues.length) throw new Error('ProcessingOptionsError needs at least one issue');
-    const first = issues[0];
+    const first = issues[0]!; // not empty: checked above
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
     super(first.code, `${first.field}: ${first.message}${more}`, {
       validationErrors: issues.map((i) => ({ field: i.field, message: i.message, ...(i.value !== undefined ? { value: i.value } : {}) })),

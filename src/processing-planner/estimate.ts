@@ -54,10 +54,9 @@ export function rateFor(key: string): Rate {
   const exact = RATES[key];
   if (exact) return exact;
   const m = /^(libx26[45]):(\w+)$/.exec(key);
-  if (m && RATES[`${m[1]}:medium`] && PRESET_FACTOR[m[2]]) {
-    const base = RATES[`${m[1]}:medium`];
-    return { mpxPerSecond: base.mpxPerSecond * PRESET_FACTOR[m[2]], mpxPerCpuSecond: base.mpxPerCpuSecond * PRESET_FACTOR[m[2]] };
-  }
+  const base = m && RATES[`${m[1]}:medium`];
+  const factor = m && PRESET_FACTOR[m[2]!];
+  if (base && factor) return { mpxPerSecond: base.mpxPerSecond * factor, mpxPerCpuSecond: base.mpxPerCpuSecond * factor };
   return CHEAP;
 }
 

@@ -50,7 +50,7 @@ export function resolveHdrStatic(input: HdrStaticInput): { metadata?: HdrStaticM
       // e.g. INPUT_PRIORITY with an SDR input: the profile only filled gaps and the output is SDR.
       notes.push({
         field: PROFILE_FIELD,
-        requested: [p!.hdrFormat, p!.masteringDisplay && 'masteringDisplay', p!.maxCll !== undefined && 'maxCll', p!.maxFall !== undefined && 'maxFall'].filter(Boolean).join(', '),
+        requested: [p.hdrFormat, p.masteringDisplay && 'masteringDisplay', p.maxCll !== undefined && 'maxCll', p.maxFall !== undefined && 'maxFall'].filter(Boolean).join(', '),
         appliedAs: 'not applied',
         note: `the output is SDR (transfer ${input.outputTransfer}); HDR signalling and static metadata would be false`,
       });

@@ -20,7 +20,7 @@ export class SecretBox {
   }
 
   open(sealed: string, context: string): string {
-    const [version, nonce, tag, ciphertext] = sealed.split(':');
+    const [version, nonce = '', tag = '', ciphertext = ''] = sealed.split(':');
     if (version !== 'v1') throw new Error('unknown sealed-secret version');
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(nonce, 'base64'));
     decipher.setAAD(Buffer.from(context, 'utf8'));

@@ -6,6 +6,7 @@
  * control characters and the characters Windows refuses (`<>:"/\|?*`) become `_`; runs of white
  * space become one space; leading and trailing spaces and dots are dropped.
  */
+// eslint-disable-next-line no-control-regex -- control characters are what it removes
 const UNSAFE = /[\u0000-\u001f\u007f<>:"/\\|?*]/g;
 
 /** `text` as a file name with `extension` (with or without its dot); `fallback` when nothing is left. */

@@ -34,7 +34,8 @@ export function createLogger(level: string, opts: { destination?: pino.Destinati
 
 /** Writes whatever is buffered, synchronously. */
 export function flushLogger(logger: Logger): void {
-  const stream = (logger as any)[pino.symbols.streamSym];
+  // pino keeps its destination under a symbol that its types do not declare on Logger.
+  const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
   if (stream && typeof stream.flushSync === 'function') {
     try {
       stream.flushSync();

@@ -45,7 +45,7 @@ export async function fetchPage<Row, T>(
   table: string,
 ): Promise<Page<T>> {
   const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
-  const rows: any[] = await base
+  const rows = (await base
     .clone()
     .select(`${table}.*`, base.client.raw('count(*) over () as total_count'))
     .orderBy([
@@ -53,12 +53,12 @@ export async function fetchPage<Row, T>(
       { column: `${table}.id`, order: dir },
     ])
     .limit(req.pageSize)
-    .offset(req.pageNumber * req.pageSize);
+    .offset(req.pageNumber * req.pageSize)) as (Row & { total_count: unknown })[]; // Knex types rows as any
   let total: number;
   if (rows.length > 0) {
-    total = Number(rows[0].total_count);
+    total = Number(rows[0]!.total_count);
   } else {
-    const [{ n }] = await base.clone().count({ n: '*' });
+    const [{ n }] = (await base.clone().count({ n: '*' })) as [{ n: number | string }];
     total = Number(n);
   }
   return {
@@ -67,7 +67,7 @@ export async function fetchPage<Row, T>(
     numberOfElements: rows.length,
     totalPages: Math.ceil(total / req.pageSize),
     totalElements: total,
-    items: rows.map((r) => map(r as Row)),
+    items: rows.map((r) => map(r)),
   };
 }
 
@@ -101,15 +101,15 @@ export async function readPage<T>(
   let total: number;
   if (isPostgres(db)) {
     rows = await readTuples(db, `select ${select}, count(*) over () as total_count from ${table} where ${where} ${order}`, pageBindings);
-    total = Number(rows.length > 0 ? rows[0][columns.length] : (await readTuples(db, countSql, bindings))[0][0]);
+    total = Number(rows.length > 0 ? rows[0]![columns.length] : (await readTuples(db, countSql, bindings))[0]![0]); // count(*) returns one row
   } else {
     [rows, total] = await readBatchSqlite(db, (_read, tuples) => [
       tuples(`select ${select} from ${table} where ${where} ${order}`, pageBindings),
-      Number(tuples(countSql, bindings)[0][0]),
+      Number(tuples(countSql, bindings)[0]![0]),
     ]);
   }
   const items = new Array<T>(rows.length);
-  for (let i = 0; i < rows.length; i++) items[i] = map(rows[i]);
+  for (let i = 0; i < rows.length; i++) items[i] = map(rows[i]!);
   return {
     pageNumber: req.pageNumber,
     pageSize: req.pageSize,

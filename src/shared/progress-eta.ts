@@ -201,7 +201,7 @@ export function writeProgress(eta: ProgressEta, write: (e: Estimate) => Promise<
     }).catch((err) => opts.onError?.(err));
     return chain;
   };
-  const timer = setInterval(tick, opts.everyMs ?? 1000);
+  const timer = setInterval(() => void tick(), opts.everyMs ?? 1000);
   timer.unref?.();
   return {
     now: tick,

@@ -58,7 +58,7 @@ export async function storeFile(blobs: BlobStore, key: string, file: string, opt
   let crc = 0;
   for (let n = 1; n <= upload.partCount; n++) {
     const { start, end } = upload.partRange(n);
-    crc = crc32cCombine(crc, crcs[n], end - start);
+    crc = crc32cCombine(crc, crcs[n]!, end - start);
   }
   return { size, crc32c: crc >>> 0 };
 }

@@ -16,7 +16,7 @@ export class BucketRangeSource implements RangeSource {
   ) {}
 
   async probe(signal?: AbortSignal): Promise<SourceInfo> {
-    const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key }), { abortSignal: signal as any });
+    const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key }), { abortSignal: signal });
     return {
       size: Number(out.ContentLength ?? 0),
       etag: out.ETag,
@@ -31,7 +31,7 @@ export class BucketRangeSource implements RangeSource {
     try {
       out = await this.client.send(
         new GetObjectCommand({ Bucket: this.bucket, Key: this.key, Range: `bytes=${start}-${end}`, IfMatch: pinned.etag }),
-        { abortSignal: signal as any },
+        { abortSignal: signal },
       );
     } catch (err) {
       const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };

@@ -152,7 +152,7 @@ export async function copyRanges(opts: CopyOptions): Promise<CopyResult> {
   let next = 0;
   const lane = async () => {
     while (next < todo.length && !inner.signal.aborted) {
-      const n = todo[next++];
+      const n = todo[next++]!; // next < length: checked by the loop
       try {
         await copyPart(n);
       } catch (err) {

@@ -86,7 +86,7 @@ export class LocalDiskStore implements BlobStore {
     const dir = this.stagingDir(descriptor.id);
     let meta: UploadDescriptor;
     try {
-      meta = JSON.parse(await readFile(path.join(dir, 'meta.json'), 'utf8'));
+      meta = JSON.parse(await readFile(path.join(dir, 'meta.json'), 'utf8')) as UploadDescriptor;
     } catch {
       throw new Error(`upload ${descriptor.id} no longer exists`);
     }
@@ -100,7 +100,7 @@ export class LocalDiskStore implements BlobStore {
     const target = this.pathOf(key);
     const tmp = path.join(this.root, STAGING, `put-${randomUUID()}`);
     await mkdir(path.dirname(tmp), { recursive: true });
-    await writeFile(tmp, data, { flush: true } as any);
+    await writeFile(tmp, data, { flush: true });
     await this.moveInto(tmp, target);
   }
 
@@ -254,8 +254,9 @@ async function writeAllAt(file: FileHandle, chunks: Uint8Array[], position: numb
     // Drop what was written, keeping the unwritten end of a partly written chunk.
     let skip = bytesWritten;
     let i = 0;
-    while (skip >= rest[i].length) skip -= rest[i++].length;
-    rest = [rest[i].subarray(skip), ...rest.slice(i + 1)];
+    // left > 0, so the chunks still hold more than `skip` bytes and `i` stays within them.
+    while (skip >= rest[i]!.length) skip -= rest[i++]!.length;
+    rest = [rest[i]!.subarray(skip), ...rest.slice(i + 1)];
   }
 }
 
@@ -282,7 +283,7 @@ class CoalescedSync {
       const group = this.waiting;
       this.waiting = [];
       try {
-        await group[0].file.datasync();
+        await group[0]!.file.datasync(); // `waiting` was not empty
         for (const w of group) w.resolve();
       } catch (err) {
         for (const w of group) w.reject(err);

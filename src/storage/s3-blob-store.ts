@@ -185,7 +185,7 @@ export class S3Upload implements Upload {
     const { start, end } = this.partRange(partNumber);
     const body = await collectPart(data, end - start, signal);
     await this.store.client.send(new UploadPartCommand({ ...this.ids, PartNumber: partNumber, Body: body, ContentLength: body.length }), {
-      abortSignal: signal as any,
+      abortSignal: signal,
     });
   }
 

@@ -88,7 +88,7 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       }
 
       if (op.method === 'post') {
-        for (const [what, key] of [['of 256 characters', 'k'.repeat(256)], ['that is empty', '']]) {
+        for (const [what, key] of [['of 256 characters', 'k'.repeat(256)], ['that is empty', '']] as const) {
           it(`an Idempotency-Key ${what} is 400 VALIDATION_ERROR naming the header`, async () => {
             const req = call(op, fill(op.path)).set('Idempotency-Key', key);
             const res = await (op.bodySchema ? req.send({}) : req);
@@ -320,7 +320,7 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       ];
       for (const [request, status, code] of cases) {
         const answer = await raw(request);
-        const [head, body] = answer.split('\r\n\r\n');
+        const [head = '', body = ''] = answer.split('\r\n\r\n');
         assert.match(head, new RegExp(`^HTTP/1.1 ${status} `), answer);
         assert.match(head, /content-type: application\/json/i);
         const error = JSON.parse(body);

@@ -81,7 +81,7 @@ describe('response-conformance check (test helper)', () => {
     await statusApp(200).get('/api/v1/things/special');
     assert.deepEqual(takeViolations(), []);
     await statusApp(200).get('/api/v1/things/3fa85f64');
-    assert.match(takeViolations()[0], /getThing does not declare 200/);
+    assert.match(takeViolations()[0]!, /getThing does not declare 200/);
   });
 
   it('outside the contract: 404 for an unknown path, 405 with Allow for an unknown method, or 401', async () => {

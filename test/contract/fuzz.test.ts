@@ -67,7 +67,7 @@ function slots(n: Node, out: [Obj | Node[], number][] = [], depth = 0): [Obj | N
   else if (Array.isArray(n)) n.forEach((v, i) => (out.push([n, i]), slots(v, out, depth + 1)));
   return out;
 }
-const objects = (n: Node): Obj[] => [...(n instanceof Obj ? [n] : []), ...slots(n).map(([c, i]) => (c instanceof Obj ? c.entries[i][1] : c[i])).filter((v): v is Obj => v instanceof Obj)];
+const objects = (n: Node): Obj[] => [...(n instanceof Obj ? [n] : []), ...slots(n).map(([c, i]) => (c instanceof Obj ? c.entries[i]![1] : c[i])).filter((v): v is Obj => v instanceof Obj)];
 
 // ---------------------------------------------------------------------------------------------
 // Generators
@@ -118,7 +118,7 @@ type Body = { kind: 'none' } | { kind: 'bytes'; bytes: Buffer; label: string };
 function mutatedBody(example: unknown): fc.Arbitrary<Body> {
   const text = (n: Node, label: string): Body => ({ kind: 'bytes', bytes: Buffer.from(jsonText(n)), label });
   const base = () => toNode(example ?? {});
-  const pick = <T,>(xs: T[], r: number) => xs[Math.floor(r * xs.length) % xs.length];
+  const pick = <T,>(xs: T[], r: number): T => xs[Math.floor(r * xs.length) % xs.length]!; // callers pass a non-empty list
   const r01 = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
   return fc.oneof(
     // One value replaced: by an odd value of its own type (so it may pass validation and reach
@@ -128,9 +128,9 @@ function mutatedBody(example: unknown): fc.Arbitrary<Body> {
       const s = slots(b);
       if (s.length === 0) return text(any, 'weird root');
       const [c, i] = pick(s, r);
-      const old = c instanceof Obj ? c.entries[i][1] : c[i];
+      const old = c instanceof Obj ? c.entries[i]![1] : c[i];
       const v = !sameType ? any : typeof old === 'string' ? str : typeof old === 'number' ? num : any;
-      if (c instanceof Obj) c.entries[i] = [c.entries[i][0], v];
+      if (c instanceof Obj) c.entries[i] = [c.entries[i]![0], v];
       else c[i] = v;
       return text(b, sameType ? 'one value replaced (same type)' : 'one value replaced');
     }),
@@ -255,7 +255,7 @@ function fuzzCase(op: ContractOperation, pathValue: fc.Arbitrary<string>, ids: s
     })
     .map(({ values, query, ...rest }) => {
       let i = 0;
-      const url = `/api${op.path.replace(/\{[^}]+\}/g, () => values[i++])}${query}`;
+      const url = `/api${op.path.replace(/\{[^}]+\}/g, () => values[i++]!)}${query}`;
       // Content-Length 0 and none send no bytes.
       const sendsNothing = rest.length === 'zero' || rest.length === 'none' || (rest.length === 'exact' && rest.body.kind === 'none');
       return { op, url, ...rest, length: sendsNothing && rest.length === 'exact' ? 'none' : rest.length, body: sendsNothing ? { kind: 'none' as const } : rest.body };
@@ -304,7 +304,7 @@ function reportedCases(ops: ContractOperation[], ids: string[]): FuzzCase[] {
     if (op.path.includes('{')) cases.push({ op, url: fill(op, '%ZZ'), ...json, length: 'none', body: { kind: 'none' } });
     if (op.path.includes('{')) cases.push({ op, url: fill(op, 'a%ZZ') + '?%ZZ=%ZZ', ...json, length: 'exact', body: bytes(JSON.stringify(op.bodyExample ?? {}), 'example') });
     if (!op.bodySchema) continue;
-    const url = fill(op, ids[1]);
+    const url = fill(op, ids[1]!);
     cases.push({ op, url, ...json, length: 'exact', body: bytes('['.repeat(5000) + ']'.repeat(5000), 'nested 5000 deep') });
     cases.push({ op, url, ...json, length: 'exact', body: bytes('{"a":'.repeat(2000) + '1' + '}'.repeat(2000), 'objects nested 2000 deep') });
     cases.push({ op, url, ...json, contentEncoding: 'gzip', length: 'exact', body: bytes(JSON.stringify(op.bodyExample), 'not gzip') });
@@ -403,7 +403,7 @@ describe(`Contract fuzzer: no input gets a 5xx (${TEST_DIALECT})`, function () {
     // The installation's first webhook signing key is created by the first read that needs it;
     // created here, so that write is not counted against a rejected request.
     await agent.get('/api/v1/webhooks/public-keys').set('X-API-Key', u.apiKey).expect(200);
-    const ids = [project.body.id, spare.key.id, u.teamId, BUILT_IN_CONFIGURATIONS[0].id];
+    const ids = [project.body.id, spare.key.id, u.teamId, BUILT_IN_CONFIGURATIONS[0]!.id];
     const literals = literalSegments(ops);
     const pathValue = pathValues(ids, literals);
     // Operations with a request body twice as often: they have the most to get wrong.

@@ -128,7 +128,7 @@ export function conformanceCheck(contract: Json): RequestHandler {
     const writeHead = res.writeHead;
     res.writeHead = function (this: typeof res, status: number, ...rest: any[]) {
       const passed = rest.find((x) => typeof x === 'object');
-      const operationId: string | undefined = (req as any).openapi?.schema?.operationId;
+      const operationId = req.openapi?.schema.operationId;
       const problems = checkResponse(contract, routes, { method: req.method, path, operationId, headers: req.headers }, status, headerNames(res.getHeaders(), passed));
       const requestId = res.getHeader('X-Request-Id') as string | undefined;
       for (const p of problems) recorded.push({ requestId, text: `${req.method} ${req.originalUrl} -> ${status}: ${p}` });

@@ -25,7 +25,7 @@ function packets(frames: number, fps: number, gop: number, m: number, openGop = 
   const t = (i: number) => Math.round((i / fps) * 1e6) / 1e6;
   order.forEach((a, k) => {
     out.push({ pts: t(a), key: a % gop === 0 });
-    for (let b = (k > 0 ? order[k - 1] : a) + 1; b < a; b++) out.push({ pts: t(b), key: false });
+    for (let b = (k > 0 ? order[k - 1] : a)! + 1; b < a; b++) out.push({ pts: t(b), key: false });
   });
   return out;
 }

@@ -140,7 +140,7 @@ export async function decodedVideoFrames(file: string): Promise<{ frames: number
   const { stdout } = await run(ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-count_frames', '-show_entries', 'stream=nb_read_frames,r_frame_rate,field_order', '-of', 'json', file]);
   const s = JSON.parse(stdout).streams[0];
   const [num, den] = String(s.r_frame_rate).split('/').map(Number);
-  return { frames: Number(s.nb_read_frames), fps: num / (den || 1), fieldOrder: s.field_order };
+  return { frames: Number(s.nb_read_frames), fps: num! / (den || 1), fieldOrder: s.field_order };
 }
 
 /** What ffmpeg complains about while decoding the whole file (empty when it decodes cleanly). */
@@ -170,5 +170,5 @@ export async function audioSpan(file: string): Promise<number | undefined> {
   const packets = (JSON.parse(stdout).packets ?? []) as { pts_time: string; duration_time: string }[];
   if (!packets.length) return undefined;
   const last = packets[packets.length - 1];
-  return Number(last.pts_time) + Number(last.duration_time) - Number(packets[0].pts_time);
+  return Number(last!.pts_time) + Number(last!.duration_time) - Number(packets[0]!.pts_time);
 }

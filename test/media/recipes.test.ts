@@ -95,9 +95,9 @@ describe('Media recipes', function () {
         ].join('\n'),
       );
       const by = Object.fromEntries(q.metrics.map((m) => [m.name, m]));
-      assert.equal(by.blur.sampleMean, 9);
-      assert.equal(by.temporal_information.sampleMean, 10, 'the first frame of each segment has no temporal information');
-      assert.equal(by.luma_range.sampleMean, 70);
+      assert.equal(by.blur!.sampleMean, 9);
+      assert.equal(by.temporal_information!.sampleMean, 10, 'the first frame of each segment has no temporal information');
+      assert.equal(by.luma_range!.sampleMean, 70);
       assert.equal(by.blockiness, undefined);
       // blur 2.5 (w 2), si 2.5 (w 1), luma 2.5 (w 1), saturation 2.5 (w 0.5); ti has no weight
       assert.equal(q.overallSubjectiveScore, 2.5);
@@ -139,8 +139,8 @@ describe('Media recipes', function () {
       const many = await makeFullFrames(b, await fixture('h264Mp4'), outDir(), { durationMs: 12_012, count: 50 });
       assert.equal(many.length, 20);
       const png = await makeFullFrames(b, await fixture('anamorphicMp4'), outDir(), { durationMs: 1000, count: 1, format: 'png' });
-      assert.ok(isPng(png[0].path));
-      assert.deepEqual([png[0].width, png[0].height], [1920, 1080]);
+      assert.ok(isPng(png[0]!.path));
+      assert.deepEqual([png[0]!.width, png[0]!.height], [1920, 1080]);
     });
 
     it('thumbnails and full frames in one run: same files as the separate recipes', async () => {
@@ -170,7 +170,7 @@ describe('Media recipes', function () {
       const boxes = mp4TopLevelBoxes(out);
       assert.ok(boxes.indexOf('moov') >= 0 && boxes.indexOf('moov') < boxes.indexOf('mdat'), boxes.join(','));
       assert.equal(progress.at(-1)?.percentage, 100);
-      for (let i = 1; i < progress.length; i++) assert.ok(progress[i].percentage >= progress[i - 1].percentage);
+      for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.percentage >= progress[i - 1]!.percentage);
     });
 
     it('web video of anamorphic HD: 1280x720 square pixels, no audio track when the source has none', async () => {
@@ -178,9 +178,9 @@ describe('Media recipes', function () {
       await makeWebVideo(await bins(), await fixture('anamorphicMp4'), out, { durationMs: 1000 });
       const { streams } = await ffprobeStreams(out);
       assert.equal(streams.length, 1);
-      assert.deepEqual([streams[0].width, streams[0].height], [1280, 720]);
-      assert.ok(['1:1', undefined].includes(streams[0].sample_aspect_ratio));
-      assert.ok(streams[0].height <= 720);
+      assert.deepEqual([streams[0]!.width, streams[0]!.height], [1280, 720]);
+      assert.ok(['1:1', undefined].includes(streams[0]!.sample_aspect_ratio));
+      assert.ok(streams[0]!.height <= 720);
     });
 
     it('web video of interlaced video is deinterlaced (progressive output)', async () => {

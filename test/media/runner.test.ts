@@ -63,7 +63,7 @@ describe('Media runner', function () {
     });
     assert.equal(result.stdout, '');
     assert.ok(seen.length >= 3, `only ${seen.length} progress reports`);
-    for (let i = 1; i < seen.length; i++) assert.ok(seen[i].percentage >= seen[i - 1].percentage, JSON.stringify(seen));
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.percentage >= seen[i - 1]!.percentage, JSON.stringify(seen));
     assert.ok(seen.some((p) => p.percentage > 0 && p.percentage < 100), JSON.stringify(seen));
     assert.equal(seen.at(-1)!.percentage, 100);
     assert.ok(seen.some((p) => p.speed !== undefined));

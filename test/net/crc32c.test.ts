@@ -81,7 +81,7 @@ describe('CRC-32C (Castagnoli)', () => {
     const whole = crc32c(buf);
     for (let trial = 0; trial < 20; trial++) {
       const cuts = [0, ...Array.from({ length: 1 + Math.floor(Math.random() * 8) }, () => Math.floor(Math.random() * buf.length)), buf.length].sort((a, b) => a - b);
-      const parts = cuts.slice(1).map((end, i) => ({ start: cuts[i], end }));
+      const parts = cuts.slice(1).map((end, i) => ({ start: cuts[i]!, end }));
       // Hash the parts in a shuffled order (as parallel downloads finish), combine in file order.
       const crcs = new Map<number, number>();
       for (const p of [...parts].sort(() => Math.random() - 0.5)) crcs.set(p.start, crc32c(buf.subarray(p.start, p.end)));

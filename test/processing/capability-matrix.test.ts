@@ -91,7 +91,7 @@ function matrixSource(size: Size, interlaced: boolean): Promise<MatrixSource> {
 async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) await fn(items[next++]);
+    while (next < items.length) await fn(items[next++]!);
   }));
 }
 

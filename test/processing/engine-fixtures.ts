@@ -154,7 +154,7 @@ export async function decodeYuv(file: string, width: number, height: number, opt
   for (let o = 0; o + frameBytes <= raw.length; o += frameBytes) {
     const plane = (start: number, n: number) => {
       const a = new Float64Array(n);
-      for (let i = 0; i < n; i++) a[i] = deep ? raw.readUInt16LE(o + (start + i) * 2) : raw[o + start + i];
+      for (let i = 0; i < n; i++) a[i] = deep ? raw.readUInt16LE(o + (start + i) * 2) : raw[o + start + i]!;
       return a;
     };
     frames.push({ y: plane(0, luma), u: plane(luma, chroma), v: plane(luma + chroma, chroma) });
@@ -185,18 +185,18 @@ export function lumaDifference(a: DecodedVideo, b: DecodedVideo): { stddev: numb
   let lagSum = 0;
   let lagN = 0;
   for (let f = 0; f < Math.min(a.frames.length, b.frames.length); f++) {
-    const ya = a.frames[f].y;
-    const yb = b.frames[f].y;
+    const ya = a.frames[f]!.y;
+    const yb = b.frames[f]!.y;
     const d = new Float64Array(ya.length);
     for (let i = 0; i < ya.length; i++) {
-      d[i] = ya[i] - yb[i];
-      sum += d[i];
-      sum2 += d[i] * d[i];
+      d[i] = ya[i]! - yb[i]!;
+      sum += d[i]!;
+      sum2 += d[i]! * d[i]!;
     }
     n += d.length;
     for (let i = 0; i < d.length - 1; i++) {
       if ((i + 1) % w === 0) continue;
-      lagSum += d[i] * d[i + 1];
+      lagSum += d[i]! * d[i + 1]!;
       lagN++;
     }
   }
@@ -210,8 +210,8 @@ export function lumaPsnr(a: DecodedVideo, b: DecodedVideo): number {
   let se = 0;
   let n = 0;
   for (let f = 0; f < Math.min(a.frames.length, b.frames.length); f++) {
-    for (let i = 0; i < a.frames[f].y.length; i++) {
-      const d = a.frames[f].y[i] - b.frames[f].y[i];
+    for (let i = 0; i < a.frames[f]!.y.length; i++) {
+      const d = a.frames[f]!.y[i]! - b.frames[f]!.y[i]!;
       se += d * d;
       n++;
     }

@@ -7,8 +7,8 @@ import type { ProcessingOptions } from '../../src/processing-planner';
 import { decodeYuv, firstFrameSideData, frameCount, lumaPsnr, processed, source, streamInfo, type SourceName } from './engine-fixtures';
 
 /** ffprobe's mastering display values (`35400/50000`) as numbers. */
-const ratio = (v: string | number) => {
-  const [n, d] = String(v).split('/').map(Number);
+const ratio = (v: string | number | undefined) => {
+  const [n = NaN, d] = String(v).split('/').map(Number);
   return d ? n / d : n;
 };
 
@@ -65,8 +65,8 @@ describe('Processing fidelity with ffmpeg', function () {
       const src = await source('clip25');
       const frame13 = await decodeYuv(src.file, 320, 180, { vf: 'select=eq(n\\,13)', maxFrames: 1 });
       const frame12 = await decodeYuv(src.file, 320, 180, { vf: 'select=eq(n\\,12)', maxFrames: 1 });
-      const first = { ...out, frames: [out.frames[0]] };
-      const second = { ...out, frames: [out.frames[1]] };
+      const first = { ...out, frames: [out.frames[0]!] };
+      const second = { ...out, frames: [out.frames[1]!] };
       assert.ok(lumaPsnr(first, frame13) > lumaPsnr(first, frame12) + 3, 'the first frame is source frame 13');
       assert.ok(lumaPsnr(second, first) < 60, 'the second frame is not a repeat of the first');
       assert.ok(Math.abs(probe.durationMs - 1480) <= 40, `duration ${probe.durationMs}`);
@@ -96,7 +96,7 @@ describe('Processing fidelity with ffmpeg', function () {
       const what = JSON.stringify(options);
       assert.equal(a.codecProfile, s.profile, what);
       // ffmpeg's ProRes decoder gives 4444 as 12-bit whatever was encoded (10-bit here).
-      assert.equal(a.pixelFormat.name, a.codec === 'PRORES' && a.pixelFormat.yuv === '4:4:4' ? s.pix_fmt.replace('12le', '10le') : s.pix_fmt, what);
+      assert.equal(a.pixelFormat.name, a.codec === 'PRORES' && a.pixelFormat.yuv === '4:4:4' ? s.pix_fmt!.replace('12le', '10le') : s.pix_fmt, what);
       assert.equal(`${a.width}x${a.height}`, `${probe.metadata.frameWidth}x${probe.metadata.frameHeight}`, what);
       assert.equal(a.sampleAspectRatio, s.sample_aspect_ratio === 'N/A' || !s.sample_aspect_ratio ? '1:1' : s.sample_aspect_ratio, what);
       assert.equal(a.frameRate.rational, probe.metadata.averageFrameRate?.rational, what);

@@ -241,7 +241,7 @@ describe('Processing plan', function () {
       assert.equal(arg(plan({ encodingProfile: 'DNXHD_90_LB' }, { width: 1280, height: 720 }).outputArgs, '-b:v'), '90M');
       const err = processingError(() => plan({ encodingProfile: 'DNXHD_36_LB' }, SD_PROGRESSIVE_43));
       assert.equal(err.errorCode, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE');
-      assert.equal(err.details!.validationErrors![0].field, 'encodingProfile');
+      assert.equal(err.details!.validationErrors![0]!.field, 'encodingProfile');
       assert.match(err.message, /1920x1080p/);
     });
     it('a profile ignores encodingConfiguration, and says so', function () {
@@ -276,7 +276,7 @@ describe('Processing plan', function () {
     it('an explicit pixel format the automatically kept codec cannot make is refused', function () {
       const err = processingError(() => plan({ encodingConfiguration: { pixelFormat: { yuv: '4:2:0', bitDepth: 12 } } }));
       assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
-      assert.equal(err.details!.validationErrors![0].field, 'encodingConfiguration.pixelFormat');
+      assert.equal(err.details!.validationErrors![0]!.field, 'encodingConfiguration.pixelFormat');
     });
   });
 
@@ -354,7 +354,7 @@ describe('Processing plan', function () {
       assert.match(p.filterGraph, /crop=w=1000:h=500:x=10:y=20/);
       const err = processingError(() => plan({ filters: { reshaper: 'CROP' }, filterSettings: { cropRectangle: { width: 1920, height: 500, x: 10 } } }));
       assert.equal(err.errorCode, 'VALIDATION_ERROR');
-      assert.equal(err.details!.validationErrors![0].field, 'filterSettings.cropRectangle');
+      assert.equal(err.details!.validationErrors![0]!.field, 'filterSettings.cropRectangle');
     });
     it('a crop of less than 2x2 pixels is refused', function () {
       const err = processingError(() => plan({ filters: { reshaper: 'CROP' }, filterSettings: { normalizedCropCoordinates: { x1: 0.5, y1: 0.5, x2: 0.5001, y2: 0.6 } } }));
@@ -465,16 +465,16 @@ describe('Processing plan', function () {
     it('a computed size outside 16..7680 x 16..4320: 400 TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE', function () {
       let err = processingError(() => scaled({ tag: '4X' }, { width: 3840, height: 2160 }));
       assert.equal(err.errorCode, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE');
-      assert.equal(err.details!.validationErrors![0].field, 'filterSettings.resolution.tag');
-      assert.equal(err.details!.validationErrors![0].value, '15360x8640');
+      assert.equal(err.details!.validationErrors![0]!.field, 'filterSettings.resolution.tag');
+      assert.equal(err.details!.validationErrors![0]!.value, '15360x8640');
       err = processingError(() => scaled({ width: 16, aspectRatioTag: '16:9' }));
       assert.equal(err.errorCode, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE');
-      assert.equal(err.details!.validationErrors![0].field, 'filterSettings.resolution.height');
+      assert.equal(err.details!.validationErrors![0]!.field, 'filterSettings.resolution.height');
       err = processingError(() => scaled({ width: 7680, aspectRatioTag: '4:3' }, {}, 'SCALE'));
-      assert.equal(err.details!.validationErrors![0].value, '7680x5760');
+      assert.equal(err.details!.validationErrors![0]!.value, '7680x5760');
       err = processingError(() => scaled({ width: 7680, aspectRatioTag: 'DISPLAY' }, { width: 1000, height: 1000 }));
       assert.equal(err.errorCode, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE');
-      assert.equal(err.details!.validationErrors![0].value, '7680x7680');
+      assert.equal(err.details!.validationErrors![0]!.value, '7680x7680');
     });
     it('AI scalers only enlarge: 400 TARGET_RESOLUTION_CANNOT_BE_LOWER_THAN_CALCULATED_ASPECT_RATIO_RESOLUTION; SCALE shrinks', function () {
       for (const scaler of ['DVRES2', 'DVRES', 'PABSR1']) {
@@ -676,13 +676,13 @@ describe('Processing plan', function () {
       ] as [ProcessingOptions, FakeSource][]) {
         const err = processingError(() => plan(options, source));
         assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
-        assert.equal(err.issues[0].field, 'processingSettings.outputScanning');
+        assert.equal(err.issues[0]!.field, 'processingSettings.outputScanning');
       }
     });
     it('DNxHR frames are at least 256x120; DNxHD 1440x1080i takes 120 and 145 Mbit/s only', function () {
       const small = processingError(() => plan({ encodingProfile: 'DNXHR_LB' }, { width: 240, height: 136 }));
       assert.equal(small.errorCode, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE');
-      assert.equal(small.issues[0].field, 'encodingProfile');
+      assert.equal(small.issues[0]!.field, 'encodingProfile');
       assert.equal(plan({ encodingProfile: 'DNXHR_LB' }, { width: 256, height: 120 }).output.width, 256);
       const hdv = { width: 1440, height: 1080, dar: '16:9', scanning: { metadata: 'INTERLACED_TOP_FIRST' } } as FakeSource;
       assert.equal(plan({ encodingProfile: 'DNXHD_145_SQ' }, hdv).output.scanning, 'INTERLACED_TOP_FIRST');
@@ -691,14 +691,14 @@ describe('Processing plan', function () {
     it("MXF holds only ffmpeg's SMPTE frame rates: interlacing 25p (12.5 interlaced frames/s) into MXF is 400 UNSUPPORTED_PROCESSING_OPTION", function () {
       const err = processingError(() => plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576 }));
       assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
-      assert.equal(err.issues[0].field, 'container');
+      assert.equal(err.issues[0]!.field, 'container');
       assert.match(err.message, /12\.5 frames\/s/);
       // The same into MPEG-TS, and 50p interlaced to 25i into MXF, are fine; so is 29.97.
       plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MPEGTS', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576 });
       plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576, rate: '50:1' });
       plan({ encodingConfiguration: { codec: 'H264' }, container: 'MXF' }, { rate: '30000:1001' });
       const fps15 = processingError(() => plan({ encodingConfiguration: { codec: 'H264' }, container: 'MXF', filters: { frameRateConverter: 'FPS' }, filterSettings: { frameRate: { fps: 15 } } }));
-      assert.equal(fps15.issues[0].field, 'container');
+      assert.equal(fps15.issues[0]!.field, 'container');
     });
     it('an automatically kept HEVC cannot be interlaced', function () {
       const err = processingError(() => plan({ processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { codecName: 'hevc' }));
@@ -773,7 +773,7 @@ describe('Processing plan', function () {
       const src: FakeSource = { color: { colorSpaceName: 'bt2020nc', colorPrimariesName: 'bt2020', colorTransferName: 'smpte2084', colorRangeName: 'tv' } };
       const err = processingError(() => plan({ processingSettings: { outputColorSpaceConversion: { mappingMode: 'STRICT_USER', colorProfile: { ...PROFILE, colorRange: 'LIMITED' } } } }, src, undefined, { capabilities: without('zscale') }));
       assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
-      assert.equal(err.details!.validationErrors![0].field, 'processingSettings.outputColorSpaceConversion');
+      assert.equal(err.details!.validationErrors![0]!.field, 'processingSettings.outputColorSpaceConversion');
     });
     const PQ_SOURCE: FakeSource = { width: 3840, height: 2160, pixelFormatName: 'yuv420p10le', bitDepth: 10, codecName: 'hevc', color: { colorSpaceName: 'bt2020nc', colorPrimariesName: 'bt2020', colorTransferName: 'smpte2084', colorRangeName: 'tv' } };
     it('toneMapper: HDR to SDR Rec.709 with zscale and tonemap (peak from the input profile)', function () {

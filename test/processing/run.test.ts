@@ -64,8 +64,8 @@ describe('Processing with ffmpeg', function () {
     assert.equal(m.colorSpaceName, 'bt470bg'); // the SD colours are kept and tagged, not converted
     assert.equal(result.passes, 1);
     assert.ok(progress.length > 0);
-    assert.equal(progress[progress.length - 1].percentage, 100);
-    for (let i = 1; i < progress.length; i++) assert.ok(progress[i].percentage >= progress[i - 1].percentage);
+    assert.equal(progress[progress.length - 1]!.percentage, 100);
+    for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.percentage >= progress[i - 1]!.percentage);
     assert.ok(plan.applied.notes.some((n) => n.field === 'filters.deinterlacer' && /bwdif/.test(n.appliedAs)));
   });
 
@@ -128,7 +128,7 @@ describe('Processing with ffmpeg', function () {
     assert.equal(result.passes, 2);
     assert.equal(existsSync(`${output}.trf`), false);
     assert.ok(progress.some((p) => p.pass === 'analysis') && progress.some((p) => p.pass === 'encode'));
-    assert.equal(progress[progress.length - 1].percentage, 100);
+    assert.equal(progress[progress.length - 1]!.percentage, 100);
     assertDurationWithinOneFrame(probe, plan);
   });
 

@@ -110,7 +110,7 @@ describe('Processing options: static validation', function () {
       assert.equal(err.errorCode, code);
       const fields = err.details!.validationErrors!.map((v) => v.field);
       assert.equal(fields[0], field, JSON.stringify(err.details!.validationErrors));
-      assert.ok(err.details!.validationErrors![0].message.length > 5);
+      assert.ok(err.details!.validationErrors![0]!.message.length > 5);
     });
   }
 
@@ -130,7 +130,7 @@ describe('Processing options: static validation', function () {
 
   it('withFieldPrefix moves every field under the given name', function () {
     const err = processingError(() => validateOptions({ filters: { scaler: 'SCALE' } })).withFieldPrefix('options');
-    assert.equal(err.details!.validationErrors![0].field, 'options.filterSettings.resolution');
+    assert.equal(err.details!.validationErrors![0]!.field, 'options.filterSettings.resolution');
     assert.equal(err.errorCode, 'MISSING_CUSTOM_RESOLUTION');
   });
 
@@ -180,8 +180,8 @@ describe('Processing options: static validation', function () {
         validateOptions(options); // fine with everything present
         const err = processingError(() => validateOptions(options, without(...missing)));
         assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
-        assert.equal(err.details!.validationErrors![0].field, field);
-        assert.match(err.details!.validationErrors![0].message, /^not supported by this installation/);
+        assert.equal(err.details!.validationErrors![0]!.field, field);
+        assert.match(err.details!.validationErrors![0]!.message, /^not supported by this installation/);
       });
     }
     it('a stabilizer falls back to deshake without vidstab', function () {

@@ -53,7 +53,7 @@ describe(`Admin CLI (${TEST_DIALECT})`, function () {
     const r = admin(['list-teams']);
     assert.equal(r.status, 0, r.stderr);
     const database = h.database.config;
-    const firstLine = r.stderr.split('\n')[0];
+    const firstLine = r.stderr.split('\n')[0]!;
     if (database.client === 'sqlite') assert.equal(firstLine, `database: SQLite file ${database.filename}`);
     else assert.match(firstLine, /^database: PostgreSQL \S+\/vidmill_test_[0-9a-f]+$/);
     const teams = r.lines.map((l) => JSON.parse(l));

@@ -35,7 +35,7 @@ describe(`Authentication (${TEST_DIALECT})`, () => {
     it('missing credentials are 401 with WWW-Authenticate', async () => {
       const res = await h.request.get('/api/v1/api-keys');
       expectError(res, 401, 'UNAUTHORIZED');
-      assert.match(res.headers['www-authenticate'], /^Basic realm=/);
+      assert.match(res.headers['www-authenticate']!, /^Basic realm=/);
     });
     it('an API key does not authenticate key management', async () => {
       const res = await h.request.get('/api/v1/api-keys').set('X-API-Key', u.apiKey);
@@ -46,7 +46,7 @@ describe(`Authentication (${TEST_DIALECT})`, () => {
         const res = await h.request.get('/api/v1/api-keys').set('Authorization', header);
         assert.equal(res.status, 401, header);
         assert.ok(['INVALID_CREDENTIALS', 'UNAUTHORIZED'].includes(res.body.errorCode), header);
-        assert.match(res.headers['www-authenticate'], /^Basic/);
+        assert.match(res.headers['www-authenticate']!, /^Basic/);
       }
     });
     it('wrong password and unknown e-mail are both 401 INVALID_CREDENTIALS', async () => {

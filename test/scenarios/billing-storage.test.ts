@@ -48,9 +48,9 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     await run();
     let tx = await storageTransactions(u.teamId);
     assert.deepEqual(tx.map((t) => t.amountMicros), [-100_000], 'one day of 1 MB: 0.1 USD');
-    assert.equal(tx[0].type, 'UTILITIES');
-    assert.equal(tx[0].balanceKind, 'utilities');
-    assert.equal(tx[0].products?.[0].productName, 'Storage');
+    assert.equal(tx[0]!.type, 'UTILITIES');
+    assert.equal(tx[0]!.balanceKind, 'utilities');
+    assert.equal(tx[0]!.products?.[0]!.productName, 'Storage');
     h.clock.advance(6 * 3600_000);
     await run();
     assert.equal((await storageTransactions(u.teamId)).length, 1, 'the next batch waits a day');
@@ -155,10 +155,10 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     await run();
     const usage = await creditsStore.allForTeam(h.services.db, m.teamId);
     assert.equal(usage.length, 1);
-    assert.equal(usage[0].type, 'UTILITIES');
-    assert.equal(usage[0].category, 'STORAGE');
-    assert.equal(usage[0].agreementId, 'agmt-storage');
-    assert.equal(usage[0].credits, 200, 'two days of 1 MB at 3,000,000 credits per GB-month (30-day month)');
+    assert.equal(usage[0]!.type, 'UTILITIES');
+    assert.equal(usage[0]!.category, 'STORAGE');
+    assert.equal(usage[0]!.agreementId, 'agmt-storage');
+    assert.equal(usage[0]!.credits, 200, 'two days of 1 MB at 3,000,000 credits per GB-month (30-day month)');
     const res = await get('/v2/cloud-marketplace/credits-usage', m);
     assert.equal(res.body.items[0].product.category, 'STORAGE');
     assert.equal(res.body.items[0].product.unitPriceCredits, 3_000_000);
@@ -217,7 +217,7 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
               live.set(await store(owner, data), data.length);
             } else if (s.kind === 'delete' && live.size) {
               accrue();
-              const id = [...live.keys()][s.pick % live.size];
+              const id = [...live.keys()][s.pick % live.size]!;
               await h.services.videos.delete(owner.userId, id);
               live.delete(id);
             } else if (s.kind === 'wait') {
@@ -237,7 +237,7 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
           for (const p of periods) {
             assert.equal(Math.round(p.storageCostUsd * 1e6), chargedIn(p.id), `period ${p.createdAt}: storageCostUsd is the sum of its storage transactions`);
           }
-          for (const [month, end] of [[Date.UTC(2026, 10, 1), Date.UTC(2026, 11, 1)], [Date.UTC(2026, 11, 1), Date.UTC(2027, 0, 1)]]) {
+          for (const [month, end] of [[Date.UTC(2026, 10, 1), Date.UTC(2026, 11, 1)], [Date.UTC(2026, 11, 1), Date.UTC(2027, 0, 1)]] as const) {
             const p = periods.find((x: any) => x.endedAt && Date.parse(x.endedAt) === end);
             assert.ok(p, `a period ends at ${new Date(end).toISOString()}`);
             const charged = chargedIn(p.id);

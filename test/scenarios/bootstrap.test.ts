@@ -68,7 +68,7 @@ describe(`First start (${TEST_DIALECT})`, () => {
     assert.equal(await h.services.accounts.bootstrap({}), undefined);
     const res = await h.request.get('/api/v1/api-keys').set('Authorization', basic(owner.email, owner.generatedPassword));
     assert.equal(res.status, 200);
-    const [{ n }] = await h.database.db('users').count({ n: '*' });
+    const [{ n }] = (await h.database.db('users').count({ n: '*' })) as [{ n: number | string }];
     assert.equal(Number(n), 1);
   });
 
@@ -108,7 +108,7 @@ describe(`First start (${TEST_DIALECT})`, () => {
       const end = lines.findIndex((l, i) => i > start && /^\+-+\+$/.test(l));
       assert.ok(start >= 0 && end > start, first);
       const block = lines.slice(start, end + 1);
-      assert.ok(block.every((l) => l.length === block[0].length && /^[+|]/.test(l)), block.join('\n'));
+      assert.ok(block.every((l) => l.length === block[0]!.length && /^[+|]/.test(l)), block.join('\n'));
       assert.ok(block.some((l) => l.includes(password) && l.includes('password:')));
       assert.ok(block.some((l) => l.includes('owner@vidmill.local')));
 

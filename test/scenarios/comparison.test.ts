@@ -285,10 +285,10 @@ describe(`Compare with (${TEST_DIALECT})`, function () {
       assert.ok(html.includes('&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; &#39;quoted&#39;'), 'escaped name in the page');
       assert.ok(html.includes('>Master<'), 'the left label');
       // No external resource: the only URLs are the two signed web-video links.
-      const urls = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1].replace(/&#38;/g, '&'));
+      const urls = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1]!.replace(/&#38;/g, '&'));
       assert.deepEqual(urls.filter((x) => x !== 'data:,').length, 2, urls.join('\n'));
       const [leftVideo, rightVideo] = urls.filter((x) => x !== 'data:,');
-      for (const [url, id] of [[leftVideo, master], [rightVideo, derived]]) {
+      for (const [url, id] of [[leftVideo!, master], [rightVideo!, derived]] as const) {
         const u2 = new URL(url);
         assert.equal(u2.origin, 'https://vidmill.example.com');
         assert.match(u2.pathname, new RegExp(`^/base/media/v1/videos/${id}/assets/`));
@@ -308,7 +308,7 @@ describe(`Compare with (${TEST_DIALECT})`, function () {
       expectError(await h.request.get(swapped), 403, 'ACCESS_DENIED');
       const later = link.replace(/expires=(\d+)/, (_m, e: string) => `expires=${Number(e) + 3600}`);
       expectError(await h.request.get(later), 403, 'ACCESS_DENIED');
-      expectError(await h.request.get(link.split('?')[0]), 403, 'ACCESS_DENIED');
+      expectError(await h.request.get(link.split('?')[0]!), 403, 'ACCESS_DENIED');
       h.clock.advance(24 * 3600 * 1000 + 1000);
       const expired = await h.request.get(link);
       expectError(expired, 403, 'ACCESS_DENIED');
@@ -433,9 +433,9 @@ describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
     const first = samples[0];
     const last = samples[samples.length - 1];
     const worst = Math.max(...samples.map((s) => Math.abs(s.l - s.r)));
-    console.log(`      ${samples.length} samples over 2 s: left ${first.l.toFixed(3)} -> ${last.l.toFixed(3)} s, right ${first.r.toFixed(3)} -> ${last.r.toFixed(3)} s, worst drift ${(worst * 1000).toFixed(1)} ms`);
-    assert.ok(last.l - first.l > 1.2, `the left video advanced ${last.l - first.l} s`);
-    assert.ok(last.r - first.r > 1.2, `the right video advanced ${last.r - first.r} s`);
+    console.log(`      ${samples.length} samples over 2 s: left ${first!.l.toFixed(3)} -> ${last!.l.toFixed(3)} s, right ${first!.r.toFixed(3)} -> ${last!.r.toFixed(3)} s, worst drift ${(worst * 1000).toFixed(1)} ms`);
+    assert.ok(last!.l - first!.l > 1.2, `the left video advanced ${last!.l - first!.l} s`);
+    assert.ok(last!.r - first!.r > 1.2, `the right video advanced ${last!.r - first!.r} s`);
     assert.ok(worst < 0.1, `drift up to ${worst} s`);
 
     // The right video follows. Pushed 0.12 s ahead while playing, it is slowed down (playbackRate

@@ -27,7 +27,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
     const req = (opts.app ?? h.request).post(`/api/v1/projects${opts.query ?? ''}`).set('X-API-Key', opts.apiKey ?? u.apiKey);
     return (key === undefined ? req : req.set('Idempotency-Key', key)).send(body);
   };
-  const projectsNamed = async (name: string) => Number((await h.database.db('projects').where({ team_id: u.teamId, name }).count({ n: '*' }))[0].n);
+  const projectsNamed = async (name: string) => Number((await h.database.db('projects').where({ team_id: u.teamId, name }).count({ n: '*' }))[0]!.n);
   const storedKeys = async () => h.database.db('idempotency_keys').select('*');
 
   /** Holds every projects.create until `release()`; `entered` resolves when the first call is inside. */
@@ -102,7 +102,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
       .send({ name: 'Hook', url: 'https://hooks.example.com/vidmill', eventTypes: ['video_processing.done'] });
     expectError(webhook, 422, 'IDEMPOTENCY_KEY_REUSED');
     assert.equal(await projectsNamed('Second'), 0);
-    assert.equal(Number((await h.database.db('webhooks').count({ n: '*' }))[0].n), 0);
+    assert.equal(Number((await h.database.db('webhooks').count({ n: '*' }))[0]!.n), 0);
   });
 
   it('a retry while the first request runs is 409 IDEMPOTENCY_KEY_IN_USE, also on another API process; afterwards it replays', async () => {
@@ -226,7 +226,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
     const [row] = await storedKeys();
     assert.equal(row.scope, `user:${u.userId}`);
     assert.ok(!String(row.response).includes(first.body.apiKey), 'the secret is not stored in clear');
-    assert.equal(Number((await h.database.db('api_keys').where({ user_id: u.userId }).count({ n: '*' }))[0].n), 2);
+    assert.equal(Number((await h.database.db('api_keys').where({ user_id: u.userId }).count({ n: '*' }))[0]!.n), 2);
   });
 
   describe('a billed operation', function () {
@@ -273,7 +273,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
       assert.equal(charges.length, 1);
       assert.ok(Number(charges[0].amount_micros) < 0, 'the job costs something');
       assert.equal(await h.services.ledger.processingBalance(u.teamId), 100_000_000 + Number(charges[0].amount_micros));
-      assert.equal(Number((await h.database.db('jobs').where({ kind: 'video.process' }).count({ n: '*' }))[0].n), 1);
+      assert.equal(Number((await h.database.db('jobs').where({ kind: 'video.process' }).count({ n: '*' }))[0]!.n), 1);
     });
   });
 });

@@ -352,11 +352,11 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       const appraised = (await post(`/v1/videos/${source}/processing/appraisals/create`, H264_MP4)).body;
       const prices = h.services.ledger.prices;
       const before = prices.encoders['H.264 / AVC'];
-      prices.encoders['H.264 / AVC'] = { ...before, usd: 0.5 };
+      prices.encoders['H.264 / AVC'] = { ...before!, usd: 0.5 };
       try {
         expectError(await post(`/v1/videos/${source}/processing/appraisals/${appraised.appraisalId}/accept`), 409, 'APPRAISAL_BILLING_OUT_DATED');
       } finally {
-        prices.encoders['H.264 / AVC'] = before;
+        prices.encoders['H.264 / AVC'] = before!;
       }
       assert.deepEqual(await processingCharges(), []);
       assert.equal(await h.services.ledger.processingBalance(u.teamId), 100_000_000);
@@ -397,7 +397,7 @@ describe(`Processing (${TEST_DIALECT})`, function () {
     }, { timeoutMs: 120_000, intervalMs: 250 });
     assert.equal(seen.at(-1)!.status, 'DONE');
     assert.equal(seen.at(-1)!.eta, 0);
-    for (let i = 1; i < seen.length; i++) assert.ok(seen[i].progress >= seen[i - 1].progress, 'never goes back');
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.progress >= seen[i - 1]!.progress, 'never goes back');
     const running = seen.filter((x) => x.status === 'IN_PROGRESS');
     for (const x of running) if (x.eta !== undefined) assert.ok(x.progress >= 5, `an estimate at ${x.progress} %`);
     assert.ok(running.some((x) => x.eta !== undefined), 'a job of seconds has an estimate');

@@ -60,7 +60,7 @@ describe(`Reserved characters in query values (${TEST_DIALECT})`, () => {
       assert.equal(encoded.status, 200);
       assert.deepEqual(raw.body, encoded.body, `${path}: raw and encoded mean the same`);
     }
-    const page = (await get(cases[0][0])).body;
+    const page = (await get(cases[0]![0])).body;
     assert.equal(page.filterByFromDateTime, '2026-11-01T00:00:00.000Z');
     assert.equal(page.totalElements, 2, 'the period start and the top-up');
   });

@@ -123,7 +123,7 @@ describe(`Sign-in lock under parallel guesses (${TEST_DIALECT})`, () => {
     const responses = await counter.batch([...wrong, right]);
     assert.equal(counter.checks, MAX_FAILURES);
     assert.deepEqual(tally(responses), { '401 INVALID_CREDENTIALS': MAX_FAILURES, '401 ACCOUNT_LOCKED': GUESSES - MAX_FAILURES });
-    expectError(responses[GUESSES - 1], 401, 'ACCOUNT_LOCKED');
+    expectError(responses[GUESSES - 1]!, 401, 'ACCOUNT_LOCKED');
   });
 
   it('the right password is refused (ACCOUNT_LOCKED) without being verified while the e-mail is locked, and signs in after the lock time', async () => {

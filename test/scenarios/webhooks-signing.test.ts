@@ -59,7 +59,7 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     await h.services.db.transaction((trx) => recordEvent(trx, { teamId: u.teamId, eventType: 'video_out.done', videoId: randomUUID(), occurredAt: h.clock.now() }));
     await worker.drain();
     assert.equal(receiver.received.length, before + 1);
-    return receiver.received[before];
+    return receiver.received[before]!;
   };
 
   before(async () => {
@@ -202,7 +202,7 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.equal(await reason(unsigned, r.body), 'missing-header');
     // a key of the right shape that did not sign
     const other = (await import('node:crypto')).generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
-    assert.equal(verifySignature(other, headers['x-vidmill-timestamp'], r.body, headers['x-vidmill-signature']), false);
+    assert.equal(verifySignature(other, headers['x-vidmill-timestamp']!, r.body, headers['x-vidmill-signature']!), false);
   });
 
   /** The keys of the list (or JWKS) as the API shows them now. */
@@ -244,7 +244,7 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.equal(before.length, 1);
     const old = before[0];
     const oldDelivery = await deliverOne();
-    const periodEnd = Date.parse(old.createdAt) + 90 * DAY;
+    const periodEnd = Date.parse(old!.createdAt) + 90 * DAY;
     h.clock.set(new Date(periodEnd - 10 * MINUTE - 1000));
     assert.equal(await h.services.signingKeys.rotateWhenDue(), undefined, 'not due before the publish-ahead time');
     h.clock.advance(1000);
@@ -254,41 +254,41 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.equal(await h.services.signingKeys.rotateWhenDue(), undefined, 'one pending key at a time: nothing more to do');
 
     const pending = await list();
-    assert.deepEqual(pending.map((k) => k.id), [old.id, rotation.key.id], 'oldest first; the next key is listed before it signs');
-    assert.equal(pending[0].expiresAt, null, 'the signing key is still the only one without expiresAt');
-    assert.equal(pending[0].activatesAt, undefined);
-    assert.equal(Date.parse(pending[1].activatesAt!), periodEnd);
-    assert.equal(Date.parse(pending[1].expiresAt!), periodEnd + DAY);
-    assert.deepEqual((await get(`${KEYS}/jwks`)).body.keys.map((k: any) => k.kid), [old.id, rotation.key.id], 'the JWKS carries it too');
-    assert.equal((await get(`${KEYS}/${rotation.key.id}`)).body.activatesAt, pending[1].activatesAt);
+    assert.deepEqual(pending.map((k) => k.id), [old!.id, rotation.key.id], 'oldest first; the next key is listed before it signs');
+    assert.equal(pending[0]!.expiresAt, null, 'the signing key is still the only one without expiresAt');
+    assert.equal(pending[0]!.activatesAt, undefined);
+    assert.equal(Date.parse(pending[1]!.activatesAt!), periodEnd);
+    assert.equal(Date.parse(pending[1]!.expiresAt!), periodEnd + DAY);
+    assert.deepEqual((await get(`${KEYS}/jwks`)).body.keys.map((k: any) => k.kid), [old!.id, rotation.key.id], 'the JWKS carries it too');
+    assert.equal((await get(`${KEYS}/${rotation.key.id}`)).body.activatesAt, pending[1]!.activatesAt);
 
     h.clock.set(new Date(periodEnd - 1000));
-    assert.equal(signer(await deliverOne()), old.id, 'the old key signs until the switch');
+    assert.equal(signer(await deliverOne()), old!.id, 'the old key signs until the switch');
     h.clock.set(new Date(periodEnd));
     const fresh = await deliverOne();
     assert.equal(signer(fresh), rotation.key.id, 'the new key signs from its activation on');
     assert.ok(fresh.verified, fresh.verifyError);
 
     const during = await list();
-    assert.deepEqual(during.map((k) => k.id), [old.id, rotation.key.id]);
-    assert.equal(Date.parse(during[0].expiresAt!), periodEnd + DAY, 'grace of 24 h from the switch');
-    assert.equal(during[1].expiresAt, null);
-    assert.equal(during[1].activatesAt, undefined);
+    assert.deepEqual(during.map((k) => k.id), [old!.id, rotation.key.id]);
+    assert.equal(Date.parse(during[0]!.expiresAt!), periodEnd + DAY, 'grace of 24 h from the switch');
+    assert.equal(during[1]!.expiresAt, null);
+    assert.equal(during[1]!.activatesAt, undefined);
     // the old signature still verifies through the API during the grace period
     const v = new WebhookVerifier({ now: () => new Date(Number(oldDelivery.headers['x-vidmill-timestamp']) * 1000), fetchKey: keyFromApi });
     await v.verify(oldDelivery.headers, oldDelivery.body);
     h.clock.advance(DAY + 1000);
     assert.deepEqual((await list()).map((k) => k.id), [rotation.key.id]);
-    expectError(await get(`${KEYS}/${old.id}`), 404, 'RESOURCE_NOT_FOUND');
+    expectError(await get(`${KEYS}/${old!.id}`), 404, 'RESOURCE_NOT_FOUND');
     assert.equal(await h.services.signingKeys.sweepExpired(), 1);
   });
 
   it('a rotation task that runs late still publishes ahead: the due key keeps signing until then', async () => {
     const [current] = await list();
-    h.clock.set(new Date(Date.parse(current.createdAt) + 91 * DAY));
+    h.clock.set(new Date(Date.parse(current!.createdAt) + 91 * DAY));
     const rotation = (await h.services.signingKeys.rotateWhenDue())!;
     assert.equal(rotation.activatesAt.getTime(), h.clock.now().getTime() + 10 * MINUTE);
-    assert.equal(signer(await deliverOne()), current.id);
+    assert.equal(signer(await deliverOne()), current!.id);
     h.clock.advance(10 * MINUTE);
     assert.equal(signer(await deliverOne()), rotation.key.id);
   });
@@ -296,17 +296,17 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
   it('rotation on demand (admin): the next key is published at once and signs 10 minutes later; asking again answers the pending key', async () => {
     const [current] = (await list()).filter((k) => k.expiresAt === null);
     const rotated = await h.services.signingKeys.rotate();
-    assert.notEqual(rotated.key.id, current.id);
+    assert.notEqual(rotated.key.id, current!.id);
     assert.equal(rotated.activatesAt.getTime(), h.clock.now().getTime() + 10 * MINUTE);
     const again = await h.services.signingKeys.rotate();
     assert.deepEqual([again.key.id, again.alreadyPending], [rotated.key.id, true]);
-    assert.equal(signer(await deliverOne()), current.id);
+    assert.equal(signer(await deliverOne()), current!.id);
     h.clock.advance(10 * MINUTE);
     const r = await deliverOne();
     assert.equal(signer(r), rotated.key.id);
     assert.ok(r.verified, r.verifyError);
     const keys = await list();
-    assert.deepEqual(keys.slice(-2).map((k) => k.id), [current.id, rotated.key.id]);
+    assert.deepEqual(keys.slice(-2).map((k) => k.id), [current!.id, rotated.key.id]);
     assert.ok(keys.at(-2)!.expiresAt);
     assert.equal(keys.at(-1)!.expiresAt, null);
   });

@@ -78,7 +78,7 @@ describe('Ranged parallel copy engine (HTTPS source with a self-signed certifica
     assert.ok(ranged.every((r) => r.ifRange === pinned.validator && r.status === 206));
     assert.deepEqual(progress[0], { bytesDone: 0, size: file.length, partsDone: 0, partCount: 13, percentage: 0 });
     assert.equal(progress.at(-1)?.percentage, 100);
-    for (let i = 1; i < progress.length; i++) assert.ok(progress[i].bytesDone > progress[i - 1].bytesDone);
+    for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.bytesDone > progress[i - 1]!.bytesDone);
   });
 
   it('retries only the part whose connection dropped', async () => {

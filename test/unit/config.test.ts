@@ -21,8 +21,8 @@ describe('Configuration', () => {
     assert.deepEqual(startupWarnings(loadConfig({})), []);
     const warnings = startupWarnings(loadConfig({ VIDMILL_ALLOW_PRIVATE_URLS: 'true' }));
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0], /VIDMILL_ALLOW_PRIVATE_URLS/);
-    assert.match(warnings[0], /bucket endpoints/);
+    assert.match(warnings[0]!, /VIDMILL_ALLOW_PRIVATE_URLS/);
+    assert.match(warnings[0]!, /bucket endpoints/);
   });
 
   it('a postgres URL selects PostgreSQL', () => {

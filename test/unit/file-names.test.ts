@@ -7,7 +7,7 @@ import { fileNameFrom } from '../../src/shared/file-names';
 function parse(header: string): { disposition: string; fallback: string; extended?: string } {
   const m = /^(inline|attachment); filename="([^"\\]*)"(?:; filename\*=UTF-8''([A-Za-z0-9!#$&+\-.^_`|~%]*))?$/.exec(header);
   assert.ok(m, `not a well-formed Content-Disposition: ${header}`);
-  return { disposition: m[1], fallback: m[2], extended: m[3] === undefined ? undefined : decodeURIComponent(m[3]) };
+  return { disposition: m[1]!, fallback: m[2]!, extended: m[3] === undefined ? undefined : decodeURIComponent(m[3]) };
 }
 
 describe('Download file names', () => {
@@ -46,7 +46,7 @@ describe('Download file names', () => {
         const bare = [...name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '')];
         assert.equal([...parsed.fallback].length, bare.length);
         for (const [i, ch] of [...parsed.fallback].entries()) {
-          if (/[\x20-\x7e]/.test(bare[i]) && !/["\\%]/.test(bare[i])) assert.equal(ch, bare[i]);
+          if (/[\x20-\x7e]/.test(bare[i]!) && !/["\\%]/.test(bare[i]!)) assert.equal(ch, bare[i]);
           else assert.equal(ch, '_');
         }
       }),

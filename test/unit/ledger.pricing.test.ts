@@ -101,7 +101,7 @@ describe('Ledger money and pricing', () => {
     assert.equal(threeSeconds.priced.costMicros, 2000, 'rounded up once');
     const view = walletView(threeSeconds.priced, threeSeconds.charge);
     assert.equal(view.jobItems[0].unitPriceUsd, 0.0075, 'the unit price as the price list states it');
-    assert.equal(unitPriceToUsd(threeSeconds.priced.products[0].unitPriceMicros), 0.0075, 'and the same in a transaction');
+    assert.equal(unitPriceToUsd(threeSeconds.priced.products[0]!.unitPriceMicros), 0.0075, 'and the same in a transaction');
     assert.equal(view.cost.totalProcessingCostUsd, 0.002);
     assert.equal(priceJob(DEFAULT_PRICE_LIST, []).costMicros, 0, 'nothing consumed, nothing charged');
   });
@@ -145,7 +145,7 @@ describe('Ledger money and pricing', () => {
         // One rounding per job, up to the mill, never free.
         const exact = charge.reduce((s, u) => {
           const list = u.category === 'ENCODER' ? DEFAULT_PRICE_LIST.encoders : u.category === 'FILTER' ? DEFAULT_PRICE_LIST.filters : { Processing: DEFAULT_PRICE_LIST.processing };
-          return s + u.amount * usdToMicros(list[u.productName].usd) * (1 - priced.discountPercentage / 100);
+          return s + u.amount * usdToMicros(list[u.productName]!.usd) * (1 - priced.discountPercentage / 100);
         }, 0);
         assert.equal(priced.costMicros % 1000, 0);
         assert.ok(priced.costMicros > 0, 'never free');
@@ -155,14 +155,14 @@ describe('Ledger money and pricing', () => {
         assert.equal(priced.products.reduce((s, p) => s + p.normalCostMicros, 0), priced.normalCostMicros);
         assert.ok(priced.products.every((p) => p.costMicros % 1000 === 0 && p.normalCostMicros >= p.costMicros && p.costMicros >= 0));
         assert.equal(priced.products.reduce((s, p) => s + p.costCredits, 0), priced.costCredits);
-        assert.equal(priced.costCredits, Math.ceil(charge.reduce((s, u) => s + u.amount * (u.category === 'PROCESSING' ? 1 : u.category === 'ENCODER' ? DEFAULT_PRICE_LIST.encoders[u.productName].credits : DEFAULT_PRICE_LIST.filters[u.productName].credits), 0) - 1e-6));
+        assert.equal(priced.costCredits, Math.ceil(charge.reduce((s, u) => s + u.amount * (u.category === 'PROCESSING' ? 1 : u.category === 'ENCODER' ? DEFAULT_PRICE_LIST.encoders[u.productName]!.credits : DEFAULT_PRICE_LIST.filters[u.productName]!.credits), 0) - 1e-6));
         // What the API shows: the same numbers, items adding up to the totals.
         const view = walletView(priced, charge);
         assert.equal(mills(view.cost.totalProcessingCostUsd), priced.costMicros / 1000);
         assert.equal(view.jobItems.reduce((s: number, i: any) => s + mills(i.costUsd), 0), mills(view.cost.totalProcessingCostUsd));
         assert.equal(view.jobItems.reduce((s: number, i: any) => s + mills(i.normalCostUsd), 0), mills(view.cost.totalNormalProcessingCostUsd));
         assert.equal(mills(view.cost.totalNormalProcessingCostUsd) - mills(view.cost.totalProcessingCostUsd), mills(view.cost.totalProcessingDiscountUsd));
-        for (const [i, item] of view.jobItems.entries()) assert.equal(item.unitPriceUsd, unitPriceToUsd(priced.products[i].unitPriceMicros));
+        for (const [i, item] of view.jobItems.entries()) assert.equal(item.unitPriceUsd, unitPriceToUsd(priced.products[i]!.unitPriceMicros));
       }),
       { numRuns: 500 },
     );

@@ -110,7 +110,7 @@ describe('Progress and time left (src/shared/progress-eta.ts)', () => {
       at(t);
       eta.observe(0);
       for (let step = 0; step < weights.length; step++) {
-        const takes = weights[step] * 1.3 * (1 + noise());
+        const takes = weights[step]! * 1.3 * (1 + noise());
         if (step === 3) {
           for (let done = 500; done < takes; done += 500) {
             at(t + done);

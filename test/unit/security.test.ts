@@ -39,7 +39,7 @@ describe('Security primitives', () => {
     assert.equal(box.open(sealed, 'loc:1'), 's3cr3t');
     assert.throws(() => box.open(sealed, 'loc:2'));
     const parts = sealed.split(':');
-    parts[3] = Buffer.from('x' + Buffer.from(parts[3], 'base64').toString('latin1')).toString('base64');
+    parts[3] = Buffer.from('x' + Buffer.from(parts[3]!, 'base64').toString('latin1')).toString('base64');
     assert.throws(() => box.open(parts.join(':'), 'loc:1'));
     assert.throws(() => new SecretBox(randomBytes(16)).open(sealed, 'loc:1'));
   });
