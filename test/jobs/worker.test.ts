@@ -5,10 +5,13 @@ import { ClaimedJob, JobQueue } from '../../src/jobs/job-queue';
 import { JobContext, LeaseLostError, PermanentJobError, Worker, WorkerStoppingError } from '../../src/jobs/worker';
 import { ManualClock } from '../../src/shared/clock';
 import { createTestDatabase, TEST_DIALECT, TestDatabase } from '../helpers/database';
-import { waitFor } from '../helpers/scenario';
+import { waitFor as waitUntil } from '../helpers/scenario';
 
 const log = pino({ level: process.env.VIDMILL_TEST_LOG ?? 'silent' });
 const LEASE = 30_000;
+
+/** Polls as this file always has: every 5 ms, for at most 5 s. */
+const waitFor = <T>(what: string, check: Parameters<typeof waitUntil<T>>[1]) => waitUntil(what, check, { intervalMs: 5, timeoutMs: 5_000 });
 
 function deferred<T = void>() {
   let resolve!: (v: T) => void;
