@@ -88,15 +88,15 @@ const teamRows = rowMapper(toTeam);
 
 export const usersStore = {
   async count(db: Knex): Promise<number> {
-    const [{ n }] = await db('users').count({ n: '*' });
+    const [{ n }] = (await db('users').count({ n: '*' })) as [{ n: DbInt }];
     return Number(n);
   },
   async byId(db: Knex, id: string): Promise<User | undefined> {
-    const r = await db('users').where({ id }).first();
+    const r = (await db('users').where({ id }).first()) as UserRow | undefined;
     return userRows.one(r);
   },
   async byEmail(db: Knex, email: string): Promise<User | undefined> {
-    const r = await db('users').where({ email: email.toLowerCase() }).first();
+    const r = (await db('users').where({ email: email.toLowerCase() }).first()) as UserRow | undefined;
     return userRows.one(r);
   },
   async insert(db: Knex, u: Pick<User, 'id' | 'email' | 'name' | 'passwordHash' | 'hasConfirmedEmail' | 'createdAt'>): Promise<void> {
@@ -126,7 +126,9 @@ export const usersStore = {
     const claimed = 'case when failed_logins >= ? then 1 else failed_logins + 1 end';
     const updated = await db('users')
       .where({ id })
-      .andWhere((q) => q.whereNull('locked_until').orWhere('locked_until', '<=', now))
+      .andWhere((q) => {
+        q.whereNull('locked_until').orWhere('locked_until', '<=', now);
+      })
       .update({
         failed_logins: db.raw(claimed, [maxChecks]),
         // `else locked_until`: a lock that has passed no longer counts (and gives PostgreSQL the type).
@@ -156,7 +158,7 @@ export const teamsStore = {
     });
   },
   async byId(db: Knex, id: string): Promise<Team | undefined> {
-    const r = await db('teams').where({ id }).first();
+    const r = (await db('teams').where({ id }).first()) as TeamRow | undefined;
     return teamRows.one(r);
   },
   async update(db: Knex, id: string, changes: Partial<Pick<Team, 'name' | 'apiEnabled' | 'billingType'>>, now: Date): Promise<void> {
@@ -175,13 +177,13 @@ export const teamsStore = {
   /** The team if the user is a member of it. */
   async memberTeam(db: Knex, userId: string, teamId: string): Promise<Team | undefined> {
     const q = teamChoiceSql({ userId, teamId });
-    const [r] = await readRows(db, q.sql, q.bindings);
+    const [r] = (await readRows(db, q.sql, q.bindings)) as TeamRow[];
     return teamRows.one(r);
   },
   /** The user's oldest API-enabled team. */
   async defaultTeam(db: Knex, userId: string): Promise<Team | undefined> {
     const q = teamChoiceSql({ userId });
-    const [r] = await readRows(db, q.sql, q.bindings);
+    const [r] = (await readRows(db, q.sql, q.bindings)) as TeamRow[];
     return teamRows.one(r);
   },
   pageForUser(db: Knex, userId: string, req: PageRequest) {

@@ -68,16 +68,16 @@ export const apiKeysStore = {
     await lockRowForUpdate(db, 'users', userId);
   },
   async countActive(db: Knex, userId: string): Promise<number> {
-    const [{ n }] = await db('api_keys').where({ user_id: userId, active: true }).count({ n: '*' });
+    const [{ n }] = (await db('api_keys').where({ user_id: userId, active: true }).count({ n: '*' })) as [{ n: DbInt }];
     return Number(n);
   },
   async byIdOfUser(db: Knex, id: string, userId: string): Promise<ApiKeyRecord | undefined> {
-    const r = await db('api_keys').where({ id, user_id: userId }).first();
+    const r = (await db('api_keys').where({ id, user_id: userId }).first()) as ApiKeyRecordRow | undefined;
     return apiKeyRecordRows.one(r);
   },
   /** The active key with this digest, if any. */
   async activeByDigest(db: Knex, digest: string): Promise<ApiKeyRecord | undefined> {
-    const r = await db('api_keys').where({ digest, active: true }).first();
+    const r = (await db('api_keys').where({ digest, active: true }).first()) as ApiKeyRecordRow | undefined;
     return apiKeyRecordRows.one(r);
   },
   page(db: Knex, userId: string, req: PageRequest) {
@@ -97,7 +97,11 @@ export const apiKeysStore = {
   /** Deletes keys last used (or created, if never used) at or before `cutoff`. */
   async deleteUnusedSince(db: Knex, cutoff: Date): Promise<number> {
     return db('api_keys')
-      .where((q) => q.where('last_used_at', '<=', cutoff).orWhere((q2) => q2.whereNull('last_used_at').andWhere('created_at', '<=', cutoff)))
+      .where((q) => {
+        q.where('last_used_at', '<=', cutoff).orWhere((q2) => {
+          q2.whereNull('last_used_at').andWhere('created_at', '<=', cutoff);
+        });
+      })
       .delete();
   },
 };

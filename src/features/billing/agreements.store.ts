@@ -5,7 +5,7 @@ import type { Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
 import { pageOf } from './billing-records';
 import { int } from './money';
-import { DbTimestamp, Nullable, rowMapper } from '../../db/store';
+import { DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export type SubscriptionStatus = 'SUBSCRIBED' | 'UNSUBSCRIBE_PENDING' | 'UNSUBSCRIBED' | 'AGREEMENT_REPLACED' | 'REASSIGNED';
 
@@ -145,33 +145,33 @@ export const agreementsStore = {
     });
   },
   async current(db: Knex, agreementId: string): Promise<AgreementView | undefined> {
-    const r = await latestRows(db).select('e.*', 'f.first_created_at').where('e.agreement_id', agreementId).first();
+    const r = (await latestRows(db).select('e.*', 'f.first_created_at').where('e.agreement_id', agreementId).first()) as AgreementViewRow | undefined;
     return agreementViewRows.one(r);
   },
   async currentInScope(db: Knex, agreementId: string, scope: TeamScope): Promise<AgreementView | undefined> {
-    const r = await whereTeamInScope(db, latestRows(db).select('e.*', 'f.first_created_at').where('e.agreement_id', agreementId), 'e.team_id', scope).first();
+    const r = (await whereTeamInScope(db, latestRows(db).select('e.*', 'f.first_created_at').where('e.agreement_id', agreementId), 'e.team_id', scope).first()) as AgreementViewRow | undefined;
     return agreementViewRows.one(r);
   },
   /** The team's subscription in force: its newest agreement version that is SUBSCRIBED or UNSUBSCRIBE_PENDING. */
   async activeForTeam(db: Knex, teamId: string): Promise<AgreementView | undefined> {
-    const r = await latestRows(db)
+    const r = (await latestRows(db)
       .select('e.*', 'f.first_created_at')
       .where('e.team_id', teamId)
       .whereIn('e.status', ['SUBSCRIBED', 'UNSUBSCRIBE_PENDING'])
       .orderBy('e.seq', 'desc')
-      .first();
+      .first()) as AgreementViewRow | undefined;
     return agreementViewRows.one(r);
   },
   async page(db: Knex, scope: TeamScope, req: PageRequest): Promise<Page<AgreementView>> {
     const base = whereTeamInScope(db, latestRows(db), 'e.team_id', scope);
     const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
-    const rows = await base
+    const rows = (await base
       .clone()
       .select('e.*', 'f.first_created_at')
       .orderBy([{ column: req.sortBy === 'updatedAt' ? 'e.created_at' : 'f.first_created_at', order: dir }, { column: 'e.seq', order: dir }])
       .limit(req.pageSize)
-      .offset(req.pageNumber * req.pageSize);
-    const [{ n }] = await base.clone().count({ n: '*' });
+      .offset(req.pageNumber * req.pageSize)) as AgreementViewRow[];
+    const [{ n }] = (await base.clone().count({ n: '*' })) as [{ n: DbInt }];
     return pageOf(req, int(n), agreementViewRows.many(rows));
   },
   /** Whether the team has cloud-marketplace records: agreement history rows or credits usage. */

@@ -127,7 +127,7 @@ export class BillingService extends TransactionalService {
 
   async period(userId: string, id: string): Promise<PeriodView> {
     const period = await this.ownPeriod(userId, id);
-    return (await this.withCosts([period]))[0];
+    return (await this.withCosts([period]))[0]!;
   }
 
   async periodTransactions(userId: string, id: string, q: RecordQuery, req: ListRequest) {

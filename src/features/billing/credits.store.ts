@@ -49,7 +49,7 @@ function toUsage(r: CreditsUsageRow): CreditsUsage {
     credits: int(r.credits),
     videoId: r.video_id ?? undefined,
     sourceVideoId: r.source_video_id ?? undefined,
-    products: r.products ? JSON.parse(r.products) : undefined,
+    products: r.products ? (JSON.parse(r.products) as PricedProduct[]) : undefined,
     adjustmentType: r.adjustment_type ?? undefined,
     reason: r.reason ?? undefined,
     jobId: r.job_id ?? undefined,
@@ -60,11 +60,11 @@ const creditsUsageRows = rowMapper(toUsage);
 
 export const creditsStore = {
   async byJobId(db: Knex, jobId: string): Promise<CreditsUsage | undefined> {
-    const r = await db('credits_usage').where({ job_id: jobId }).first();
+    const r = (await db('credits_usage').where({ job_id: jobId }).first()) as CreditsUsageRow | undefined;
     return creditsUsageRows.one(r);
   },
   async insert(db: Knex, u: Omit<CreditsUsage, 'seq'>, lines: Line[]): Promise<number> {
-    const [row] = await db('credits_usage')
+    const [row] = (await db('credits_usage')
       .insert({
         team_id: u.teamId,
         agreement_id: u.agreementId ?? null,
@@ -79,7 +79,7 @@ export const creditsStore = {
         job_id: u.jobId ?? null,
         created_at: u.createdAt,
       })
-      .returning('seq');
+      .returning<(DbInt | { seq: DbInt })[]>('seq'));
     const seq = int(typeof row === 'object' ? row.seq : row);
     if (lines.length) {
       await db('credits_usage_lines').insert(
@@ -96,16 +96,16 @@ export const creditsStore = {
   },
   async page(db: Knex, teamId: string, f: RecordFilter, req: { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' }) {
     const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
-    const rows = await this.filtered(db, teamId, f, 'credits_usage')
+    const rows = (await this.filtered(db, teamId, f, 'credits_usage')
       .select('*')
       .orderBy([{ column: 'created_at', order: dir }, { column: 'seq', order: dir }])
       .limit(req.pageSize)
-      .offset(req.pageNumber * req.pageSize);
-    const [{ n }] = await this.filtered(db, teamId, f, 'credits_usage').count({ n: '*' });
-    const totals = await this.filtered(db, teamId, f, 'credits_usage_lines').select('category').sum({ total: 'credits' }).groupBy('category');
+      .offset(req.pageNumber * req.pageSize)) as CreditsUsageRow[];
+    const [{ n }] = (await this.filtered(db, teamId, f, 'credits_usage').count({ n: '*' })) as [{ n: DbInt }];
+    const totals = (await this.filtered(db, teamId, f, 'credits_usage_lines').select('category').sum({ total: 'credits' }).groupBy<{ category: Category; total: DbInt }[]>('category'));
     return {
       page: pageOf<CreditsUsage>(req, int(n), creditsUsageRows.many(rows)),
-      totals: (totals as { category: Category; total: DbInt }[]).map((r) => ({ category: r.category, credits: int(r.total) })),
+      totals: totals.map((r) => ({ category: r.category, credits: int(r.total) })),
     };
   },
   async allForTeam(db: Knex, teamId: string): Promise<CreditsUsage[]> {

@@ -2,7 +2,8 @@
 import type { Knex } from 'knex';
 import { asDate, asOptionalDate, isPostgres, lockRowForUpdate, readBatchSqlite, readRows, SyncRead } from '../../db/database';
 import { BillingType, chosenTeamQuery, Team, TeamChoice, teamFromRow } from '../accounts';
-import { AdjustmentType, BalanceKind, CategoryTotal, FilterMode, Line, RecordFilter, TransactionType, typesOf } from './billing-records';
+import type { TeamRow } from '../accounts/accounts.store';
+import { AdjustmentType, BalanceKind, CategoryTotal, Line, RecordFilter, TransactionType, typesOf } from './billing-records';
 import { int } from './money';
 import { BillingPeriod, BillingPeriodRow, PeriodRef, periodIdOf, toPeriod } from './periods.store';
 import type { Category, PricedProduct } from './pricing';
@@ -56,7 +57,7 @@ function itemsSql(period: string, from: string, f: PageFilter, req: { pageSize: 
   const bindings: Knex.RawBinding[] = [f.to];
   if (f.mode !== 'INCLUDE') {
     where += ' and type = ?';
-    bindings.push(typesOf(f.mode)[0]);
+    bindings.push(typesOf(f.mode)[0]!);
   }
   if (f.videoId) {
     where += ' and video_id = ?';
@@ -107,14 +108,14 @@ function pageWithPeriodSqlite(read: SyncRead, ref: PagePeriodRef, f: PageFilter,
   let p: BillingPeriodRow | undefined;
   if ('latestOfChosenTeam' in ref) {
     const q = chosenTeamQuery(ref.latestOfChosenTeam);
-    const [t] = read(q.sql, q.bindings);
+    const [t] = read(q.sql, q.bindings) as TeamRow[];
     if (!t) return { aggregates: toAggregates(undefined, [], []), items: [] };
     team = teamFromRow(t);
-    [p] = read(LATEST_PERIOD, [team.id]);
+    [p] = read(LATEST_PERIOD, [team.id]) as BillingPeriodRow[];
   } else if ('latestOfTeam' in ref) {
-    [p] = read(LATEST_PERIOD, [ref.latestOfTeam]);
+    [p] = read(LATEST_PERIOD, [ref.latestOfTeam]) as BillingPeriodRow[];
   } else {
-    [p] = read(`select ${PERIOD_COLUMNS} from billing_periods where id = ?`, [ref.id]);
+    [p] = read(`select ${PERIOD_COLUMNS} from billing_periods where id = ?`, [ref.id]) as BillingPeriodRow[];
   }
   if (!p) return { team, aggregates: toAggregates(undefined, [], []), items: [] };
   const from = f.from ?? team?.createdAt;
@@ -123,11 +124,11 @@ function pageWithPeriodSqlite(read: SyncRead, ref: PagePeriodRef, f: PageFilter,
   return {
     team,
     period: toPeriod(p),
-    items: ledgerTransactionRows.many(read(items.sql, [p.id, from, ...items.bindings])),
+    items: ledgerTransactionRows.many(read(items.sql, [p.id, from, ...items.bindings]) as LedgerTransactionRow[]),
     aggregates: toAggregates(
       p.id,
-      read('select type, row_count, first_at, last_at from ledger_period_counts where period_id = ?', [p.id]),
-      read('select type, category, credit_micros, debit_micros from ledger_period_totals where period_id = ?', [p.id]),
+      read('select type, row_count, first_at, last_at from ledger_period_counts where period_id = ?', [p.id]) as PeriodCountRow[],
+      read('select type, category, credit_micros, debit_micros from ledger_period_totals where period_id = ?', [p.id]) as PeriodTotalRow[],
     ),
   };
 }
@@ -183,7 +184,7 @@ async function pageWithPeriodPostgres(db: Knex, ref: PagePeriodRef, f: PageFilte
     );
   }
   const sql = `with ${ctes}p as (select ${PERIOD_COLUMNS} from billing_periods where ${periodWhere}) ${branches.join(' union all ')}`;
-  const rows: PageUnionRow[] = await readRows(db, sql, bindings);
+  const rows = (await readRows(db, sql, bindings)) as PageUnionRow[];
   let team: Team | undefined;
   let p: PageUnionRow | undefined;
   const items_: LedgerTransaction[] = [];
@@ -281,7 +282,7 @@ function toTransaction(r: LedgerTransactionRow): LedgerTransaction {
     reason: r.reason ?? undefined,
     videoId: r.video_id ?? undefined,
     sourceVideoId: r.source_video_id ?? undefined,
-    products: r.products ? JSON.parse(r.products) : undefined,
+    products: r.products ? (JSON.parse(r.products) as PricedProduct[]) : undefined,
     discountPercentage: r.discount_percentage === null || r.discount_percentage === undefined ? undefined : Number(r.discount_percentage),
     jobId: r.job_id ?? undefined,
     createdAt: asDate(r.created_at),
@@ -313,16 +314,16 @@ export const ledgerStore = {
     await lockRowForUpdate(db, 'teams', teamId);
   },
   async balance(db: Knex, teamId: string, kind: BalanceKind): Promise<number> {
-    const r = await db('ledger_transactions').select('balance_micros').where({ team_id: teamId, balance_kind: kind }).orderBy('seq', 'desc').first();
+    const r = (await db('ledger_transactions').select('balance_micros').where({ team_id: teamId, balance_kind: kind }).orderBy('seq', 'desc').first()) as { balance_micros: DbInt } | undefined;
     return r ? int(r.balance_micros) : 0;
   },
   async byJobId(db: Knex, jobId: string): Promise<LedgerTransaction | undefined> {
-    const r = await db('ledger_transactions').where({ job_id: jobId }).first();
+    const r = (await db('ledger_transactions').where({ job_id: jobId }).first()) as LedgerTransactionRow | undefined;
     return ledgerTransactionRows.one(r);
   },
   /** Appends a transaction with its per-category lines and updates the period aggregates. */
   async insert(db: Knex, t: Omit<LedgerTransaction, 'seq'>, lines: Line[]): Promise<number> {
-    const [row] = await db('ledger_transactions')
+    const [row] = (await db('ledger_transactions')
       .insert({
         team_id: t.teamId,
         period_id: t.periodId,
@@ -340,7 +341,7 @@ export const ledgerStore = {
         job_id: t.jobId ?? null,
         created_at: t.createdAt,
       })
-      .returning('seq');
+      .returning<(DbInt | { seq: DbInt })[]>('seq'));
     const seq = int(typeof row === 'object' ? row.seq : row);
     if (lines.length) {
       await db('ledger_lines').insert(
@@ -397,8 +398,8 @@ export const ledgerStore = {
   async periodWithAggregates(db: Knex, ref: PeriodRef): Promise<{ period?: BillingPeriod; aggregates: PeriodAggregates }> {
     const id = periodIdOf(db, ref);
     const cols = (kind: string, rest: string) => db.raw(`'${kind}' as kind, ${rest}`);
-    const rows: AggregatesUnionRow[] = await db
-      .with('p', db('billing_periods').select('id', 'team_id', 'created_at', 'updated_at', 'ended_at').where('id', id as any))
+    const rows = (await db
+      .with('p', db('billing_periods').select('id', 'team_id', 'created_at', 'updated_at', 'ended_at').where('id', id))
       .select(cols('p', "p.id as period_id, cast(p.team_id as varchar(64)) as type, '' as category, 0 as row_count, p.created_at as first_at, p.updated_at as last_at, p.ended_at as ended_at, 0 as credit_micros, 0 as debit_micros"))
       .from('p')
       .unionAll((u) => {
@@ -410,7 +411,7 @@ export const ledgerStore = {
         u.select(cols('t', 't.period_id, t.type, t.category, 0 as row_count, null as first_at, null as last_at, null as ended_at, t.credit_micros, t.debit_micros'))
           .from('ledger_period_totals as t')
           .join('p', 'p.id', 't.period_id');
-      });
+      })) as AggregatesUnionRow[];
     const p = rows.find((r) => r.kind === 'p');
     return {
       period: p && { id: p.period_id, teamId: p.type, createdAt: asDate(p.first_at), updatedAt: asDate(p.last_at), endedAt: asOptionalDate(p.ended_at) },
@@ -423,18 +424,18 @@ export const ledgerStore = {
   },
   filtered(db: Knex, period: string | PeriodRef, f: RecordFilter, table: 'ledger_transactions' | 'ledger_lines'): Knex.QueryBuilder {
     const periodId = typeof period === 'string' ? period : periodIdOf(db, period);
-    let q = db(table).where(`${table}.period_id`, periodId as any).whereBetween(`${table}.created_at`, [f.from, f.to]);
+    let q = db(table).where(`${table}.period_id`, periodId).whereBetween(`${table}.created_at`, [f.from, f.to]);
     if (f.mode !== 'INCLUDE') q = q.where(`${table}.type`, typesOf(f.mode)[0]);
     if (f.videoId) q = q.where(`${table}.video_id`, f.videoId);
     return q;
   },
   async items(db: Knex, periodId: string | PeriodRef, f: RecordFilter, req: { pageNumber: number; pageSize: number; sortDirection: 'ASC' | 'DESC' }): Promise<LedgerTransaction[]> {
     const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
-    const rows = await this.filtered(db, periodId, f, 'ledger_transactions')
+    const rows = (await this.filtered(db, periodId, f, 'ledger_transactions')
       .select('*')
       .orderBy([{ column: 'created_at', order: dir }, { column: 'seq', order: dir }])
       .limit(req.pageSize)
-      .offset(req.pageNumber * req.pageSize);
+      .offset(req.pageNumber * req.pageSize)) as LedgerTransactionRow[];
     return ledgerTransactionRows.many(rows);
   },
   /**
@@ -446,26 +447,26 @@ export const ledgerStore = {
   async summary(db: Knex, periodId: string, f: RecordFilter, useAggregates = true): Promise<{ count: number; totals: CategoryTotal[]; fromAggregates: boolean }> {
     const types = typesOf(f.mode);
     if (useAggregates && !f.videoId) {
-      const counts: PeriodCountRow[] = await db('ledger_period_counts').where('period_id', periodId).whereIn('type', types);
+      const counts = (await db('ledger_period_counts').where('period_id', periodId).whereIn('type', types)) as PeriodCountRow[];
       const covered = counts.every((c) => asDate(c.first_at) >= f.from && asDate(c.last_at) <= f.to);
       if (covered) {
-        const rows: CategorySumRow[] = await db('ledger_period_totals')
+        const rows = (await db('ledger_period_totals')
           .select('category')
           .sum({ credit: 'credit_micros', debit: 'debit_micros' })
           .where('period_id', periodId)
           .whereIn('type', types)
-          .groupBy('category');
+          .groupBy<CategorySumRow[]>('category'));
         return { count: counts.reduce((s, c) => s + int(c.row_count), 0), totals: sumTotals(rows), fromAggregates: true };
       }
     }
-    const [{ n }] = await this.filtered(db, periodId, f, 'ledger_transactions').count({ n: '*' });
-    const rows: CategorySumRow[] = await this.filtered(db, periodId, f, 'ledger_lines')
+    const [{ n }] = (await this.filtered(db, periodId, f, 'ledger_transactions').count({ n: '*' })) as [{ n: DbInt }];
+    const rows = (await this.filtered(db, periodId, f, 'ledger_lines')
       .select('category')
       .sum({
         credit: db.raw('case when amount_micros > 0 then amount_micros else 0 end'),
         debit: db.raw('case when amount_micros < 0 then -amount_micros else 0 end'),
       })
-      .groupBy('category');
+      .groupBy<CategorySumRow[]>('category'));
     return { count: int(n), totals: sumTotals(rows), fromAggregates: false };
   },
   /** Processing spend: charges minus refunds (job id `refund:<job>`, whatever failed), as a positive number. */
@@ -473,7 +474,9 @@ export const ledgerStore = {
     const [r] = await db('ledger_transactions')
       .sum({ s: 'amount_micros' })
       .where({ team_id: teamId, balance_kind: 'processing' })
-      .where((w) => w.whereNull('adjustment_type').orWhere('job_id', 'like', 'refund:%'));
+      .where((w) => {
+        w.whereNull('adjustment_type').orWhere('job_id', 'like', 'refund:%');
+      });
     return -int(r?.s);
   },
   async allForTeam(db: Knex, teamId: string): Promise<LedgerTransaction[]> {

@@ -33,6 +33,7 @@ export function unitPriceToUsd(micros: number): number {
 export function int(value: unknown): number {
   if (value === null || value === undefined) return 0;
   const n = Number(value);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the message shows the driver's value as String() renders it
   if (!Number.isSafeInteger(n)) throw new Error(`not a safe integer: ${String(value)}`);
   return n;
 }

@@ -56,19 +56,19 @@ export const periodsStore = {
     await db('billing_periods').where({ id }).whereNull('ended_at').update({ ended_at: at, updated_at: at });
   },
   async open(db: Knex, teamId: string): Promise<BillingPeriod | undefined> {
-    const r = await db('billing_periods').where({ team_id: teamId }).whereNull('ended_at').orderBy('created_at', 'desc').first();
+    const r = (await db('billing_periods').where({ team_id: teamId }).whereNull('ended_at').orderBy('created_at', 'desc').first()) as BillingPeriodRow | undefined;
     return billingPeriodRows.one(r);
   },
   async latest(db: Knex, teamId: string): Promise<BillingPeriod | undefined> {
-    const r = await db('billing_periods').where({ team_id: teamId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first();
+    const r = (await db('billing_periods').where({ team_id: teamId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first()) as BillingPeriodRow | undefined;
     return billingPeriodRows.one(r);
   },
   async byId(db: Knex, id: string): Promise<BillingPeriod | undefined> {
-    const r = await db('billing_periods').where({ id }).first();
+    const r = (await db('billing_periods').where({ id }).first()) as BillingPeriodRow | undefined;
     return billingPeriodRows.one(r);
   },
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<BillingPeriod | undefined> {
-    const r = await whereTeamInScope(db, db('billing_periods').where('billing_periods.id', id), 'billing_periods.team_id', scope).first();
+    const r = (await whereTeamInScope(db, db('billing_periods').where('billing_periods.id', id), 'billing_periods.team_id', scope).first()) as BillingPeriodRow | undefined;
     return billingPeriodRows.one(r);
   },
   /** Periods of the scope's wallet teams created in [from, to], by ended state. */
@@ -81,13 +81,13 @@ export const periodsStore = {
     if (f.ended === 'ONLY') q = q.whereNotNull('billing_periods.ended_at');
     const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
     const col = req.sortBy === 'updatedAt' ? 'updated_at' : 'created_at';
-    const rows: BillingPeriodRow[] = await q
+    const rows = (await q
       .clone()
       .select('billing_periods.*')
       .orderBy([{ column: `billing_periods.${col}`, order: dir }, { column: 'billing_periods.id', order: dir }])
       .limit(req.pageSize)
-      .offset(req.pageNumber * req.pageSize);
-    const [{ n }] = await q.clone().count({ n: '*' });
+      .offset(req.pageNumber * req.pageSize)) as BillingPeriodRow[];
+    const [{ n }] = (await q.clone().count({ n: '*' })) as [{ n: DbInt }];
     return pageOf(req, int(n), billingPeriodRows.many(rows));
   },
   /** Open periods created before `before` (to be closed by the period job). */
@@ -97,10 +97,10 @@ export const periodsStore = {
   },
   /** Wallet teams without an open period. */
   async walletTeamsWithoutOpenPeriod(db: Knex): Promise<string[]> {
-    const rows: { id: string }[] = await db('teams')
+    const rows = (await db('teams')
       .select('id')
       .where('billing_type', 'WALLET')
-      .whereNotExists(db('billing_periods').select(db.raw('1')).whereRaw('billing_periods.team_id = teams.id').whereNull('ended_at'));
+      .whereNotExists(db('billing_periods').select(db.raw('1')).whereRaw('billing_periods.team_id = teams.id').whereNull('ended_at'))) as { id: string }[];
     return rows.map((r) => r.id);
   },
   /** Storage and download debits of each period, from the maintained aggregates. */

@@ -73,7 +73,7 @@ export function loadPriceListFile(file: string): PriceList {
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`cannot read price list ${file}: ${(err as Error).message}`);
+    throw new Error(`cannot read price list ${file}: ${(err as Error).message}`, { cause: err });
   }
   const parsed = priceListSchema.safeParse(raw);
   if (!parsed.success) {

@@ -98,10 +98,10 @@ function shareOut(total: number, parts: number[], unit: number): number[] {
   const shares = parts.map((p) => Math.floor(p / unit));
   let left = total - shares.reduce((s, v) => s + v, 0);
   if (left < 0 || left > parts.length) throw new Error(`cannot share ${total} over ${parts.length} parts`);
-  const order = parts.map((p, i) => ({ i, remainder: p - shares[i] * unit })).sort((a, b) => b.remainder - a.remainder || a.i - b.i);
+  const order = parts.map((p, i) => ({ i, remainder: p - shares[i]! * unit })).sort((a, b) => b.remainder - a.remainder || a.i - b.i);
   for (const { i } of order) {
     if (left === 0) break;
-    shares[i]++;
+    shares[i]!++;
     left--;
   }
   return shares;
@@ -137,10 +137,10 @@ export function priceJob(list: PriceList, uses: ProductUse[]): PricedJob {
     amountUnit: GP_CATEGORIES.has(l.u.category) ? 'GP' : 'GB',
     discountPercentage: l.discount,
     unitPriceMicros: l.unitPriceMicros,
-    costMicros: costShares[i] * MICROS_PER_MILL,
-    normalCostMicros: (costShares[i] + discountShares[i]) * MICROS_PER_MILL,
+    costMicros: costShares[i]! * MICROS_PER_MILL,
+    normalCostMicros: (costShares[i]! + discountShares[i]!) * MICROS_PER_MILL,
     unitPriceCredits: l.price.credits,
-    costCredits: creditShares[i],
+    costCredits: creditShares[i]!,
   }));
   return {
     gigapixels,

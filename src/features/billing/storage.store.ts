@@ -67,6 +67,12 @@ function toUsage(r: StorageUsageRow): StorageUsage {
 }
 const storageUsageRows = rowMapper(toUsage);
 
+/** A storage_meters row as the drivers return it. */
+interface MeterRow {
+  bytes: DbInt;
+  since: DbTimestamp;
+}
+
 /** A row as the drivers return it (see src/db/store.ts). */
 interface StorageChargeRow {
   id: string;
@@ -100,17 +106,21 @@ export const storageStore = {
   async measure(db: Knex, teamId: string): Promise<number> {
     const files = db('videos').sum({ s: 'file_size' }).where('team_id', teamId).whereNotNull('blob_key');
     const assets = db('video_assets').join('videos', 'videos.id', 'video_assets.video_id').sum({ s: 'video_assets.size' }).where('videos.team_id', teamId);
-    const [r] = await db.select(db.raw('(?) as files, (?) as assets', [files, assets]));
+    const [r] = (await db.select(db.raw('(?) as files, (?) as assets', [files, assets]))) as [{ files: Nullable<DbInt>; assets: Nullable<DbInt> }];
     return int(r.files) + int(r.assets);
   },
 
   /** Teams with a meter or with stored data: the ones the periodic sampler visits. */
   async teamsToSample(db: Knex): Promise<string[]> {
-    const rows: { team_id: string }[] = await db
+    const rows = (await db
       .select('team_id')
       .from('storage_meters')
-      .union((u) => u.select('team_id').from('videos').whereNotNull('blob_key'))
-      .union((u) => u.select('videos.team_id').from('video_assets').join('videos', 'videos.id', 'video_assets.video_id'));
+      .union((u) => {
+        u.select('team_id').from('videos').whereNotNull('blob_key');
+      })
+      .union((u) => {
+        u.select('videos.team_id').from('video_assets').join('videos', 'videos.id', 'video_assets.video_id');
+      })) as { team_id: string }[];
     return rows.map((r) => r.team_id);
   },
 
@@ -121,12 +131,12 @@ export const storageStore = {
   async lockMeter(db: Knex, teamId: string, since: Date): Promise<StorageMeter> {
     await db('storage_meters').insert({ team_id: teamId, bytes: 0, since }).onConflict('team_id').ignore();
     const q = db('storage_meters').where({ team_id: teamId });
-    const r = await (isPostgres(db) ? q.forUpdate() : q).first();
+    const r = (await (isPostgres(db) ? q.forUpdate() : q).first()) as MeterRow;
     return { teamId, bytes: int(r.bytes), since: asDate(r.since) };
   },
 
   async meter(db: Knex, teamId: string): Promise<StorageMeter | undefined> {
-    const r = await db('storage_meters').where({ team_id: teamId }).first();
+    const r = (await db('storage_meters').where({ team_id: teamId }).first()) as MeterRow | undefined;
     return r && { teamId, bytes: int(r.bytes), since: asDate(r.since) };
   },
 
@@ -139,7 +149,7 @@ export const storageStore = {
    * month with the same bytes, that one is extended instead (a steady team keeps few rows).
    */
   async appendUsage(db: Knex, u: Omit<StorageUsage, 'seq' | 'chargeId'>): Promise<void> {
-    const last = await db(USAGE).where({ team_id: u.teamId }).orderBy('seq', 'desc').first();
+    const last = (await db(USAGE).where({ team_id: u.teamId }).orderBy('seq', 'desc').first()) as StorageUsageRow | undefined;
     if (last && !last.charge_id && int(last.bytes) === u.bytes && asDate(last.to_at).getTime() === u.from.getTime() && asDate(last.month_start).getTime() === u.monthStart.getTime()) {
       await db(USAGE).where({ seq: last.seq }).update({ to_at: u.to });
       return;
@@ -165,10 +175,10 @@ export const storageStore = {
 
   /** The latest charge of the team's month under this billing type (its running totals). */
   async latestCharge(db: Knex, teamId: string, monthStart: Date, billingType: BillingType): Promise<StorageCharge | undefined> {
-    const r = await db('storage_charges')
+    const r = (await db('storage_charges')
       .where({ team_id: teamId, month_start: monthStart, billing_type: billingType })
       .orderBy('seq', 'desc')
-      .first();
+      .first()) as StorageChargeRow | undefined;
     return storageChargeRows.one(r);
   },
 

@@ -52,20 +52,20 @@ type Either<I extends OperationId, O extends OperationId> = HandlerInput<I> | Ha
 /** The five operations of one direction; input and output locations share their shapes. */
 function directionHandlers(locations: LocationsService, direction: Direction) {
   return {
-    async create({ principal, query, body }: Either<'createBucketInputLocation', 'createBucketOutputLocation'>) {
+    create: async ({ principal, query, body }: Either<'createBucketInputLocation', 'createBucketOutputLocation'>) => {
       return { status: 201 as const, body: toDto(await locations.create(principal.userId, direction, query.selectTeamId, toNewLocation(body))) };
     },
-    async list({ principal, query }: Either<'getBucketInputLocations', 'getBucketOutputLocations'>) {
+    list: async ({ principal, query }: Either<'getBucketInputLocations', 'getBucketOutputLocations'>) => {
       const page = await locations.list(principal.userId, direction, query.teamId, pageRequest(query));
       return { status: 200 as const, body: { ...page, items: page.items.map(toDto) } };
     },
-    async get({ principal, path }: Either<'getBucketInputLocationById', 'getBucketOutputLocationById'>) {
+    get: async ({ principal, path }: Either<'getBucketInputLocationById', 'getBucketOutputLocationById'>) => {
       return { status: 200 as const, body: toDto(await locations.get(principal.userId, direction, path.id)) };
     },
-    async patch({ principal, path, body }: Either<'patchBucketInputLocation', 'patchBucketOutputLocation'>) {
+    patch: async ({ principal, path, body }: Either<'patchBucketInputLocation', 'patchBucketOutputLocation'>) => {
       return { status: 200 as const, body: toDto(await locations.update(principal.userId, direction, path.id, toChanges(body))) };
     },
-    async delete({ principal, path }: Either<'deleteBucketInputLocationById', 'deleteBucketOutputLocationById'>) {
+    delete: async ({ principal, path }: Either<'deleteBucketInputLocationById', 'deleteBucketOutputLocationById'>) => {
       await locations.delete(principal.userId, direction, path.id);
       return { status: 204 as const };
     },

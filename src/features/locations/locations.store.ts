@@ -103,7 +103,7 @@ export const locationsStore = {
     });
   },
   async byIdInScope(db: Knex, direction: Direction, id: string, scope: TeamScope): Promise<StoredLocation | undefined> {
-    const r = await located(db, direction, scope).where(`${TABLE}.id`, id).first();
+    const r = (await located(db, direction, scope).where(`${TABLE}.id`, id).first()) as StoredLocationRow | undefined;
     return storedLocationRows.one(r);
   },
   page(db: Knex, direction: Direction, scope: TeamScope, req: PageRequest) {

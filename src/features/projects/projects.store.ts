@@ -62,7 +62,7 @@ export const projectsStore = {
     });
   },
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<Project | undefined> {
-    const r = await whereTeamInScope(db, db('projects').where('projects.id', id), 'projects.team_id', scope).first();
+    const r = (await whereTeamInScope(db, db('projects').where('projects.id', id), 'projects.team_id', scope).first()) as ProjectRow | undefined;
     return projectRows.one(r);
   },
   /** The hot list (every client polls it): hand-written SQL read as tuples (readPage). */
@@ -72,10 +72,10 @@ export const projectsStore = {
   },
   /** The team's oldest project with exactly this name. */
   async oldestNamed(db: Knex, teamId: string, name: string): Promise<Project | undefined> {
-    const r = await db('projects')
+    const r = (await db('projects')
       .where({ team_id: teamId, name })
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
-      .first();
+      .first()) as ProjectRow | undefined;
     return projectRows.one(r);
   },
   async rename(db: Knex, id: string, name: string, now: Date): Promise<void> {
