@@ -154,7 +154,7 @@ export class ComparisonService extends TransactionalService {
             height: web.height,
           });
         }
-        const page = renderComparisonPage(sides[0], sides[1], expiresAt);
+        const page = renderComparisonPage(sides[0]!, sides[1]!, expiresAt);
         res.setHeader('Content-Security-Policy', page.csp);
         res.setHeader('Cache-Control', 'no-store');
         res.setHeader('Referrer-Policy', 'no-referrer');

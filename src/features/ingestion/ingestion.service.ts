@@ -197,7 +197,7 @@ export class IngestionService extends TransactionalService {
           log.warn({ videoId: id, err }, 'scanning detection failed; metadata keeps the container scanning only');
           return undefined;
         });
-        const metadata = { ...probe.metadata } as Record<string, any>;
+        const metadata = { ...probe.metadata } as Record<string, unknown>;
         if (heuristics) metadata.scanning = { ...(metadata.scanning ?? {}), heuristics };
         const { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames, videoStartMs, hdr10 } = probe;
         const facts = { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames, ...(videoStartMs ? { videoStartMs } : {}), ...(hdr10 ? { hdr10 } : {}) };
@@ -251,7 +251,7 @@ export class IngestionService extends TransactionalService {
 
   /** The free clip of a master whose ingestion just finished: a derived video and its cut job. */
   private async createClip(trx: Knex, master: Video, now: Date): Promise<void> {
-    const durationMs = Number((master.ingestion?.metadata as any)?.durationInMillis ?? 0);
+    const durationMs = Number((master.ingestion?.metadata as { durationInMillis?: unknown } | undefined)?.durationInMillis ?? 0);
     const { startMs, durationMs: lengthMs } = clipWindow(durationMs, FREE_CLIP_MS);
     const clipId = randomUUID();
     await insertVideo(trx, {

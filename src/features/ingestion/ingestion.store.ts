@@ -4,7 +4,7 @@ import { asBool } from '../../db/database';
 
 export const ingestionStore = {
   async freeClipEnabled(db: Knex, teamId: string): Promise<boolean> {
-    const row = await db('teams').where({ id: teamId }).first('free_clip_enabled');
+    const row = await db('teams').where({ id: teamId }).first<{ free_clip_enabled: unknown } | undefined>('free_clip_enabled');
     return row ? asBool(row.free_clip_enabled) : false;
   },
 

@@ -43,7 +43,7 @@ interface AppraisalRecordRow {
 }
 
 function fromRow(r: AppraisalRecordRow): AppraisalRecord {
-  const appraisal = JSON.parse(r.appraisal_json);
+  const appraisal = JSON.parse(r.appraisal_json) as Pick<AppraisalRecord, 'appraisal' | 'fileExtension'>;
   return {
     id: r.id,
     teamId: r.team_id,
@@ -51,7 +51,7 @@ function fromRow(r: AppraisalRecordRow): AppraisalRecord {
     sourceVideoId: r.source_video_id,
     videoId: r.video_id,
     configurationId: r.configuration_id ?? undefined,
-    options: JSON.parse(r.options_json),
+    options: JSON.parse(r.options_json) as AppraisalRecord['options'],
     startMs: Number(r.start_ms),
     endMs: Number(r.end_ms),
     billingType: r.billing_type,
@@ -86,7 +86,7 @@ export const appraisalsStore = {
 
   async byIdForUpdate(trx: Knex, id: string): Promise<AppraisalRecord | undefined> {
     await lockRowForUpdate(trx, 'processing_appraisals', id);
-    const row = await trx('processing_appraisals').where({ id }).first();
+    const row = (await trx('processing_appraisals').where({ id }).first()) as AppraisalRecordRow | undefined;
     return appraisalRecordRows.one(row);
   },
 

@@ -20,11 +20,17 @@ export function encoderProduct(codec: string): string {
   return ENCODERS.find(([re]) => re.test(codec))?.[1] ?? 'H.264 / AVC';
 }
 
-export function processingProducts(options: Record<string, any>, plan: EnginePlan, source: { height: number }, gigapixels: number): ProductUse[] {
+interface ProductOptions {
+  encodingProfile?: string;
+  filters?: { scaler?: unknown; deinterlacer?: unknown; denoiser?: unknown; frameRateConverter?: unknown; stabilizer?: unknown };
+}
+
+export function processingProducts(options: Record<string, unknown>, plan: EnginePlan, source: { height: number }, gigapixels: number): ProductUse[] {
   const gp = Math.max(gigapixels, 0);
-  const uses: ProductUse[] = [{ productName: encoderProduct(options.encodingProfile ?? plan.output.codec), category: 'ENCODER', amount: gp }];
-  const f = options.filters ?? {};
-  if (['DVRES2', 'DVRES', 'PABSR1'].includes(f.scaler)) {
+  const opts = options as ProductOptions;
+  const uses: ProductUse[] = [{ productName: encoderProduct(opts.encodingProfile ?? plan.output.codec), category: 'ENCODER', amount: gp }];
+  const f = opts.filters ?? {};
+  if ((['DVRES2', 'DVRES', 'PABSR1'] as unknown[]).includes(f.scaler)) {
     const ratio = source.height > 0 ? plan.output.height / source.height : 1;
     uses.push({ productName: ratio > 2 ? 'Super-resolution 4x' : 'Super-resolution 2x', category: 'FILTER', amount: gp });
   }

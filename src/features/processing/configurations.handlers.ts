@@ -12,7 +12,7 @@ function toDto(c: ShownConfiguration): Schemas['VideoProcessingConfiguration'] {
     updatedAt: c.updatedAt.toISOString(),
     teamId: c.teamId,
     name: c.name,
-    options: c.options as Schemas['VideoProcessingConfigurationOptions'],
+    options: c.options,
     builtin: c.builtin,
     ...(c.description !== undefined ? { description: c.description } : {}),
   };
@@ -28,7 +28,7 @@ export function configurationsHandlers(configurations: ConfigurationsService) {
       const created = await configurations.create(principal.userId, query.selectTeamId, {
         name: body.name,
         description: body.description,
-        options: body.options as Record<string, unknown>,
+        options: body.options,
       });
       return { status: 201, body: toDto(created) };
     },

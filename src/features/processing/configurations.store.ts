@@ -38,7 +38,7 @@ function fromRow(r: ProcessingConfigurationRow): ProcessingConfiguration {
     teamId: r.team_id ?? undefined,
     name: r.name,
     description: r.description ?? undefined,
-    options: JSON.parse(r.options_json),
+    options: JSON.parse(r.options_json) as ProcessingConfiguration['options'],
     builtin: asBool(r.builtin),
     createdAt: asDate(r.created_at),
     updatedAt: asDate(r.updated_at),
@@ -83,14 +83,14 @@ export const configurationsStore = {
 
   /** A configuration the scope may use: a built-in or one of a team in scope. */
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<ProcessingConfiguration | undefined> {
-    const row = await db(table)
+    const row = (await db(table)
       .where(`${table}.id`, id)
       .where((w) => {
         w.where(`${table}.builtin`, true).orWhere((own) => {
           whereTeamInScope(db, own, `${table}.team_id`, scope);
         });
       })
-      .first();
+      .first()) as ProcessingConfigurationRow | undefined;
     return processingConfigurationRows.one(row);
   },
 

@@ -22,7 +22,7 @@ export function processingHandlers(processing: ProcessingService) {
   });
   return {
     async createVideoProcessingAppraisal({ principal, path, query, body }) {
-      const a = await processing.appraise(principal.userId, path.videoId, { options: body as Record<string, unknown>, ...range(query) });
+      const a = await processing.appraise(principal.userId, path.videoId, { options: body, ...range(query) });
       return { status: 201, body: appraisalBody(a) };
     },
     async createVideoProcessingAppraisalByConfId({ principal, path, query }) {
@@ -33,7 +33,7 @@ export function processingHandlers(processing: ProcessingService) {
       return { status: 202, body: toStatus(await processing.accept(principal.userId, path.videoId, path.appraisalId, names(query))) };
     },
     async startProcessingByVideoId({ principal, path, query, body }) {
-      const v = await processing.start(principal.userId, path.videoId, { options: body as Record<string, unknown>, ...range(query) }, names(query));
+      const v = await processing.start(principal.userId, path.videoId, { options: body, ...range(query) }, names(query));
       return { status: 202, body: toStatus(v) };
     },
     async startProcessingByVideoIdAndConfId({ principal, path, query }) {

@@ -23,7 +23,6 @@ import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../../shared/errors';
 import { findTeam } from '../accounts';
 import type { LedgerService } from '../billing';
-import type { ProductUse } from '../billing';
 import { sampleStorage } from '../billing';
 import { priceStorage } from '../billing';
 import type { IngestionService } from '../ingestion';
@@ -372,7 +371,7 @@ function appliedOf(a: AppraisalRecord): Record<string, unknown> | undefined {
 export function probeOf(v: Video): ProbeResult {
   const p = (v.ingestion?.probe ?? {}) as Partial<ProbeResult>;
   return {
-    metadata: (v.ingestion?.metadata ?? {}) as ProbeResult['metadata'],
+    metadata: v.ingestion?.metadata ?? {},
     durationMs: Number(p.durationMs ?? 0),
     width: Number(p.width ?? 0),
     height: Number(p.height ?? 0),

@@ -28,7 +28,7 @@ const GENERIC_TYPES = /^(application\/octet-stream|binary\/octet-stream|applicat
 
 export function videoFileFromSource(fileName: string, source: SourceInfo, now: Date): VideoFileInfo {
   const known = BY_EXTENSION[path.extname(fileName).slice(1).toLowerCase()];
-  const sent = source.contentType?.split(';')[0].trim().toLowerCase();
+  const sent = source.contentType?.split(';')[0]!.trim().toLowerCase();
   const type = sent && !GENERIC_TYPES.test(sent) ? sent : (known?.type ?? 'application/octet-stream');
   const lastModified = source.lastModified ? new Date(source.lastModified) : undefined;
   return {

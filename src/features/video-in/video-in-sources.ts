@@ -31,7 +31,7 @@ export type SourceSpec =
 export interface OpenedSource {
   source: RangeSource;
   /** Releases the connections of the source. */
-  close(): void;
+  close: () => void;
 }
 
 export interface VideoInSourceOptions extends OutboundPolicy {
@@ -52,12 +52,12 @@ export class VideoInSources {
     this.httpsAgent = new https.Agent({
       keepAlive: true,
       maxSockets: 64,
-      lookup: lookup as any,
+      lookup,
       ...(opts.extraCa?.length ? { ca: [...rootCertificates, ...opts.extraCa] } : {}),
     });
     if (opts.allowPrivateUrls) {
       // http sources exist only where private URLs are allowed (tests, air-gapped installs).
-      this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64, lookup: lookup as any });
+      this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64, lookup });
     }
   }
 

@@ -62,8 +62,8 @@ function fromRow(r: VideoInOperationRow): VideoInOperation {
     maxConnections: Number(r.max_connections),
     expectedCrc32c: r.expected_crc32c === null || r.expected_crc32c === undefined ? undefined : Number(r.expected_crc32c),
     skipChecksum: asBool(r.skip_checksum),
-    pinned: JSON.parse(r.pinned_json),
-    upload: r.upload_json ? JSON.parse(r.upload_json) : undefined,
+    pinned: JSON.parse(r.pinned_json) as VideoInOperation['pinned'],
+    upload: r.upload_json ? (JSON.parse(r.upload_json) as VideoInOperation['upload']) : undefined,
     attempt: Number(r.attempt),
     createdAt: asDate(r.created_at),
     updatedAt: asDate(r.updated_at),
@@ -92,7 +92,7 @@ export const videoInStore = {
   },
 
   async byVideoId(db: Knex, videoId: string): Promise<VideoInOperation | undefined> {
-    const row = await db('video_in_operations').where({ video_id: videoId }).first();
+    const row = (await db('video_in_operations').where({ video_id: videoId }).first()) as VideoInOperationRow | undefined;
     return videoInOperationRows.one(row);
   },
 

@@ -191,7 +191,7 @@ export class VideoOutService extends TransactionalService {
       const now = this.clock.now();
       await videoOutStore.restart(trx, videoId, now);
       if (resealed && current.id === op?.id) {
-        if (!sameBucket(this.bucketOf(current), JSON.parse(this.deps.secretBox.open(resealed, outputSealContext(videoId, current.id))))) {
+        if (!sameBucket(this.bucketOf(current), JSON.parse(this.deps.secretBox.open(resealed, outputSealContext(videoId, current.id))) as BucketSettings)) {
           // The location now names another bucket: the upload there is released, the copy starts over.
           await this.releaseUpload(trx, current);
           await videoOutStore.setUpload(trx, videoId, current.id, null, now);

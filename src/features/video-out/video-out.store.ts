@@ -57,7 +57,7 @@ function fromRow(r: VideoOutOperationRow): VideoOutOperation {
     objectKey: r.object_key,
     size: Number(r.size),
     contentType: r.content_type ?? undefined,
-    upload: r.upload_json ? JSON.parse(r.upload_json) : undefined,
+    upload: r.upload_json ? (JSON.parse(r.upload_json) as VideoOutOperation['upload']) : undefined,
     attempt: Number(r.attempt),
     createdAt: asDate(r.created_at),
     updatedAt: asDate(r.updated_at),
@@ -96,7 +96,7 @@ export const videoOutStore = {
   },
 
   async byVideoId(db: Knex, videoId: string): Promise<VideoOutOperation | undefined> {
-    const row = await db('video_out_operations').where({ video_id: videoId }).first();
+    const row = (await db('video_out_operations').where({ video_id: videoId }).first()) as VideoOutOperationRow | undefined;
     return videoOutOperationRows.one(row);
   },
 
@@ -142,7 +142,7 @@ export const videoOutStore = {
    * split the rows between them.
    */
   async gatherDownloadBatches(db: Knex): Promise<void> {
-    const groups = await db('video_download_usage').whereNull('batch_id').distinct('team_id', 'video_id');
+    const groups = await db('video_download_usage').whereNull('batch_id').distinct<{ team_id: string; video_id: string }[]>('team_id', 'video_id');
     for (const g of groups) {
       await db('video_download_usage').whereNull('batch_id').where({ team_id: g.team_id, video_id: g.video_id }).update({ batch_id: randomUUID() });
     }

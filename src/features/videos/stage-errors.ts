@@ -65,7 +65,7 @@ export function stageError<S extends Stage>(stage: S, code: StageErrorCode<S>): 
 }
 
 function fixed(stage: Stage, code: string): StageError {
-  return { code, message: (STAGE_ERRORS[stage] as Record<string, string>)[code] };
+  return { code, message: (STAGE_ERRORS[stage] as Record<string, string>)[code]! };
 }
 
 const MEDIA_CODES = {

@@ -80,7 +80,7 @@ export const videoAssetsStore = {
   },
 
   async asset(db: Knex, videoId: string, assetId: string): Promise<VideoAsset | undefined> {
-    const row = await db('video_assets').where({ video_id: videoId, id: assetId }).first();
+    const row = (await db('video_assets').where({ video_id: videoId, id: assetId }).first()) as VideoAssetRow | undefined;
     return videoAssetRows.one(row);
   },
 };

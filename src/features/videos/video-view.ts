@@ -47,8 +47,8 @@ export function toVideoProcessing(v: Video): Schemas['VideoProcessing'] | undefi
     : {};
   const notes = (p.appraisal as { notes?: Schemas['AppliedOptionNote'][] } | undefined)?.notes;
   return {
-    ...(p.options ? { options: p.options as Schemas['VideoProcessingConfigurationOptions'] } : {}),
-    ...(p.appliedOptions ? { appliedOptions: p.appliedOptions as Schemas['VideoProcessingAppliedOptions'] } : {}),
+    ...(p.options ? { options: p.options } : {}),
+    ...(p.appliedOptions ? { appliedOptions: p.appliedOptions } : {}),
     ...(notes ? { appliedNotes: notes } : {}),
     processingState: {
       updatedAt: p.updatedAt.toISOString(),
@@ -102,8 +102,8 @@ export function toVideoIngestion(v: Video): Schemas['VideoIngestion'] | undefine
       progressPercentage: i.progress,
       ...(error ? { error } : {}),
     },
-    metadata: (i.metadata ?? {}) as Schemas['VideoMetadata'],
-    qualityAssessment: (i.quality ?? { metrics: [] }) as Schemas['VideoQualityAssessment'],
+    metadata: i.metadata ?? {},
+    qualityAssessment: i.quality ?? { metrics: [] },
   };
 }
 

@@ -66,7 +66,7 @@ export class VideosService extends TransactionalService {
 
   async get(userId: string, id: string): Promise<VideoWithMaster> {
     const [item] = await this.withMasters([await this.visible(userId, id)]);
-    return item;
+    return item!;
   }
 
   async patch(userId: string, id: string, patch: VideoPatch): Promise<VideoWithMaster> {

@@ -4,7 +4,7 @@
  * shape stays in one place. Services own the rules and the transactions.
  */
 import type { Knex } from 'knex';
-import { asBool, asDate, asOptionalDate } from '../../db/database';
+import { asBool, asDate, asOptionalDate, isPostgres } from '../../db/database';
 import type { UploadDescriptor } from '../../storage/blob-store';
 import { fetchPage, Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
@@ -145,8 +145,12 @@ export function isClipVideo(v: Pick<Video, 'kind' | 'clipId'>): boolean {
 }
 
 function whereClipMode(q: Knex.QueryBuilder, mode: VideoListFilter['clipMode']): Knex.QueryBuilder {
-  if (mode === 'ONLY') return q.where((w) => w.where('videos.kind', 'CLIP').orWhereNotNull('videos.clip_id'));
-  if (mode === 'EXCLUDE') return q.where((w) => w.whereNot('videos.kind', 'CLIP').whereNull('videos.clip_id'));
+  if (mode === 'ONLY') return q.where((w) => {
+      w.where('videos.kind', 'CLIP').orWhereNotNull('videos.clip_id');
+    });
+  if (mode === 'EXCLUDE') return q.where((w) => {
+      w.whereNot('videos.kind', 'CLIP').whereNull('videos.clip_id');
+    });
   return q;
 }
 
@@ -163,7 +167,7 @@ function derivedQuery(db: Knex, v: Pick<Video, 'id' | 'kind'>): Knex.QueryBuilde
 }
 
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
-const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
+const str = (v: Nullable<string> | undefined): string | undefined => (v === null || v === undefined ? undefined : String(v));
 /** The common columns of a stage (`upload`, `ingestion`, `processing`, `output`): status, progress, time left, time, error. */
 type Stage = 'upload' | 'ingestion' | 'processing' | 'output';
 
@@ -199,7 +203,7 @@ function stagePatch(stage: Stage, u: { status?: OperationStatus; progress?: numb
   return patch;
 }
 
-const json = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'string' && v ? JSON.parse(v) : undefined);
+const json = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'string' && v ? (JSON.parse(v) as Record<string, unknown>) : undefined);
 
 /** A `videos` row as the drivers return it (see src/db/store.ts): the video's columns and each stage's. */
 export type VideoRow = VideoColumns & StageRow<'upload'> & StageRow<'ingestion'> & StageRow<'processing'> & StageRow<'output'>;
@@ -396,20 +400,20 @@ export const videosStore = {
   },
 
   async byId(db: Knex, id: string): Promise<Video | undefined> {
-    const row = await db('videos').where({ id }).first();
+    const row = (await db('videos').where({ id }).first()) as VideoRow | undefined;
     return videoRows.one(row);
   },
 
   /** The video when its team is in scope (member of an API-enabled team, or that team). */
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<Video | undefined> {
-    const row = await whereTeamInScope(db, db('videos').where('videos.id', id), 'videos.team_id', scope).first('videos.*');
+    const row = await whereTeamInScope(db, db('videos').where('videos.id', id), 'videos.team_id', scope).first<VideoRow | undefined>('videos.*');
     return videoRows.one(row);
   },
 
   /** Locks the row for the rest of the transaction (PostgreSQL) and returns it. */
   async byIdForUpdate(trx: Knex, id: string): Promise<Video | undefined> {
     const q = trx('videos').where({ id });
-    const row = await (trx.client.config.client === 'pg' ? q.forUpdate() : q).first();
+    const row = (await (isPostgres(trx) ? q.forUpdate() : q).first()) as VideoRow | undefined;
     return videoRows.one(row);
   },
 
@@ -491,16 +495,16 @@ export const videosStore = {
 
   /** Ids of the videos derived from `v`, oldest first. */
   async derivedIds(db: Knex, v: Pick<Video, 'id' | 'kind'>): Promise<string[]> {
-    const rows = await derivedQuery(db, v).orderBy([{ column: 'videos.created_at' }, { column: 'videos.id' }]).select('videos.id');
-    return rows.map((r: { id: string }) => r.id);
+    const rows = await derivedQuery(db, v).orderBy([{ column: 'videos.created_at' }, { column: 'videos.id' }]).select<{ id: string }[]>('videos.id');
+    return rows.map((r) => r.id);
   },
 
   /** Platform-storage keys the rows of these videos point at: their files and ingestion assets. */
   async blobKeysOf(db: Knex, ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const files = await db('videos').whereIn('id', [...ids]).whereNotNull('blob_key').select('blob_key');
-    const assets = await db('video_assets').whereIn('video_id', [...ids]).select('blob_key');
-    return [...files, ...assets].map((r: { blob_key: string }) => r.blob_key);
+    const files = await db('videos').whereIn('id', [...ids]).whereNotNull('blob_key').select<{ blob_key: string }[]>('blob_key');
+    const assets = await db('video_assets').whereIn('video_id', [...ids]).select<{ blob_key: string }[]>('blob_key');
+    return [...files, ...assets].map((r) => r.blob_key);
   },
 
   /** Multipart uploads of video-in copies of these videos that may still hold parts. */

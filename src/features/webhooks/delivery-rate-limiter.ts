@@ -14,7 +14,7 @@ export class WebhookRateLimiter {
   private readonly limiters: Map<number, RateLimiterAbstract>;
 
   constructor(private readonly db: Db) {
-    this.limiters = isPostgres(db) ? new Map() : memoryLimiters;
+    this.limiters = isPostgres(db) ? new Map<number, RateLimiterAbstract>() : memoryLimiters;
   }
 
   /** Waits for a permit for at most `maxWaitMs`; false when none came in time. */

@@ -89,7 +89,7 @@ export class DeliveryWorker {
   ) {
     this.options = { ...DEFAULT_DELIVERY_OPTIONS, ...options };
     this.limiter = new WebhookRateLimiter(deps.db);
-    const agentOptions = { keepAlive: true, maxSockets: 32, lookup: guardedLookup(deps.policy) as any };
+    const agentOptions = { keepAlive: true, maxSockets: 32, lookup: guardedLookup(deps.policy) };
     this.httpAgent = new http.Agent(agentOptions);
     this.httpsAgent = new https.Agent(agentOptions);
   }
@@ -186,14 +186,13 @@ export class DeliveryWorker {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        if (this.wake === done) this.wake = undefined;
+        resolve();
+      };
       const timer = setTimeout(done, ms);
       timer.unref();
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        if (self.wake === done) self.wake = undefined;
-        resolve();
-      }
       this.wake = done;
     });
   }
@@ -312,7 +311,7 @@ export class DeliveryWorker {
         method: 'POST',
         headers,
         agent: isHttps ? this.httpsAgent : this.httpAgent,
-        lookup: guardedLookup(this.deps.policy) as any,
+        lookup: guardedLookup(this.deps.policy),
       });
       const timer = setTimeout(() => {
         req.destroy();

@@ -48,7 +48,7 @@ export function onEventsRecorded(listener: Listener): () => void {
 
 function notifyAfterCommit(trx: Knex): void {
   const wake = () => listeners.forEach((l) => l());
-  const promise = (trx as Knex.Transaction).executionPromise;
+  const promise = (trx as Knex.Transaction).executionPromise as Promise<unknown> | undefined;
   if (promise) promise.then(wake, () => undefined);
   else wake();
 }

@@ -120,13 +120,15 @@ const signingKeyRows = rowMapper(toRow);
 const signingKeysStore = {
   /** The newest key: the one no other key replaces yet (pending or signing). */
   async newest(db: Knex): Promise<KeyRow | undefined> {
-    const r = await db(TABLE).whereNull('retired_at').orderBy('activates_at', 'desc').first();
+    const r = (await db(TABLE).whereNull('retired_at').orderBy('activates_at', 'desc').first()) as SigningKeyRow | undefined;
     return signingKeyRows.one(r);
   },
   /** Keys not past their grace period, oldest first. */
   async unexpired(db: Knex, now: Date): Promise<KeyRow[]> {
     const rows = await db(TABLE)
-      .where((w) => w.whereNull('expires_at').orWhere('expires_at', '>', now))
+      .where((w) => {
+        w.whereNull('expires_at').orWhere('expires_at', '>', now);
+      })
       .orderBy([{ column: 'activates_at', order: 'asc' }, { column: 'id' }]);
     return signingKeyRows.many(rows);
   },

@@ -23,7 +23,7 @@ export class WebhookVerificationError extends Error {
 type Headers = Record<string, string | string[] | undefined> | { get(name: string): string | null };
 
 function header(headers: Headers, name: string): string | undefined {
-  if (typeof (headers as any).get === 'function') return (headers as any).get(name) ?? undefined;
+  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(name: string): string | null }).get(name) ?? undefined;
   const h = headers as Record<string, string | string[] | undefined>;
   const v = h[name] ?? h[name.toLowerCase()] ?? Object.entries(h).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
   return Array.isArray(v) ? v[0] : v;

@@ -154,7 +154,7 @@ export class WebhooksService extends TransactionalService {
     if (opts.eventType !== undefined && !webhook.eventTypes.includes(opts.eventType)) {
       throw new ConflictError('CONFLICT', `The webhook is not subscribed to ${opts.eventType}`);
     }
-    const eventType = opts.eventType ?? webhook.eventTypes[randomInt(webhook.eventTypes.length)];
+    const eventType = opts.eventType ?? webhook.eventTypes[randomInt(webhook.eventTypes.length)]!;
     const now = this.clock.now();
     const [delivery] = await this.transactional(async (trx) => {
       await webhooksStore.lockTeam(trx, webhook.teamId);
@@ -163,7 +163,7 @@ export class WebhooksService extends TransactionalService {
       }
       return recordEvent(trx, { teamId: webhook.teamId, eventType, videoId: opts.videoId ?? randomUUID(), occurredAt: now, test: true, onlyWebhookId: webhook.id });
     });
-    return toView(delivery, []);
+    return toView(delivery!, []);
   }
 
   async listEvents(userId: string, f: EventListFilter, req: PageRequest): Promise<Page<WebhookEventView>> {
@@ -247,7 +247,7 @@ function toView(d: DeliveryRecord, responses: AttemptRecord[]): WebhookEventView
     teamId: d.teamId,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
-    payload: { ...JSON.parse(d.payload), attemptCount: d.attemptCount },
+    payload: { ...(JSON.parse(d.payload) as Record<string, unknown>), attemptCount: d.attemptCount },
     nextAttemptEarliestAt: d.status === 'pending' ? d.nextAttemptAt : undefined,
     successful: d.status === 'pending' ? undefined : d.successful,
     responses,

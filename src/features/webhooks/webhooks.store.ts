@@ -97,7 +97,11 @@ const DELIVERY_LEASES: LeasedTable = {
   leaseOwnerLength: 64,
   dueColumn: 'next_attempt_at',
   orderBy: ['next_attempt_at'],
-  claimable: (q, now) => q.where('status', 'pending').where((w) => w.whereNull('lease_expires_at').orWhere('lease_expires_at', '<=', now)),
+  claimable: (q, now) => {
+    q.where('status', 'pending').where((w) => {
+      w.whereNull('lease_expires_at').orWhere('lease_expires_at', '<=', now);
+    });
+  },
 };
 
 const optional = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
@@ -128,7 +132,7 @@ function toWebhook(r: WebhookRecordRow): WebhookRecord {
     url: r.url,
     rateLimitPerSecond: Number(r.rate_limit_per_second),
     maxTotalRetryDelayMinutes: Number(r.max_total_retry_delay_minutes),
-    eventTypes: JSON.parse(r.event_types),
+    eventTypes: JSON.parse(r.event_types) as WebhookRecord['eventTypes'],
     createdAt: asDate(r.created_at),
     updatedAt: asDate(r.updated_at),
     deletedAt: asOptionalDate(r.deleted_at),
@@ -210,10 +214,9 @@ function toAttempt(r: AttemptRecordRow): AttemptRecord {
     errorCode: optional(r.error_code),
     errorMessage: optional(r.error_message),
     responseRetryAt: asOptionalDate(r.response_retry_at),
-    responseHeaders: r.response_headers ? JSON.parse(r.response_headers) : undefined,
+    responseHeaders: r.response_headers ? (JSON.parse(r.response_headers) as AttemptRecord['responseHeaders']) : undefined,
   };
 }
-const attemptRecordRows = rowMapper(toAttempt);
 
 function deliveryColumns(d: DeliveryRecord) {
   return {
@@ -239,7 +242,10 @@ function deliveryColumns(d: DeliveryRecord) {
 
 function applyMode(q: Knex.QueryBuilder, column: string, mode: FilterMode | undefined): void {
   if (mode === 'ONLY') q.where(column, true);
-  else if (mode === 'EXCLUDE') q.where((w) => w.whereNull(column).orWhere(column, false));
+  else if (mode === 'EXCLUDE')
+    q.where((w) => {
+      w.whereNull(column).orWhere(column, false);
+    });
 }
 
 function filtered(db: Knex, scope: TeamScope, f: DeliveryFilter): Knex.QueryBuilder {
@@ -272,7 +278,7 @@ export const webhooksStore = {
   },
   /** A webhook by id, deleted ones too (`deletedAt` set): the events of a deleted webhook still name it. */
   async byId(db: Knex, id: string): Promise<WebhookRecord | undefined> {
-    const r = await db(WEBHOOKS).where({ id }).first();
+    const r = (await db(WEBHOOKS).where({ id }).first()) as WebhookRecordRow | undefined;
     return webhookRecordRows.one(r);
   },
   /** Webhooks by id, deleted ones too. */
@@ -280,14 +286,14 @@ export const webhooksStore = {
     return webhookRecordRows.many(await db(WEBHOOKS).whereIn('id', ids));
   },
   async byIdInScope(db: Knex, id: string, scope: TeamScope): Promise<WebhookRecord | undefined> {
-    const r = await whereTeamInScope(db, live(db), `${WEBHOOKS}.team_id`, scope).where(`${WEBHOOKS}.id`, id).first();
+    const r = (await whereTeamInScope(db, live(db), `${WEBHOOKS}.team_id`, scope).where(`${WEBHOOKS}.id`, id).first()) as WebhookRecordRow | undefined;
     return webhookRecordRows.one(r);
   },
   page(db: Knex, scope: TeamScope, req: PageRequest) {
     return fetchPage(whereTeamInScope(db, live(db), `${WEBHOOKS}.team_id`, scope), req, webhookRecordRows.from, WEBHOOKS);
   },
   async countActive(db: Knex, teamId: string): Promise<number> {
-    const [{ n }] = await live(db).where({ team_id: teamId, active: true }).count({ n: '*' });
+    const [{ n }] = (await live(db).where({ team_id: teamId, active: true }).count({ n: '*' })) as [{ n: DbInt }];
     return Number(n);
   },
   async activeOfTeam(db: Knex, teamId: string): Promise<WebhookRecord[]> {
@@ -327,18 +333,18 @@ export const eventsStore = {
     });
   },
   async countTestEventsSince(db: Knex, teamId: string, since: Date): Promise<number> {
-    const [{ n }] = await db(EVENTS).where({ team_id: teamId, test: true }).where('created_at', '>', since).count({ n: '*' });
+    const [{ n }] = (await db(EVENTS).where({ team_id: teamId, test: true }).where('created_at', '>', since).count({ n: '*' })) as [{ n: DbInt }];
     return Number(n);
   },
   async insertDeliveries(db: Knex, deliveries: DeliveryRecord[]): Promise<void> {
     if (deliveries.length) await db(DELIVERIES).insert(deliveries.map(deliveryColumns));
   },
   async deliveryById(db: Knex, id: string): Promise<DeliveryRecord | undefined> {
-    const r = await db(DELIVERIES).where({ id }).first();
+    const r = (await db(DELIVERIES).where({ id }).first()) as DeliveryRecordRow | undefined;
     return deliveryRecordRows.one(r);
   },
   async deliveryInScope(db: Knex, id: string, scope: TeamScope): Promise<DeliveryRecord | undefined> {
-    const r = await whereTeamInScope(db, db(DELIVERIES), `${DELIVERIES}.team_id`, scope).where(`${DELIVERIES}.id`, id).first();
+    const r = (await whereTeamInScope(db, db(DELIVERIES), `${DELIVERIES}.team_id`, scope).where(`${DELIVERIES}.id`, id).first()) as DeliveryRecordRow | undefined;
     return deliveryRecordRows.one(r);
   },
   deliveryPage(db: Knex, scope: TeamScope, filter: DeliveryFilter, req: PageRequest) {
@@ -347,7 +353,7 @@ export const eventsStore = {
   async attemptsOf(db: Knex, deliveryIds: string[]): Promise<Map<string, AttemptRecord[]>> {
     const byDelivery = new Map<string, AttemptRecord[]>(deliveryIds.map((id) => [id, []]));
     if (!deliveryIds.length) return byDelivery;
-    const rows = await db(ATTEMPTS).whereIn('delivery_id', deliveryIds).orderBy([{ column: 'delivery_id' }, { column: 'attempt_number' }, { column: 'requested_at' }]);
+    const rows = (await db(ATTEMPTS).whereIn('delivery_id', deliveryIds).orderBy([{ column: 'delivery_id' }, { column: 'attempt_number' }, { column: 'requested_at' }])) as AttemptRecordRow[];
     for (const r of rows) byDelivery.get(r.delivery_id)?.push(toAttempt(r));
     return byDelivery;
   },
@@ -363,7 +369,9 @@ export const eventsStore = {
       now,
       leaseMs: leaseExpiresAt.getTime() - now.getTime(),
       limit,
-      filter: (q) => (skipWebhookIds.length ? q.whereNotIn('webhook_id', skipWebhookIds) : q),
+      filter: (q) => {
+        if (skipWebhookIds.length) q.whereNotIn('webhook_id', skipWebhookIds);
+      },
     });
     return rows.map(toDelivery);
   },
@@ -421,7 +429,7 @@ export const eventsStore = {
       .where(`${DELIVERIES}.status`, 'failed')
       .whereIn(`${DELIVERIES}.webhook_id`, db(WEBHOOKS).select('id').where({ active: true }))
       .select(`${DELIVERIES}.id`);
-    const rows: { id: string }[] = await q;
+    const rows = (await q) as { id: string }[];
     return rows.map((r) => r.id);
   },
   /**
@@ -431,10 +439,16 @@ export const eventsStore = {
   async sweep(db: Knex, cutoff: Date, testCutoff: Date): Promise<number> {
     const removed = await db(DELIVERIES)
       .where('created_at', '<', cutoff)
-      .orWhere((w) => w.where('test', true).where('created_at', '<', testCutoff))
+      .orWhere((w) => {
+        w.where('test', true).where('created_at', '<', testCutoff);
+      })
       .delete();
     await db(EVENTS)
-      .where((w) => w.where('created_at', '<', cutoff).orWhere((t) => t.where('test', true).where('created_at', '<', testCutoff)))
+      .where((w) => {
+        w.where('created_at', '<', cutoff).orWhere((t) => {
+          t.where('test', true).where('created_at', '<', testCutoff);
+        });
+      })
       .whereNotExists(db(DELIVERIES).select(db.raw('1')).whereRaw(`${DELIVERIES}.event_id = ${EVENTS}.id`))
       .delete();
     await db(WEBHOOKS)
