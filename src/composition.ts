@@ -29,6 +29,7 @@ import { videoInJobs } from './features/video-in';
 import { IngestionService, ingestionJobs } from './features/ingestion';
 import { VideoAssetsService } from './features/videos';
 import { ConfigurationsService } from './features/processing';
+import type { BuiltInConfiguration as ServiceBuiltInConfiguration } from './features/processing/configurations.service';
 import { configurationsHandlers } from './features/processing';
 import { ProcessingService, processingJobs } from './features/processing';
 import { processingHandlers } from './features/processing';
@@ -41,7 +42,7 @@ import { videoOutJobs } from './features/video-out';
 import { SignedLinks } from './http/signed-links';
 import { WebhooksService } from './features/webhooks';
 import { webhooksHandlers } from './features/webhooks';
-import { buildApp } from './http/app';
+import { buildApp, type ContractDocument } from './http/app';
 import type { AllHandlers } from './http/operations';
 import { pendingHandlers } from './http/pending-operations';
 import { IdempotencyKeys } from './http/idempotency';
@@ -65,7 +66,8 @@ import type { BlobStore } from './storage/blob-store';
 
 export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
 
-let contractCache: any;
+let contractCache: unknown;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON.parse of the bundled OpenAPI document is untyped; tests walk it freely
 export function loadContract(): any {
   return (contractCache ??= JSON.parse(readFileSync(CONTRACT_FILE, 'utf8')));
 }
@@ -127,7 +129,8 @@ export function createServices(deps: {
   const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
   const ingestion = new IngestionService({ db, clock, jobs, blobs: deps.blobs, media: deps.config.media, workDir: deps.config.workDir });
   const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries());
-  const configurations = new ConfigurationsService({ db, clock, accounts, engine, builtIns: BUILT_IN_CONFIGURATIONS as any });
+  // The service keeps `options` as a plain record (ProcessingOptions has no index signature).
+  const configurations = new ConfigurationsService({ db, clock, accounts, engine, builtIns: BUILT_IN_CONFIGURATIONS as unknown as readonly ServiceBuiltInConfiguration[] });
   const processing = new ProcessingService({
     db,
     clock,
@@ -254,7 +257,7 @@ export function createApp(
   },
 ) {
   return buildApp({
-    contract: loadContract(),
+    contract: loadContract() as ContractDocument,
     handlers: createHandlers(s),
     accounts: s.accounts,
     apiKeys: s.apiKeys,

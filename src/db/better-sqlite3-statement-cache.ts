@@ -25,17 +25,24 @@ export function statementCacheHits(): number {
   return hits;
 }
 
-/** The statement cache of a connection, when it has one (tests). */
-export function statementCacheOf(conn: any): Map<string, unknown> | undefined {
-  return conn?.[CACHE];
+/** The part of a better-sqlite3 connection this patch reads and replaces. */
+interface PreparingConnection {
+  prepare?: unknown;
+  [CACHE]?: Map<string, unknown>;
 }
 
-export function cacheStatements(conn: any): void {
+/** The statement cache of a connection, when it has one (tests). */
+export function statementCacheOf(conn: unknown): Map<string, unknown> | undefined {
+  return (conn as PreparingConnection | null | undefined)?.[CACHE];
+}
+
+export function cacheStatements(connection: unknown): void {
+  const conn = connection as PreparingConnection;
   if (patchDisabled('better-sqlite3-statement-cache') || conn[CACHE]) return;
   if (typeof conn.prepare !== 'function') {
     throw new Error('better-sqlite3-statement-cache: the connection has no prepare function (dependency upgraded? see src/db/better-sqlite3-statement-cache.ts)');
   }
-  const prepare = conn.prepare.bind(conn);
+  const prepare = (conn.prepare as (sql: string) => unknown).bind(conn);
   const cache = new Map<string, unknown>();
   conn[CACHE] = cache;
   conn.prepare = (sql: string) => {

@@ -1,11 +1,25 @@
 /** Knex for both dialects: an SQLite file (WAL) by default, PostgreSQL when configured. */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
 import knex, { Knex } from 'knex';
 import { cacheStatements } from './better-sqlite3-statement-cache';
 import { migrationSource } from './migrations';
 
 export type Db = Knex;
+
+/** A better-sqlite3 connection as Knex's pool hands it out (SQLite only). */
+type SqliteConnection = BetterSqlite3.Database;
+
+/** `Knex.client` is typed `any`; it is the dialect's Knex.Client. */
+function knexClient(db: Db): Knex.Client {
+  return db.client as Knex.Client;
+}
+
+/** A connection from the SQLite pool (`acquireConnection` is typed `any` in Knex). */
+async function acquireSqlite(db: Db): Promise<SqliteConnection> {
+  return (await knexClient(db).acquireConnection()) as SqliteConnection;
+}
 
 /** Where the data lives: an SQLite file (the embedded default) or a PostgreSQL URL. */
 export type DatabaseConfig = { client: 'sqlite'; filename: string } | { client: 'pg'; connectionString: string };
@@ -27,7 +41,7 @@ export function openDatabase(database: DatabaseConfig): Db {
     pool: {
       min: 1,
       max: 1,
-      afterCreate(conn: any, done: (err: Error | null, conn: unknown) => void) {
+      afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
         conn.pragma('journal_mode = WAL');
         conn.pragma('synchronous = NORMAL');
         conn.pragma('foreign_keys = ON');
@@ -55,7 +69,7 @@ export function describeDatabase(database: DatabaseConfig): string {
 }
 
 export function isPostgres(db: Db): boolean {
-  return db.client.config.client === 'pg';
+  return knexClient(db).config.client === 'pg';
 }
 
 export async function migrateToLatest(db: Db): Promise<void> {
@@ -87,17 +101,18 @@ function sqliteBindings(sql: string, bindings: readonly Knex.RawBinding[]): unkn
 }
 
 /** Runs a read-only SQL statement (`?` placeholders) and returns its rows on either dialect. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Knex raw rows are untyped; each caller types its statement's rows
 export async function readRows(db: Db, sql: string, bindings: readonly Knex.RawBinding[]): Promise<any[]> {
-  const result: any = await db.raw(sql, bindings as Knex.RawBinding[]);
+  const result = (await db.raw(sql, bindings as Knex.RawBinding[])) as unknown[] | { rows: unknown[] };
   return Array.isArray(result) ? result : result.rows;
 }
 
 /** Runs a cached statement returning arrays (columns in select order), not objects. */
-function allTuples(conn: any, sql: string, bindings: readonly Knex.RawBinding[]): unknown[][] {
+function allTuples(conn: SqliteConnection, sql: string, bindings: readonly Knex.RawBinding[]): unknown[][] {
   const statement = conn.prepare(sql);
   statement.raw(true);
   try {
-    return statement.all(sqliteBindings(sql, bindings));
+    return statement.all(sqliteBindings(sql, bindings)) as unknown[][];
   } finally {
     statement.raw(false); // the cached statement is shared with readers that expect objects
   }
@@ -110,18 +125,19 @@ function allTuples(conn: any, sql: string, bindings: readonly Knex.RawBinding[])
  */
 export async function readTuples(db: Db, sql: string, bindings: readonly Knex.RawBinding[]): Promise<unknown[][]> {
   if (!isPostgres(db)) {
-    const conn = await db.client.acquireConnection();
+    const conn = await acquireSqlite(db);
     try {
       return allTuples(conn, sql, bindings);
     } finally {
-      await db.client.releaseConnection(conn);
+      await knexClient(db).releaseConnection(conn);
     }
   }
-  const result: any = await db.raw(sql, bindings as Knex.RawBinding[]).options({ rowMode: 'array' });
+  const result = (await db.raw(sql, bindings as Knex.RawBinding[]).options({ rowMode: 'array' })) as { rows: unknown[][] };
   return result.rows;
 }
 
 /** Reads rows synchronously (inside `readBatchSqlite`). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows come from better-sqlite3 untyped; each caller types its statement's rows
 export type SyncRead = (sql: string, bindings: readonly Knex.RawBinding[]) => any[];
 /** Reads rows as tuples synchronously (inside `readBatchSqlite`). */
 export type SyncReadTuples = (sql: string, bindings: readonly Knex.RawBinding[]) => unknown[][];
@@ -136,15 +152,15 @@ export type SyncReadTuples = (sql: string, bindings: readonly Knex.RawBinding[])
  */
 export async function readBatchSqlite<T>(db: Db, reads: (read: SyncRead, readTuples: SyncReadTuples) => T): Promise<T> {
   if (isPostgres(db)) throw new Error('readBatchSqlite is for SQLite');
-  const conn = await db.client.acquireConnection();
+  const conn = await acquireSqlite(db);
   try {
     return runBatch(conn, reads);
   } finally {
-    await db.client.releaseConnection(conn);
+    await knexClient(db).releaseConnection(conn);
   }
 }
 
-function runBatch<T>(conn: any, reads: (read: SyncRead, readTuples: SyncReadTuples) => T): T {
+function runBatch<T>(conn: SqliteConnection, reads: (read: SyncRead, readTuples: SyncReadTuples) => T): T {
   return reads(
     (sql, bindings) => conn.prepare(sql).all(sqliteBindings(sql, bindings)),
     (sql, bindings) => allTuples(conn, sql, bindings),

@@ -31,11 +31,13 @@ const MAX_ENTRIES = 1000;
 
 /** The path-to-regexp module object that express-openapi-validator uses. */
 export function validatorPathToRegexpModule(): { pathToRegexp: PathToRegexp; [INSTALLED]?: PathToRegexp } {
-  return createRequire(require.resolve('express-openapi-validator'))('path-to-regexp');
+  return createRequire(require.resolve('express-openapi-validator'))('path-to-regexp') as ReturnType<typeof validatorPathToRegexpModule>;
 }
 
+type RouteCache = Map<string, ReturnType<PathToRegexp>>;
+
 /** One map per (sensitive, strict) combination, keyed by the route string itself. */
-const caches = [0, 1, 2, 3].map(() => new Map<string, ReturnType<PathToRegexp>>());
+const caches: readonly [RouteCache, RouteCache, RouteCache, RouteCache] = [new Map(), new Map(), new Map(), new Map()];
 let hits = 0;
 
 /** Lookups answered from the cache so far (tests: proves the validator goes through it). */
@@ -53,7 +55,7 @@ export function installOpenApiValidatorRouteCache(): void {
   }
   const cached: PathToRegexp = (path, options) => {
     if (typeof path !== 'string' || (options !== undefined && !onlyKnownOptions(options))) return original(path, options);
-    const cache = caches[(options?.sensitive ? 2 : 0) + (options?.strict ? 1 : 0)];
+    const cache = caches[((options?.sensitive ? 2 : 0) + (options?.strict ? 1 : 0)) as 0 | 1 | 2 | 3];
     let hit = cache.get(path);
     if (hit !== undefined) hits++;
     else {

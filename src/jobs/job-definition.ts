@@ -4,6 +4,7 @@
  */
 import type { GiveUpHandler, JobHandler } from './worker';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- default for lists of jobs with different payloads (a handler's parameter is contravariant, so unknown would not fit)
 export interface JobDefinition<P = any> {
   /** The `jobs.kind` value, for example `video.ingest`. */
   kind: string;

@@ -23,6 +23,7 @@ import type { Knex } from 'knex';
 import { asDate, asOptionalDate, Db, isPostgres } from '../db/database';
 import type { Clock } from '../shared/clock';
 import { transactional } from '../db/transactional';
+import type { DbInt, DbTimestamp, Nullable } from '../db/store';
 import { backoffMs } from './backoff';
 import { claimLeasedRows, LeasedTable, leaseToken, whereLeaseHeld } from './leased-rows';
 
@@ -83,10 +84,31 @@ const JOB_LEASES: LeasedTable = {
   leaseOwnerLength: 200,
   dueColumn: 'run_at',
   orderBy: ['run_at', 'id'],
-  claimable: (q) => q.where('status', 'queued'),
+  claimable: (q) => {
+    q.where('status', 'queued');
+  },
   claimedColumns: (db, now) => ({ status: 'running', attempts: db.raw('attempts + 1'), updated_at: now }),
-  held: (q) => q.where('status', 'running'),
+  held: (q) => {
+    q.where('status', 'running');
+  },
 };
+
+/** A `jobs` row as stored. */
+interface JobRow {
+  id: string;
+  kind: string;
+  /** JSON text. */
+  payload: string;
+  status: JobStatus;
+  run_at: DbTimestamp;
+  attempts: DbInt;
+  max_attempts: DbInt;
+  last_error: Nullable<string>;
+  lease_owner: Nullable<string>;
+  lease_expires_at: Nullable<DbTimestamp>;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
 
 export class JobQueue {
   readonly defaultMaxAttempts: number;
@@ -147,12 +169,14 @@ export class JobQueue {
    */
   async claim<P = unknown>(workerId: string, kinds: readonly string[], leaseMs: number): Promise<ClaimedJob<P> | undefined> {
     if (kinds.length === 0) return undefined;
-    const [row] = await claimLeasedRows(this.db, JOB_LEASES, {
+    const [row] = await claimLeasedRows<JobRow>(this.db, JOB_LEASES, {
       token: leaseToken(JOB_LEASES, workerId),
       now: this.clock.now(),
       leaseMs,
       limit: 1,
-      filter: (q) => q.whereIn('kind', kinds),
+      filter: (q) => {
+        q.whereIn('kind', kinds);
+      },
     });
     return row ? (toJob(row) as ClaimedJob<P>) : undefined;
   }
@@ -243,14 +267,14 @@ export class JobQueue {
   }
 
   async get<P = unknown>(id: string, trx: Knex | Knex.Transaction = this.db): Promise<Job<P> | undefined> {
-    const row = await trx('jobs').where({ id }).first();
+    const row = (await trx('jobs').where({ id }).first()) as JobRow | undefined;
     return row ? (toJob(row) as Job<P>) : undefined;
   }
 
   /** The earliest `run_at` of a queued job of `kinds`, so a worker can sleep until then. */
   async nextRunAt(kinds: readonly string[]): Promise<Date | undefined> {
     if (kinds.length === 0) return undefined;
-    const row = await this.db('jobs').where('status', 'queued').whereIn('kind', kinds).min({ next: 'run_at' }).first();
+    const row = (await this.db('jobs').where('status', 'queued').whereIn('kind', kinds).min({ next: 'run_at' }).first()) as { next: Nullable<DbTimestamp> } | undefined;
     return row?.next === null || row?.next === undefined ? undefined : asDate(row.next);
   }
 
@@ -264,7 +288,7 @@ export class JobQueue {
   }
 }
 
-function toJob(row: any): Job {
+function toJob(row: JobRow): Job {
   return {
     id: row.id,
     kind: row.kind,

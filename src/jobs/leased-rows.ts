@@ -56,7 +56,8 @@ export interface ClaimRequest {
 }
 
 /** Claims up to `limit` due rows with a lease until `now + leaseMs`; returns the claimed rows as stored. */
-export async function claimLeasedRows(db: Knex, t: LeasedTable, req: ClaimRequest): Promise<any[]> {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Knex's update(..., '*') returns untyped rows of whichever table; the default keeps callers that do not name their row type compiling
+export async function claimLeasedRows<Row = any>(db: Knex, t: LeasedTable, req: ClaimRequest): Promise<Row[]> {
   if (req.limit < 1) return [];
   const { now } = req;
   const candidates = db(t.table).select('id').where(t.dueColumn, '<=', now);
@@ -73,7 +74,7 @@ export async function claimLeasedRows(db: Knex, t: LeasedTable, req: ClaimReques
     { ...t.claimedColumns?.(db, now), [LEASE_OWNER]: req.token, [LEASE_EXPIRES_AT]: new Date(now.getTime() + req.leaseMs) },
     '*',
   );
-  return rows as any[];
+  return rows as Row[];
 }
 
 /**

@@ -71,14 +71,13 @@ export class PeriodicTask {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
       const timer = setTimeout(done, ms);
       timer.unref();
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.wake = undefined;
-        resolve();
-      }
       this.wake = done;
     });
   }

@@ -34,12 +34,14 @@ export interface JobContext {
   log: Logger;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- default for lists of jobs with different payloads (a handler's parameter is contravariant, so unknown would not fit)
 export type JobHandler<P = any> = (payload: P, ctx: JobContext) => Promise<void>;
 
 /**
  * Called when a job is failed because its worker was lost on its last attempt (the lease sweep),
  * in the transaction that fails it: record the failure in the domain state the job owned.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- default for lists of jobs with different payloads (a handler's parameter is contravariant, so unknown would not fit)
 export type GiveUpHandler<P = any> = (trx: Knex.Transaction, payload: P, job: Job<unknown>) => Promise<void>;
 
 /** Thrown by a handler when retrying cannot help (bad input, checksum mismatch). */
@@ -298,14 +300,13 @@ export class Worker {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
+      const done = (): void => {
         clearTimeout(timer);
-        self.wake = undefined;
-        self.woken = false;
+        this.wake = undefined;
+        this.woken = false;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, ms);
       this.wake = done;
     });
   }

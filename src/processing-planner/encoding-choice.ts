@@ -77,8 +77,8 @@ function pixelFmtText(p: PixelSpec): string {
 
 function nearestPixel(want: PixelSpec, can: { yuv: readonly ChromaSubsampling[]; bitDepth: readonly BitDepth[] }): PixelSpec {
   const chromaOrder: ChromaSubsampling[] = ['4:2:0', '4:2:2', '4:4:4'];
-  const yuv = can.yuv.includes(want.yuv) ? want.yuv : [...can.yuv].filter((c) => chromaOrder.indexOf(c) <= chromaOrder.indexOf(want.yuv)).pop() ?? can.yuv[0];
+  const yuv = can.yuv.includes(want.yuv) ? want.yuv : [...can.yuv].filter((c) => chromaOrder.indexOf(c) <= chromaOrder.indexOf(want.yuv)).pop() ?? can.yuv[0]!;
   const below = can.bitDepth.filter((d) => d <= want.bitDepth);
-  const bitDepth = can.bitDepth.includes(want.bitDepth) ? want.bitDepth : (below.length ? below[below.length - 1] : can.bitDepth[0]);
+  const bitDepth = can.bitDepth.includes(want.bitDepth) ? want.bitDepth : (below.length ? below[below.length - 1]! : can.bitDepth[0]!);
   return { yuv, bitDepth };
 }

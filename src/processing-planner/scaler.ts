@@ -98,7 +98,7 @@ function applyScaler(b: PlanBuilder, g: Geometry, scaler: NonNullable<NonNullabl
   } else {
     const boost = s.clarityBoost ?? 'MEDIUM';
     setSetting(b.applied, 'clarityBoost', boost);
-    if (CLARITY[boost] > 0) sharpen = [`unsharp=${m}:${m}:${CLARITY[boost]}:3:3:0`];
+    if ((CLARITY[boost] ?? 0) > 0) sharpen = [`unsharp=${m}:${m}:${CLARITY[boost]}:3:3:0`];
     what = `PABSR1 (clarityBoost ${boost}) is a proprietary AI super-resolution model`;
   }
   for (const f of sharpen) b.add(f, { key: f.startsWith('hqdn3d') ? 'hqdn3d' : 'unsharp', g: out });

@@ -163,7 +163,7 @@ function faceForward(b: PlanBuilder, g: Geometry): void {
   if (ff.autoWhiteBalance) parts.push('grayworld');
   if (ff.colorBoost > 0) parts.push(`vibrance=intensity=${num((ff.colorBoost / 30) * 0.6, 3)}`);
   if (ff.relightIntensity > 0) parts.push(`eq=gamma=${num(1 + (ff.relightIntensity / 200) * 0.4, 3)}`);
-  for (const p of parts) b.add(p, { key: p.split('=')[0], g });
+  for (const p of parts) b.add(p, { key: p.split('=')[0]!, g });
   b.note(
     'filters.augmenter',
     'FACEFORWARD',

@@ -171,7 +171,8 @@ export async function copyRanges(opts: CopyOptions): Promise<CopyResult> {
     if (signal?.aborted) throw signal.reason ?? firstError;
     throw firstError instanceof SourceChangedError
       ? firstError
-      : new CopyFailedError(`copying failed: ${(firstError as Error)?.message ?? String(firstError)}`, firstError);
+      : // eslint-disable-next-line @typescript-eslint/no-base-to-string -- anything may be thrown; the message shows it as String() does
+        new CopyFailedError(`copying failed: ${(firstError as Error)?.message ?? String(firstError)}`, firstError);
   }
   signal?.throwIfAborted();
 
@@ -190,7 +191,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      reject(signal.reason as Error); // an AbortSignal's reason: an AbortError unless the caller aborted with its own
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {
-  const pg = knex.client.config.client === 'pg';
+  const pg = (knex.client as Knex.Client).config.client === 'pg';
 
   await knex.schema.createTable('users', (t) => {
     t.uuid('id').primary();
