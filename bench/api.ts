@@ -132,7 +132,7 @@ export const apiBenchmark: Benchmark = {
       try {
         await waitForHttp(`${vidmillBase}/healthz`, vidmill, 'Vidmill server');
       } catch (err) {
-        throw new Error(`${(err as Error).message}\n--- stderr ---\n${readFileSync(errFile, 'utf8')}`);
+        throw new Error(`${(err as Error).message}\n--- stderr ---\n${readFileSync(errFile, 'utf8')}`, { cause: err });
       }
 
       // -- Data: an API key (Basic auth) and 20 projects beside the bootstrap Default Project.
@@ -212,7 +212,7 @@ export const apiBenchmark: Benchmark = {
           const common = { url: targets[target].url, connections: CONNECTIONS, headers: auth, core: loadCore };
           process.stdout.write(`  ${target} round ${round}: warmup ${WARMUP_S}s, measure ${DURATION_S}s ... `);
           const w = WARMUP_S > 0 ? await autocannon({ ...common, seconds: WARMUP_S }) : undefined;
-          const pid = (target === 'vidmill' ? vidmill : baseline!).pid!;
+          const pid = (target === 'vidmill' ? vidmill : baseline).pid!;
           const before = sampleCpu(pid, serverCore);
           const r = await autocannon({ ...common, seconds: DURATION_S });
           const cpu = cpuUse(before, sampleCpu(pid, serverCore));

@@ -125,7 +125,7 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<boolean | undefined>
     const s = createServices({ db, clock, masterKey: randomBytes(32), blobs: new LocalDiskStore(blobDir), config: loadConfig({}) });
     const { user, team } = await s.accounts.createUserWithTeam({ email: 'bench@example.com', password: 'bench-password-1', name: 'Bench', teamName: 'Bench' });
     await s.ledger.rollPeriods();
-    const period = (await db('billing_periods').where({ team_id: team.id }).first()) as any;
+    const period = await db('billing_periods').where({ team_id: team.id }).first<{ id: string }>();
     const t0 = Date.now();
     await seed(db, team.id, period.id, new Date('2026-03-01T00:00:10Z'));
     clock.set('2026-03-31T00:00:00Z');

@@ -57,7 +57,7 @@ export function benchWorker(s: Services, kinds: readonly string[]): Worker {
   const handlers = createJobHandlers(s);
   const giveUps = createJobGiveUps(s);
   for (const kind of kinds) {
-    worker.register(kind, handlers[kind]);
+    worker.register(kind, handlers[kind]!); // callers pass kinds that createJobHandlers defines
     if (giveUps[kind]) worker.onGiveUp(kind, giveUps[kind]);
   }
   s.jobs.onEnqueue(() => worker.notify());

@@ -121,10 +121,10 @@ export async function runMediaBenchmark(): Promise<Result> {
       ),
     };
     const recipes = {
-      thumbnails: () => makeThumbnails(bins, input!, out('r-thumbs'), { durationMs }),
-      frames: () => makeFullFrames(bins, input!, out('r-frames'), { durationMs }),
-      web: () => makeWebVideo(bins, input!, out('r-web.mp4'), { durationMs, hasAudio: probe.hasAudio, onProgress: () => undefined }),
-      stills: () => makeThumbnailsAndFrames(bins, input!, out('r-stills'), { durationMs }),
+      thumbnails: () => makeThumbnails(bins, input, out('r-thumbs'), { durationMs }),
+      frames: () => makeFullFrames(bins, input, out('r-frames'), { durationMs }),
+      web: () => makeWebVideo(bins, input, out('r-web.mp4'), { durationMs, hasAudio: probe.hasAudio, onProgress: () => undefined }),
+      stills: () => makeThumbnailsAndFrames(bins, input, out('r-stills'), { durationMs }),
     };
 
     type Step = 'thumbnails' | 'frames' | 'web' | 'stills';
@@ -152,7 +152,7 @@ export async function runMediaBenchmark(): Promise<Result> {
     ]));
     const separate = await measure(wrapper.log, async () => {
       for (const [i, p] of positions.entries()) {
-        await ffmpegDirect(bins.ffmpeg, mediaArgs(bins.ffmpeg, stillsArgs(input!, [{ positionMs: p, path: out(`p-thumb-${i}.jpg`) }], thumbnailFilter(320), THUMBNAIL_ENCODE)));
+        await ffmpegDirect(bins.ffmpeg, mediaArgs(bins.ffmpeg, stillsArgs(input, [{ positionMs: p, path: out(`p-thumb-${i}.jpg`) }], thumbnailFilter(320), THUMBNAIL_ENCODE)));
       }
     });
 

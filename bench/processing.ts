@@ -28,7 +28,7 @@ const ROUNDS = Number(process.env.BENCH_PROCESSING_ROUNDS ?? 3);
 const LIMIT = 1.05;
 /** Median absolute error of the time-left estimates after 10 % progress, as a share of the time actually left. */
 const ETA_LIMIT = 0.25;
-const OPTIONS: ProcessingOptions = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'FULL_HD' } } } as ProcessingOptions;
+const OPTIONS: ProcessingOptions = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'FULL_HD' } } };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 

@@ -55,7 +55,7 @@ async function main(): Promise<number> {
       if (!report(b.name, result)) failed = true;
     } catch (err) {
       failed = true;
-      console.error(`\n${b.name}: ERROR ${(err as Error)?.stack ?? err}`);
+      console.error(`\n${b.name}: ERROR ${(err as Error)?.stack ?? String(err)}`);
     } finally {
       await stopAllChildren();
     }
@@ -69,7 +69,7 @@ async function main(): Promise<number> {
       }
     } catch (err) {
       failed = true;
-      console.error(`\n${b.name}: ERROR ${(err as Error)?.stack ?? err}`);
+      console.error(`\n${b.name}: ERROR ${(err as Error)?.stack ?? String(err)}`);
     } finally {
       await stopAllChildren();
     }

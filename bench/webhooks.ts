@@ -116,7 +116,7 @@ async function runDialect(dialect: 'sqlite' | 'postgres') {
     }
     await worker.stop();
     latencies.sort((a, b) => a - b);
-    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
     console.log(
       `webhooks ${dialect.padEnd(8)} signed deliveries/s ${signed.toFixed(0).padStart(6)} | bare POST loop/s ${bare.toFixed(0).padStart(6)} | ratio ${(signed / bare).toFixed(2)} | idle commit->receipt p50 ${pct(50).toFixed(1)} ms p95 ${pct(95).toFixed(1)} ms (each event to ${WEBHOOKS} webhooks)`,
     );

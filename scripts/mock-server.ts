@@ -144,7 +144,7 @@ export async function createMockApp(definition: any = JSON.parse(readFileSync(CO
     // Every operation is "not implemented" in the mock: answer it from the contract.
     notImplemented: (c: Context): Reply => {
       const operation = c.operation;
-      const status = successStatus(operation as any);
+      const status = successStatus(operation);
       const response = (operation.responses as any)?.[status];
       if (!response?.content) return { status };
       return { status, body: c.api.mockResponseForOperation(operation.operationId!, { code: status }).mock };

@@ -87,7 +87,7 @@ function usesTestDatabase(file: string, seen = new Set<string>()): boolean {
   if (seen.has(full) || !full.startsWith(TEST_DIR + path.sep)) return false;
   seen.add(full);
   for (const [, spec] of readFileSync(full, 'utf8').matchAll(RELATIVE_IMPORT)) {
-    const target = path.resolve(path.dirname(full), spec);
+    const target = path.resolve(path.dirname(full), spec!); // the pattern's one group always matches
     const resolved = [target, `${target}.ts`, path.join(target, 'index.ts')].find((c) => existsSync(c) && statSync(c).isFile());
     if (resolved && usesTestDatabase(resolved, seen)) return true;
   }

@@ -311,7 +311,7 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
         new Promise<string>((resolve, reject) => {
           let out = '';
           const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
-          socket.on('data', (d) => (out += d)).on('close', () => resolve(out)).on('error', reject);
+          socket.on('data', (d) => (out += d.toString())).on('close', () => resolve(out)).on('error', reject);
         });
       const cases: [string, number, string][] = [
         ['GET /api/v1/projects HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 400, 'BAD_REQUEST'],

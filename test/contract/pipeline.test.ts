@@ -99,6 +99,7 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
   });
 
   it('an unexpected error is a logged 500 INTERNAL_SERVER_ERROR without internals', async () => {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- saved only to be restored
     const original = h.services.projects.list;
     h.services.projects.list = async () => {
       throw new Error('secret internal detail at /srv/db');
@@ -120,6 +121,7 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
       const user = await prod.user();
       const ok = await prod.request.get('/api/v1/projects?pageSize=2').set('X-API-Key', user.apiKey);
       const unauthorized = await prod.request.get('/api/v1/projects');
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- saved only to be restored
       const original = prod.services.projects.list;
       prod.services.projects.list = async () => {
         throw new Error('boom');
@@ -148,10 +150,10 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
       // A 500: the handler's error line and the access line, both at error level with the request id.
       assert.equal(access[2].level, 50);
       assert.equal(access[2].msg, 'request failed with 500');
-      assert.equal(access[2].reqId, failed!.headers['x-request-id']);
+      assert.equal(access[2].reqId, failed.headers['x-request-id']);
       const unexpected = lines.find((l) => l.msg === 'unexpected error');
       assert.equal(unexpected?.level, 50);
-      assert.equal(unexpected?.reqId, failed!.headers['x-request-id']);
+      assert.equal(unexpected?.reqId, failed.headers['x-request-id']);
       assert.equal(unexpected?.err?.message, 'boom');
       // No credential or header reaches the log.
       assert.doesNotMatch(JSON.stringify(lines), new RegExp(user.apiKey));

@@ -49,7 +49,7 @@ const recorded: Violation[] = [];
 export function takeViolations(requestId?: string): string[] {
   const taken: string[] = [];
   for (let i = recorded.length - 1; i >= 0; i--) {
-    if (requestId === undefined || recorded[i].requestId === requestId) taken.unshift(recorded.splice(i, 1)[0].text);
+    if (requestId === undefined || recorded[i]!.requestId === requestId) taken.unshift(recorded.splice(i, 1)[0]!.text);
   }
   return taken;
 }
@@ -123,8 +123,9 @@ function checkResponse(contract: Json, routes: Route[], req: { method: string; p
 export function conformanceCheck(contract: Json): RequestHandler {
   const routes = compileRoutes(contract);
   return (req, res, next) => {
-    const path = req.originalUrl.split('?')[0];
+    const path = req.originalUrl.split('?')[0]!;
     if (path !== API_ROOT && !path.startsWith(API_ROOT + '/')) return next();
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with .call(this)
     const writeHead = res.writeHead;
     res.writeHead = function (this: typeof res, status: number, ...rest: any[]) {
       const passed = rest.find((x) => typeof x === 'object');

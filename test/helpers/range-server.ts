@@ -175,7 +175,7 @@ export async function startRangeServer(): Promise<RangeServer> {
     }
     const redirect = redirects.get(url.pathname);
     if (redirect) return answer(redirect.status, { Location: redirect.location, 'Content-Length': 0 });
-    let file = files.get(url.pathname);
+    const file = files.get(url.pathname);
     if (!file) return answer(404, { 'Content-Type': 'text/plain' }, Buffer.from('not found'));
     if (file.diskPath) return answerFromDisk(req.headers, file, log, res);
     const common = { ETag: file.etag, 'Last-Modified': file.lastModified, 'Content-Type': file.contentType };

@@ -68,8 +68,10 @@ interface S3rverInstance {
 interface S3rverAccounts {
   DUMMY_ACCOUNT: { createKeyPair(accessKey: string, secret: string): void; revokeAccessKey(accessKey: string): void };
 }
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- s3rver ships no type declarations; typed by the interface above
 const S3rver: new (options: Record<string, unknown>) => S3rverInstance = require('s3rver');
 // s3rver's own account registry must know the key ids it receives after the front let them in.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- untyped internal module of s3rver
 const s3rverAccounts: S3rverAccounts = require('s3rver/lib/models/account');
 
 export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyPair[] } = {}): Promise<LocalS3> {
@@ -106,13 +108,13 @@ export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyP
       endpoint,
       region,
       forcePathStyle: true,
-      credentials: { accessKeyId: keyPairs[0].accessKey, secretAccessKey: keyPairs[0].secretAccessKey },
+      credentials: { accessKeyId: keyPairs[0]!.accessKey, secretAccessKey: keyPairs[0]!.secretAccessKey },
     });
 
   const local: LocalS3 = {
     endpoint,
     region,
-    credentials: keyPairs[0],
+    credentials: keyPairs[0]!,
     requests,
     client,
     async createBucket(name) {
@@ -249,7 +251,7 @@ function claimOf(req: IncomingMessage, query: URLSearchParams): SignatureClaim |
     }
     const [accessKey, ...scope] = parts.Credential.split('/');
     return {
-      accessKey,
+      accessKey: accessKey!, // split() returns at least one element
       scope,
       signedHeaders: parts.SignedHeaders.split(';'),
       signature: parts.Signature,
@@ -261,7 +263,7 @@ function claimOf(req: IncomingMessage, query: URLSearchParams): SignatureClaim |
   if (query.get('X-Amz-Algorithm') === ALGORITHM) {
     const [accessKey, ...scope] = (query.get('X-Amz-Credential') ?? '').split('/');
     return {
-      accessKey,
+      accessKey: accessKey!, // split() returns at least one element
       scope,
       signedHeaders: (query.get('X-Amz-SignedHeaders') ?? '').split(';'),
       signature: query.get('X-Amz-Signature') ?? '',
@@ -283,7 +285,7 @@ function verifySignatureV4(req: IncomingMessage, secrets: Map<string, string>): 
 
   const secret = secrets.get(claim.accessKey);
   if (secret === undefined) return { code: 'InvalidAccessKeyId', message: 'The AWS Access Key Id you provided does not exist in our records.' };
-  if (claim.scope.length !== 4 || claim.scope[3] !== 'aws4_request' || !claim.amzDate.startsWith(claim.scope[0])) {
+  if (claim.scope.length !== 4 || claim.scope[3] !== 'aws4_request' || !claim.amzDate.startsWith(claim.scope[0]!)) {
     return { code: 'AuthorizationHeaderMalformed', message: 'The credential scope is malformed' };
   }
   const signedAt = parseAmzDate(claim.amzDate);
@@ -311,7 +313,7 @@ function verifySignatureV4(req: IncomingMessage, secrets: Map<string, string>): 
 
 function parseAmzDate(amzDate: string): number {
   const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
-  return m ? Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]) : NaN;
+  return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) : NaN;
 }
 
 function headerValue(req: IncomingMessage, name: string): string {

@@ -27,11 +27,11 @@ export type Caller = { apiKey: string } | string;
 
 export interface ApiRequests {
   /** GET `/api${path}`. */
-  get(path: string, as?: Caller): supertest.Test;
+  get(this: void, path: string, as?: Caller): supertest.Test;
   /** POST `/api${path}`, with `body` as JSON when given (none at all otherwise). */
-  post(path: string, body?: object, as?: Caller): supertest.Test;
+  post(this: void, path: string, body?: object, as?: Caller): supertest.Test;
   /** DELETE `/api${path}`. */
-  del(path: string, as?: Caller): supertest.Test;
+  del(this: void, path: string, as?: Caller): supertest.Test;
 }
 
 /**

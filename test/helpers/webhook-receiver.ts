@@ -44,27 +44,29 @@ export async function startReceiver(verifier: WebhookVerifier, path = '/hook'): 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const r: Received = { headers: req.headers, body, json: safeJson(body), verified: false, receivedAt: Date.now() };
-      try {
-        await verifier.verify(req.headers, body);
-        r.verified = true;
-      } catch (err: any) {
-        r.verifyError = `${err.reason ?? ''} ${err.message}`;
-      }
-      const index = received.length;
-      received.push(r);
-      waiters.forEach((w) => w());
-      const a = answerFn(r, index);
-      if (a.delayMs) await new Promise((x) => setTimeout(x, a.delayMs));
-      if (a.until) await a.until.catch(() => undefined);
-      if (a.drop) {
-        req.socket.destroy();
-        return;
-      }
-      res.writeHead(a.status ?? 200, { 'Content-Type': 'text/plain', ...(a.headers ?? {}) });
-      res.end(a.body ?? 'ok');
+    req.on('end', () => {
+      void (async () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const r: Received = { headers: req.headers, body, json: safeJson(body), verified: false, receivedAt: Date.now() };
+        try {
+          await verifier.verify(req.headers, body);
+          r.verified = true;
+        } catch (err: any) {
+          r.verifyError = `${err.reason ?? ''} ${err.message}`;
+        }
+        const index = received.length;
+        received.push(r);
+        waiters.forEach((w) => w());
+        const a = answerFn(r, index);
+        if (a.delayMs) await new Promise((x) => setTimeout(x, a.delayMs));
+        if (a.until) await a.until.catch(() => undefined);
+        if (a.drop) {
+          req.socket.destroy();
+          return;
+        }
+        res.writeHead(a.status ?? 200, { 'Content-Type': 'text/plain', ...(a.headers ?? {}) });
+        res.end(a.body ?? 'ok');
+      })();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

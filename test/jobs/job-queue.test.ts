@@ -181,7 +181,7 @@ describe(`Durable job queue (${TEST_DIALECT})`, () => {
       const row = await q.get(id);
       assert.equal(row?.status, 'queued');
       assert.equal(row?.lastError, `Error: boom ${attempt}`);
-      const delay = row!.runAt.getTime() - failedAt;
+      const delay = row.runAt.getTime() - failedAt;
       delays.push(delay);
       assert.equal(await q.claim('w1', ['test'], LEASE), undefined, 'not before the back-off');
       clock.advance(delay);

@@ -124,7 +124,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     const ids = [];
     for (let i = 0; i < 10; i++) ids.push(await queue.enqueue(database.db, { kind: 'slow', payload: i }));
     w.start();
-    await waitFor('all done', async () => (await database.db('jobs').where({ status: 'done' }).count({ n: '*' }))[0].n == 10);
+    await waitFor('all done', async () => (await database.db('jobs').where({ status: 'done' }).count({ n: '*' }))[0]!.n == 10);
     assert.equal(peak, 3);
   });
 
@@ -151,8 +151,8 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
       const row = await queue.get(id);
       if (attempt < 3) {
         assert.equal(row?.status, 'queued');
-        assert.ok(row!.runAt > clock.now(), 'the retry waits for its back-off');
-        clock.advance(row!.runAt.getTime() - clock.now().getTime());
+        assert.ok(row.runAt > clock.now(), 'the retry waits for its back-off');
+        clock.advance(row.runAt.getTime() - clock.now().getTime());
         w.notify();
       }
     }
@@ -233,6 +233,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
       return new Promise((_resolve, reject) =>
         ctx.signal.addEventListener('abort', () => {
           reason = ctx.signal.reason;
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- hands the abort reason on as is; the test asserts what it is
           reject(ctx.signal.reason);
         }),
       );

@@ -26,6 +26,7 @@ export function bins(): Promise<MediaBinaries> {
  * was stopped (SIGTERM alone, or SIGTERM then SIGKILL after the grace time), without timing it.
  */
 export function recordKills(): { signals: string[]; restore(): void } {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called only through .call(this), then restored
   const kill = ChildProcess.prototype.kill;
   const signals: string[] = [];
   ChildProcess.prototype.kill = function (this: ChildProcess, signal?: NodeJS.Signals | number) {

@@ -145,7 +145,7 @@ describe('Media probe', function () {
       assert.ok(Math.abs(m.durationInMillis! - 12012) <= 34, `duration ${m.durationInMillis}`);
       assert.equal(m.totalFrames, 360);
       assert.equal(m.size, statSync(file).size);
-      assert.ok(m.videoStreamSize! > 0 && m.videoStreamSize! < m.size!);
+      assert.ok(m.videoStreamSize! > 0 && m.videoStreamSize! < m.size);
       assert.deepEqual(m.scanning, { metadata: 'PROGRESSIVE', heuristics: 'PROGRESSIVE' });
       assert.equal(m.hdrStandardName, undefined);
       assert.equal(p.durationMs, m.durationInMillis);

@@ -24,7 +24,6 @@ import {
   runProcessing,
   type BitDepth,
   type ChromaSubsampling,
-  type EncodingProfile,
   type ProcessingOptions,
   type ProcessingPlan,
 } from '../../src/processing-planner';
@@ -50,7 +49,7 @@ interface Size {
 /** The smallest frame the encoding takes (for DNxHD an interlaced one for an interlaced source where the profile has one). */
 function sourceSize(e: Encoding, interlaced: boolean): Size {
   if (e.encodingProfile?.startsWith('DNXHD')) {
-    const spec = PROFILE_SPECS[e.encodingProfile as EncodingProfile];
+    const spec = PROFILE_SPECS[e.encodingProfile];
     const sizes = dnxhdFrameSizes(spec.mbps!, spec.pixel.bitDepth as 8 | 10).sort((a, b) => a.width * a.height - b.width * b.height);
     const s = sizes.find((x) => x.interlaced === interlaced) ?? sizes[0] ?? { width: 1920, height: 1080 };
     return { width: s.width, height: s.height };

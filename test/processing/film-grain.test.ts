@@ -66,7 +66,7 @@ describe('FILMGRAIN with ffmpeg', function () {
       assertColourKept(g, clean, `strength ${s}`);
       byStrength.push(lumaDifference(g, clean).stddev);
     }
-    for (let i = 1; i < byStrength.length; i++) assert.ok(byStrength[i]! > byStrength[i - 1]! * 1.3, `grain stddev by strength 5, 15, 30, 50: ${byStrength.map((x) => x.toFixed(2))}`);
+    for (let i = 1; i < byStrength.length; i++) assert.ok(byStrength[i]! > byStrength[i - 1]! * 1.3, `grain stddev by strength 5, 15, 30, 50: ${byStrength.map((x) => x.toFixed(2)).join(',')}`);
     const bySize: number[] = [];
     for (const size of ['SUPER_FINE', 'FINE', 'MEDIUM', 'COARSE', 'VERY_COARSE'] as const) {
       const g = await decoded('tiny', grain(base, size, 30), `grain-size-${size}`);
@@ -76,6 +76,6 @@ describe('FILMGRAIN with ffmpeg', function () {
       bySize.push(d.correlation);
     }
     assert.ok(bySize[0]! < 0.2, `SUPER_FINE grain is pixel-fine: neighbour correlation ${bySize[0]!.toFixed(3)}`);
-    for (let i = 1; i < bySize.length; i++) assert.ok(bySize[i]! > bySize[i - 1]! + 0.03, `neighbour correlation by size: ${bySize.map((x) => x.toFixed(3))}`);
+    for (let i = 1; i < bySize.length; i++) assert.ok(bySize[i]! > bySize[i - 1]! + 0.03, `neighbour correlation by size: ${bySize.map((x) => x.toFixed(3)).join(',')}`);
   });
 });

@@ -79,7 +79,7 @@ describe('Processing plan', function () {
       assert.deepEqual(ntsc.inputArgs, ['-ss', '0.500500', '-t', '1.499500']);
       assert.equal(ntsc.output.frames, 45); // frames 15..59
       // The grid counts from where the video starts (audio first in the file).
-      const late = plan({}, { videoStartMs: 10 } as FakeSource, { startMs: 500, endMs: 2000 });
+      const late = plan({}, { videoStartMs: 10 }, { startMs: 500, endMs: 2000 });
       assert.equal(late.inputArgs[1], '0.530');
     });
     it('a range ending before the end needs -t only', function () {

@@ -54,7 +54,7 @@ function videoMaker(h: () => Harness, owner: () => TestUser) {
       id,
       kind,
       teamId: user.teamId,
-      projectId: projectId!,
+      projectId,
       userId: user.userId,
       name: opts.name ?? `${kind.toLowerCase()} ${id.slice(0, 8)}`,
       masterVideoId: opts.masterVideoId,
@@ -379,7 +379,7 @@ describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
 
   // Browser-side code is passed as source text: this project compiles without the DOM library,
   // and tsx's name helpers (`__name`) do not exist in the page.
-  const inPage = <T>(expression: string) => page.evaluate(expression) as Promise<T>;
+  const inPage = <T>(expression: string) => page.evaluate<T>(expression);
   // Polled from here: waitForFunction would eval the text inside the page, which its CSP forbids.
   const until = (expression: string, timeoutMs = 10_000) =>
     waitFor(expression, () => inPage<boolean>(expression), { timeoutMs }).catch(async (e: Error) => {

@@ -33,6 +33,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
   /** Holds every projects.create until `release()`; `entered` resolves when the first call is inside. */
   function holdProjectCreation() {
     const projects = h.services.projects;
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- restored later, called only through .apply(projects)
     const original = projects.create;
     let release!: () => void;
     let entered!: () => void;
@@ -141,6 +142,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
     expectError(await createProject('domain', { name: 'Nowhere' }, { query: '?selectTeamId=3fa85f64-5717-4562-b3fc-2c963f66afa6' }), 403, 'FORBIDDEN');
     assert.deepEqual(await storedKeys(), []);
     const projects = h.services.projects;
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- saved only to be restored
     const original = projects.create;
     projects.create = async () => {
       throw new Error('database went away');

@@ -370,6 +370,7 @@ describe(`Bucket location credentials never reach logs or response bodies (${TES
     assert.equal((await send(h.request.get(`${path}/${l.id}`))).status, 200);
     assert.equal((await send(h.request.get(path))).status, 200);
     // A service failure with credentials in flight is logged as an unexpected error.
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- saved only to be restored
     const original = h.services.locations.create;
     h.services.locations.create = async () => {
       throw new Error('storage exploded');

@@ -71,22 +71,22 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     const videoId = randomUUID();
     const deliveries = await emit('video_processing.done', videoId);
     assert.equal(deliveries.length, 1);
-    assert.equal(deliveries[0].webhookId, a.id);
+    assert.equal(deliveries[0]!.webhookId, a.id);
     assert.equal(await worker.drain(), 1);
     assert.equal(receiver.received.length, 1);
-    const r = receiver.received[0];
+    const r = receiver.received[0]!;
     assert.ok(r.verified, r.verifyError);
     assert.equal(r.headers['x-vidmill-algorithm'], 'SHA256withECDSA');
     assert.equal(r.headers['content-type'], 'application/json');
     assert.match(String(r.headers['user-agent']), /^Vidmill-Webhooks\/2\.0\.0$/);
     assert.match(String(r.headers['x-vidmill-timestamp']), /^\d{10}$/);
     assert.deepEqual(Object.keys(r.json), ['id', 'webhookId', 'eventType', 'occurredAt', 'test', 'attemptCount', 'data']);
-    assert.equal(r.json.id, deliveries[0].id);
+    assert.equal(r.json.id, deliveries[0]!.id);
     assert.equal(r.json.webhookId, a.id);
     assert.equal(r.json.test, false);
     assert.equal(r.json.attemptCount, 1);
     assert.deepEqual(r.json.data, { type: 'VIDEO', videoId });
-    const e = await event(deliveries[0].id);
+    const e = await event(deliveries[0]!.id);
     assert.equal(e.successful, true);
     assert.equal(e.nextAttemptEarliestAt, null);
     assert.equal(e.payload.attemptCount, 1);
@@ -103,9 +103,9 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     assert.equal(res.status, 200);
     await worker.drain();
     assert.equal(receiver.received.length, 1);
-    assert.ok(receiver.received[0].verified, receiver.received[0].verifyError);
-    assert.equal(receiver.received[0].json.test, true);
-    assert.equal(receiver.received[0].json.eventType, 'video_in.done');
+    assert.ok(receiver.received[0]!.verified, receiver.received[0]!.verifyError);
+    assert.equal(receiver.received[0]!.json.test, true);
+    assert.equal(receiver.received[0]!.json.eventType, 'video_in.done');
     assert.equal((await event(res.body.id)).successful, true);
   });
 
@@ -113,7 +113,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     await webhook();
     const long = 'x'.repeat(300);
     receiver.answer((_, i) => (i < 2 ? { status: 500, body: long, headers: { 'X-Long': 'y'.repeat(80) } } : { status: 204, body: '' }));
-    const [d] = await emit();
+    const d = (await emit())[0]!;
     await worker.drain();
     let e = await event(d.id);
     assert.equal(e.successful, null);
@@ -142,7 +142,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
   it('maxTotalRetryDelayMinutes 0: no retry; failed for good', async () => {
     await webhook({ maxTotalRetryDelayMinutes: 0 });
     receiver.answer(() => ({ status: 502 }));
-    const [d] = await emit();
+    const d = (await emit())[0]!;
     await worker.drain();
     const e = await event(d.id);
     assert.equal(e.successful, false);
@@ -153,7 +153,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
   it('retries stop when the window is used up (last try at the window end)', async () => {
     await webhook({ maxTotalRetryDelayMinutes: 1 });
     receiver.answer(() => ({ status: 500 }));
-    const [d] = await emit();
+    const d = (await emit())[0]!;
     const start = h.clock.now().getTime();
     for (let i = 0; i < 20; i++) {
       await worker.drain();
@@ -170,7 +170,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
   it('Retry-After on 429 and 503 schedules the next try, clamped to the window', async () => {
     await webhook({ maxTotalRetryDelayMinutes: 10 });
     receiver.answer((_, i) => (i === 0 ? { status: 429, headers: { 'Retry-After': '120' } } : i === 1 ? { status: 503, headers: { 'Retry-After': '3600' } } : { status: 200 }));
-    const [d] = await emit();
+    const d = (await emit())[0]!;
     const start = h.clock.now().getTime();
     await worker.drain();
     let e = await event(d.id);
@@ -189,7 +189,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
   it('responseRetryAt is when the next attempt really is: clamped to the retry window, absent when none follows', async () => {
     await webhook({ maxTotalRetryDelayMinutes: 10 });
     receiver.answer(() => ({ status: 503, headers: { 'Retry-After': '3600' } }));
-    const [d] = await emit();
+    const d = (await emit())[0]!;
     const start = h.clock.now().getTime();
     await worker.drain();
     let e = await event(d.id);
@@ -208,7 +208,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     const fast = newWorker({ timeoutMs: 300 });
     await webhook();
     receiver.answer((_, i) => (i === 0 ? { delayMs: 1000 } : { drop: true }));
-    const [d] = await emit();
+    const d = (await emit())[0]!;
     await fast.drain();
     let e = await event(d.id);
     assert.equal(e.responses[0].statusCode, 0);
@@ -224,12 +224,12 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
   it('rateLimitPerSecond holds across two workers; no permit within the wait is WEBHOOK_RATE_LIMIT_EXCEEDED', async () => {
     await webhook({ rateLimitPerSecond: 2 });
     const ids = [];
-    for (let i = 0; i < 6; i++) ids.push((await emit())[0].id);
+    for (let i = 0; i < 6; i++) ids.push((await emit())[0]!.id);
     const w1 = newWorker({ permitWaitMs: 1200 });
     const w2 = newWorker({ permitWaitMs: 1200 });
     await Promise.all([w1.runOnce(3), w2.runOnce(3)]);
     const times = receiver.received.map((r) => r.receivedAt).sort((a, b) => a - b);
-    for (let i = 2; i < times.length; i++) assert.ok(times[i] - times[i - 2] >= 900, `3 requests within a second: ${times}`);
+    for (let i = 2; i < times.length; i++) assert.ok(times[i]! - times[i - 2]! >= 900, `3 requests within a second: ${times.join(',')}`);
     const events = await Promise.all(ids.map(event));
     const limited = events.filter((e: any) => e.responses[0]?.errorCode === 'WEBHOOK_RATE_LIMIT_EXCEEDED');
     assert.ok(limited.length >= 1, 'some attempts found no permit in time');
@@ -286,7 +286,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
 
   it('a crashed worker\'s lease expires and another worker delivers (at least once)', async () => {
     await webhook();
-    const [d] = await emit();
+    const d = (await emit())[0]!;
     const now = h.clock.now();
     await h.services.db('webhook_deliveries').where({ id: d.id }).update({ lease_owner: 'dead-worker', lease_expires_at: new Date(now.getTime() + 60_000) });
     await worker.drain();
@@ -300,7 +300,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
 
   it('the URL guard is checked again at delivery', async () => {
     await webhook();
-    const [d] = await emit();
+    const d = (await emit())[0]!;
     const strict = new DeliveryWorker(
       { db: h.services.db, clock: h.clock, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: false }, log: pino({ level: 'silent' }) },
       {},
@@ -317,9 +317,9 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     const w = await webhook({ maxTotalRetryDelayMinutes: 0 });
     receiver.answer((r) => (r.json.data.videoId === '00000000-0000-4000-8000-000000000001' ? { status: 200 } : { status: 500 }));
     const t0 = h.clock.now();
-    const [ok] = await emit('video_processing.done', '00000000-0000-4000-8000-000000000001');
+    const ok = (await emit('video_processing.done', '00000000-0000-4000-8000-000000000001'))[0]!;
     h.clock.advance(MIN);
-    const [bad] = await emit('video_processing.done', randomUUID());
+    const bad = (await emit('video_processing.done', randomUUID()))[0]!;
     const test = await api.post(`${BASE}/${w.id}/test`);
     await worker.drain();
     const q = async (query: string) => {
@@ -363,7 +363,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
 
   it('retention: test events go after 1 day, others after 10 days (sweep on the injected clock)', async () => {
     const w = await webhook();
-    const [real] = await emit();
+    const real = (await emit())[0]!;
     const test = await api.post(`${BASE}/${w.id}/test`);
     await worker.drain();
     h.clock.advance(24 * 3600_000 + 1000);
@@ -378,7 +378,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
   it('a deleted webhook\'s events and attempts stay readable (by id and in the event list) for the retention; its pending delivery is not sent; replay is 409', async () => {
     const w = await webhook();
     receiver.answer(() => ({ status: 500 }));
-    const [d] = await emit();
+    const d = (await emit())[0]!;
     await worker.drain();
     const pending = await event(d.id);
     assert.equal(pending.responses.length, 1);

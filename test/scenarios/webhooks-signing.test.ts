@@ -122,10 +122,10 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     const pem = `-----BEGIN PUBLIC KEY-----\n${spki!.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
     writeFileSync(path.join(dir, 'pub.pem'), pem);
     writeFileSync(path.join(dir, 'sig.der'), Buffer.from(String(r.headers['x-vidmill-signature']), 'base64'));
-    writeFileSync(path.join(dir, 'data'), `${r.headers['x-vidmill-timestamp']}.${r.body}`);
+    writeFileSync(path.join(dir, 'data'), `${String(r.headers['x-vidmill-timestamp'])}.${r.body}`);
     const out = execFileSync('openssl', ['dgst', '-sha256', '-verify', 'pub.pem', '-signature', 'sig.der', 'data'], { cwd: dir }).toString();
     assert.match(out, /Verified OK/);
-    writeFileSync(path.join(dir, 'data'), `${r.headers['x-vidmill-timestamp']}.${r.body.replace('video_out.done', 'video_out.fail')}`);
+    writeFileSync(path.join(dir, 'data'), `${String(r.headers['x-vidmill-timestamp'])}.${r.body.replace('video_out.done', 'video_out.fail')}`);
     assert.throws(() => execFileSync('openssl', ['dgst', '-sha256', '-verify', 'pub.pem', '-signature', 'sig.der', 'data'], { cwd: dir, stdio: 'pipe' }));
   });
 

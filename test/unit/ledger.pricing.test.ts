@@ -120,7 +120,7 @@ describe('Ledger money and pricing', () => {
         ...(codec === 'PRORES_422_HQ' ? { encodingProfile: codec } : { encodingConfiguration: { codec } }),
         filters: { ...(deinterlace ? { deinterlacer: 'BWDIF' } : {}), ...(denoise ? { denoiser: 'HQDN3D' } : {}), ...(scaler ? { scaler } : {}) },
         ...(scaler ? { filterSettings: { resolution: { tag } } } : {}),
-      }) as ProcessingOptions);
+      }));
     const source = fc.record({
       width: fc.integer({ min: 80, max: 1920 }).map((w) => w * 2),
       height: fc.integer({ min: 60, max: 1080 }).map((h) => h * 2),
@@ -184,7 +184,7 @@ describe('Ledger money and pricing', () => {
     assert.deepEqual(loadConfig({}).priceList, DEFAULT_PRICE_LIST);
     const bad = path.join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ ...DEFAULT_PRICE_LIST, storage: { usd: 0.0000001, credits: 1.5 } }));
-    assert.throws(() => loadConfig({ VIDMILL_PRICE_LIST_FILE: bad }), (e: unknown) => e instanceof ConfigError && /storage/.test((e as Error).message));
+    assert.throws(() => loadConfig({ VIDMILL_PRICE_LIST_FILE: bad }), (e: unknown) => e instanceof ConfigError && /storage/.test(e.message));
     assert.throws(() => loadConfig({ VIDMILL_PRICE_LIST_FILE: path.join(dir, 'missing.json') }), ConfigError);
   });
 });

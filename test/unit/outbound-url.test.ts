@@ -41,7 +41,7 @@ describe('Outbound URL guard', () => {
     const port = (server.address() as AddressInfo).port;
     const get = (allow: boolean) =>
       new Promise<string>((resolve, reject) => {
-        http.get({ host: 'localhost', port, path: '/', lookup: guardedLookup({ allowPrivateUrls: allow }) as any, family: 4 }, (res) => {
+        http.get({ host: 'localhost', port, path: '/', lookup: guardedLookup({ allowPrivateUrls: allow }), family: 4 }, (res) => {
           res.setEncoding('utf8');
           let b = '';
           res.on('data', (c) => (b += c));

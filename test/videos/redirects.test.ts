@@ -48,7 +48,7 @@ describe('Redirects of HTTPS range sources', () => {
     assert.deepEqual(server.requests.map((r) => r.path), ['/hop1', '/hop2']);
     const mapped = classifyHttpsProbeFailure(err, new AbortController().signal);
     assert.ok(mapped instanceof BadRequestError);
-    assert.equal((mapped as BadRequestError).errorCode, 'INVALID_HTTPS_URL');
+    assert.equal(mapped.errorCode, 'INVALID_HTTPS_URL');
   });
 
   it('stops after 5 redirects', async () => {
