@@ -15,10 +15,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      // tsconfig.strict.json: tsconfig.json plus noUncheckedIndexedAccess, so that the non-null
-      // assertions that flag asks for are not reported as unnecessary while tsconfig.json still
-      // lacks it (src/features and src/jobs are fixed after the issue 13 merge).
-      parserOptions: { project: './tsconfig.strict.json', tsconfigRootDir: import.meta.dirname },
+      parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
