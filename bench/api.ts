@@ -165,9 +165,7 @@ export const apiBenchmark: Benchmark = {
       // -- Baseline database: Vidmill's own `projects` DDL and rows, copied.
       {
         const src = new Database(path.join(dataDir, 'vidmill.sqlite'), { readonly: true, fileMustExist: true });
-        const ddl = src
-          .prepare(`select sql from sqlite_master where tbl_name = 'projects' and sql is not null order by type = 'table' desc`)
-          .all() as { sql: string }[];
+        const ddl = src.prepare(`select sql from sqlite_master where tbl_name = 'projects' and sql is not null order by type = 'table' desc`).all() as { sql: string }[];
         const rows = src.prepare('select * from projects').all() as Record<string, unknown>[];
         src.close();
         const dst = new Database(baselineDb);
@@ -252,11 +250,7 @@ export const apiBenchmark: Benchmark = {
       };
       const mb = med('baseline');
       const mv = med('vidmill');
-      const table = [
-        ...runs.map((x) => row(`${x.target} #${x.round}`, { ...x.r, us: usPerReq(x), cpu: x.cpu })),
-        row('baseline median', mb),
-        row('vidmill median', mv),
-      ];
+      const table = [...runs.map((x) => row(`${x.target} #${x.round}`, { ...x.r, us: usPerReq(x), cpu: x.cpu })), row('baseline median', mb), row('vidmill median', mv)];
       // Logging is part of what is measured: a run in which Vidmill logged nothing does not count.
       if (logFile !== '/dev/null' && logBytes < vidmillRequests * 20) {
         throw new Error(`Vidmill wrote ${logBytes} bytes of log for ${vidmillRequests} requests: the access log must stay on at level info`);

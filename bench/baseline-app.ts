@@ -28,9 +28,7 @@ function pageStatement(sortBy: keyof typeof SORT, dir: 'asc' | 'desc'): Database
   const key = `${sortBy}:${dir}`;
   let stmt = statements.get(key);
   if (!stmt) {
-    stmt = db.prepare(
-      `select *, count(*) over () as total_count from projects order by ${SORT[sortBy]} ${dir}, id ${dir} limit ? offset ?`,
-    );
+    stmt = db.prepare(`select *, count(*) over () as total_count from projects order by ${SORT[sortBy]} ${dir}, id ${dir} limit ? offset ?`);
     statements.set(key, stmt);
   }
   return stmt;

@@ -54,7 +54,20 @@ async function seed(db: Knex, teamId: string, periodId: string, start: Date): Pr
         amount_micros: -1000 * (1 + (j % 50)),
         balance_micros: -1000 * j,
         video_id: randomUUID(),
-        products: JSON.stringify([{ productName: 'H.264 / AVC', category: processing ? 'ENCODER' : 'STORAGE', amount: 10, amountUnit: 'GP', discountPercentage: 0, unitPriceMicros: 7500, costMicros: 1000 * (1 + (j % 50)), normalCostMicros: 0, unitPriceCredits: 1, costCredits: 10 }]),
+        products: JSON.stringify([
+          {
+            productName: 'H.264 / AVC',
+            category: processing ? 'ENCODER' : 'STORAGE',
+            amount: 10,
+            amountUnit: 'GP',
+            discountPercentage: 0,
+            unitPriceMicros: 7500,
+            costMicros: 1000 * (1 + (j % 50)),
+            normalCostMicros: 0,
+            unitPriceCredits: 1,
+            costCredits: 10,
+          },
+        ]),
         created_at: new Date(start.getTime() + j * 1000),
       });
     }
@@ -137,7 +150,13 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<boolean | undefined>
       if (r.totalElements !== ROWS + 1 || r.items.length !== 10) throw new Error(`unexpected page ${r.totalElements}`);
     };
     const plain = async () => {
-      const rows = await db('ledger_transactions').where({ period_id: period.id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'seq', order: 'desc' }]).limit(10);
+      const rows = await db('ledger_transactions')
+        .where({ period_id: period.id })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'seq', order: 'desc' },
+        ])
+        .limit(10);
       if (rows.length !== 10) throw new Error('unexpected plain page');
     };
     for (let i = 0; i < 30; i++) {

@@ -81,18 +81,16 @@ const MEASURES: Measure[] = [
   { key: 'deband', args: vf('deband=1thr=0.02:2thr=0.02:3thr=0.02:range=16:blur=1'), frames: 75 },
   {
     key: 'filmgrain',
-    args: [
-      '-filter_complex',
-      `[0:v]${filmGrainFilter(1280, 720, 'COARSE', 20)}[o]`,
-      '-map', '[o]', '-c:v', 'wrapped_avframe', ...nul,
-    ],
+    args: ['-filter_complex', `[0:v]${filmGrainFilter(1280, 720, 'COARSE', 20)}[o]`, '-map', '[o]', '-c:v', 'wrapped_avframe', ...nul],
     frames: 50,
   },
   { key: 'zscale', args: vf('zscale=min=470bg:pin=bt470bg:tin=601:rin=limited:m=709:p=709:t=709:r=limited:dither=error_diffusion'), frames: 50 },
   { key: 'colorspace', args: vf('colorspace=ispace=bt470bg:iprimaries=bt470bg:itrc=smpte170m:irange=tv:space=bt709:primaries=bt709:trc=bt709:range=tv'), frames: 75 },
   {
     key: 'tonemap',
-    args: vf('zscale=min=2020_ncl:pin=2020:tin=smpte2084:rin=limited:m=2020_ncl:p=2020:r=limited:t=linear:npl=100,format=gbrpf32le,zscale=p=709,tonemap=tonemap=hable:desat=0,zscale=t=709:m=709:r=limited'),
+    args: vf(
+      'zscale=min=2020_ncl:pin=2020:tin=smpte2084:rin=limited:m=2020_ncl:p=2020:r=limited:t=linear:npl=100,format=gbrpf32le,zscale=p=709,tonemap=tonemap=hable:desat=0,zscale=t=709:m=709:r=limited',
+    ),
     frames: 25,
     input: 'hdr',
   },
@@ -159,7 +157,20 @@ async function main(): Promise<void> {
   };
   execFileSync(bins.ffmpeg, [...L, ...src(''), '-pix_fmt', 'yuv420p', '-c:v', 'rawvideo', inputs.raw]);
   execFileSync(bins.ffmpeg, [...L, '-i', inputs.raw, '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', inputs.h264]);
-  execFileSync(bins.ffmpeg, [...L, '-f', 'lavfi', '-i', `testsrc2=size=${W}x${H}:rate=${FPS * 2}:duration=${seconds}`, '-vf', 'interlace=scan=tff,setfield=tff', '-pix_fmt', 'yuv420p', '-c:v', 'rawvideo', inputs.interlaced]);
+  execFileSync(bins.ffmpeg, [
+    ...L,
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=${W}x${H}:rate=${FPS * 2}:duration=${seconds}`,
+    '-vf',
+    'interlace=scan=tff,setfield=tff',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:v',
+    'rawvideo',
+    inputs.interlaced,
+  ]);
   execFileSync(bins.ffmpeg, [...L, '-i', inputs.raw, '-vf', 'format=yuv420p10le,setparams=color_primaries=bt2020:color_trc=smpte2084:colorspace=bt2020nc:range=tv', '-c:v', 'rawvideo', inputs.hdr]);
   const trf = path.join(dir, 'transforms.trf');
   await runMedia(bins.ffmpeg, ['-i', inputs.raw, '-frames:v', '50', '-vf', `vidstabdetect=result=${trf}`, '-f', 'null', '-'], { tool: 'ffmpeg' });
@@ -187,7 +198,9 @@ async function main(): Promise<void> {
       wallSeconds: Math.round(run.wall * 1000) / 1000,
       loadAverage: Math.round(run.load * 100) / 100,
     });
-    console.log(`${m.key.padEnd(20)} ${String(row.mpxPerSecond).padStart(8)} Mpx/s wall ${String(row.mpxPerCpuSecond).padStart(8)} Mpx/CPU-s  (${m.frames} frames, ${run.wall.toFixed(2)} s, load ${run.load.toFixed(2)})`);
+    console.log(
+      `${m.key.padEnd(20)} ${String(row.mpxPerSecond).padStart(8)} Mpx/s wall ${String(row.mpxPerCpuSecond).padStart(8)} Mpx/CPU-s  (${m.frames} frames, ${run.wall.toFixed(2)} s, load ${run.load.toFixed(2)})`,
+    );
   }
   const cpus = os.cpus();
   const table = {

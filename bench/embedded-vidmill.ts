@@ -44,8 +44,15 @@ export async function storedMaster(v: EmbeddedVidmill, source: string, file: { n
   const stored = await storeFile(v.blobs, blobKey, source);
   const now = new Date();
   await videosStore.insert(v.db, {
-    id: videoId, kind: 'MASTER', teamId: v.teamId, projectId: v.projectId, userId: v.userId, name: 'Bench source', createdAt: now,
-    file: { ...file, size: stored.size, lastModified: now }, uploadStatus: 'DONE',
+    id: videoId,
+    kind: 'MASTER',
+    teamId: v.teamId,
+    projectId: v.projectId,
+    userId: v.userId,
+    name: 'Bench source',
+    createdAt: now,
+    file: { ...file, size: stored.size, lastModified: now },
+    uploadStatus: 'DONE',
   });
   await videosStore.setStored(v.db, videoId, { blobKey, crc32c: stored.crc32c, size: stored.size }, now);
   return { videoId, blobKey, stored };

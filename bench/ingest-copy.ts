@@ -52,7 +52,15 @@ async function main(): Promise<void> {
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   agent.destroy();
-  const run: CopyRun = { seconds, size: result.size, partSize: upload.descriptor.partSize, crc32c: result.crc32c, retries: result.retries, cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssBytes: vmHwmBytes() };
+  const run: CopyRun = {
+    seconds,
+    size: result.size,
+    partSize: upload.descriptor.partSize,
+    crc32c: result.crc32c,
+    retries: result.retries,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    peakRssBytes: vmHwmBytes(),
+  };
   process.stdout.write(JSON.stringify(run) + '\n');
 }
 

@@ -72,7 +72,7 @@ function makeRandomFile(file: string, size: number): number {
     for (let off = 0; off < size; off += 8 * MIB) {
       const chunk = randomBytes(Math.min(8 * MIB, size - off));
       crc = crc32cUpdate(crc, chunk);
-      for (let w = 0; w < chunk.length; ) w += writeSync(fd, chunk, w, chunk.length - w, off + w);
+      for (let w = 0; w < chunk.length;) w += writeSync(fd, chunk, w, chunk.length - w, off + w);
     }
     fsyncSync(fd);
   } finally {
@@ -108,15 +108,10 @@ function nodeArgs(script: string): string[] {
 
 async function firstLine(child: ChildProcess, what: string): Promise<string> {
   const lines = createInterface({ input: child.stdout! });
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code, signal) => reject(new Error(`${what} exited (code ${code}, signal ${signal}) before answering`))),
-  );
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code, signal) => reject(new Error(`${what} exited (code ${code}, signal ${signal}) before answering`))));
   exited.catch(() => undefined); // it exits normally later, after answering
   try {
-    return await Promise.race([
-      new Promise<string>((resolve) => lines.once('line', resolve)),
-      exited,
-    ]);
+    return await Promise.race([new Promise<string>((resolve) => lines.once('line', resolve)), exited]);
   } finally {
     lines.close();
   }
@@ -192,7 +187,9 @@ class Bench {
     const file = path.join(this.dir, `curl-${++runCounter}.bin`);
     try {
       syncDisks();
-      const child = spawnTracked('/usr/bin/curl', ['-sk', ...(ranged ? ['-r', '0-'] : []), '-o', file, '-w', '%{http_code} %{size_download} %{time_total}', url], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawnTracked('/usr/bin/curl', ['-sk', ...(ranged ? ['-r', '0-'] : []), '-o', file, '-w', '%{http_code} %{size_download} %{time_total}', url], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let out = '';
       child.stdout!.on('data', (d) => (out += d));
       const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
@@ -230,9 +227,7 @@ export async function ingestBenchmark(): Promise<boolean> {
   const unregister = onExit(removeDir);
   const servers: ChildProcess[] = [];
   try {
-    console.log(
-      `ingest: ${COPY_MIB} MiB copy vs curl (best of ${ROUNDS}), ${THROTTLED_MIB} MiB at ${(RATE / MB).toFixed(1)} MB/s per connection, ${RSS_MIB} MiB for peak RSS; temp dir ${dir}`,
-    );
+    console.log(`ingest: ${COPY_MIB} MiB copy vs curl (best of ${ROUNDS}), ${THROTTLED_MIB} MiB at ${(RATE / MB).toFixed(1)} MB/s per connection, ${RSS_MIB} MiB for peak RSS; temp dir ${dir}`);
     let t = performance.now();
     const files = { copy: path.join(dir, 'copy.bin'), rss: path.join(dir, 'rss.bin'), throttled: path.join(dir, 'throttled.bin'), single: path.join(dir, 'single.bin') };
     const sizes = { copy: COPY_MIB * MIB, rss: RSS_MIB * MIB, throttled: THROTTLED_MIB * MIB, single: SINGLE_MIB * MIB };
@@ -259,7 +254,10 @@ export async function ingestBenchmark(): Promise<boolean> {
     const curlRuns: Measured[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const url = `${fast.origin}/copy.bin`;
-      const pair = [() => b.curl(`round ${round}`, url, expected.copy).then((m) => curlRuns.push(m)), () => b.engine(`round ${round}`, url, CONNECTIONS, expected.copy).then((m) => engineRuns.push(m))];
+      const pair = [
+        () => b.curl(`round ${round}`, url, expected.copy).then((m) => curlRuns.push(m)),
+        () => b.engine(`round ${round}`, url, CONNECTIONS, expected.copy).then((m) => engineRuns.push(m)),
+      ];
       if (round % 2 === 0) pair.reverse();
       for (const run of pair) await run();
     }

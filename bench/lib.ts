@@ -249,14 +249,7 @@ export interface LoadResult {
  * One autocannon CLI run pinned to `core`, JSON result parsed. Throws when any request failed
  * or was not 2xx, so a broken setup (401, 429, 500) can never pass as a fast run.
  */
-export async function autocannon(opts: {
-  url: string;
-  connections: number;
-  seconds: number;
-  headers?: Record<string, string>;
-  core: number;
-  allowFailures?: boolean;
-}): Promise<LoadResult> {
+export async function autocannon(opts: { url: string; connections: number; seconds: number; headers?: Record<string, string>; core: number; allowFailures?: boolean }): Promise<LoadResult> {
   const bin = path.join(ROOT, 'node_modules', '.bin', 'autocannon');
   const args = ['--json', '-c', String(opts.connections), '-d', String(opts.seconds)];
   for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}: ${v}`);

@@ -93,10 +93,35 @@ export async function runMediaBenchmark(): Promise<Result> {
     if (!input) {
       input = path.join(dir, 'source-1080p-60s.mp4');
       generateMs = await ffmpegDirect(real.ffmpeg, [
-        '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
-        '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=25:duration=60',
-        '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=60',
-        '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-g', '300', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-shortest', input,
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-nostdin',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=size=1920x1080:rate=25:duration=60',
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=frequency=440:sample_rate=48000:duration=60',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-crf',
+        '20',
+        '-g',
+        '300',
+        '-pix_fmt',
+        'yuv420p',
+        '-c:a',
+        'aac',
+        '-b:a',
+        '128k',
+        '-shortest',
+        input,
       ]);
     }
     const probe = await probeMedia(bins, input);
@@ -106,18 +131,37 @@ export async function runMediaBenchmark(): Promise<Result> {
 
     // The direct commands: exactly what the recipes run, minus the progress reporting.
     const direct = {
-      thumbnails: mediaArgs(bins.ffmpeg, stillsArgs(input, positions.map((p, i) => ({ positionMs: p, path: out(`d-thumb-${i}.jpg`) })), thumbnailFilter(320), THUMBNAIL_ENCODE)),
-      frames: mediaArgs(bins.ffmpeg, stillsArgs(input, positions.map((p, i) => ({ positionMs: p, path: out(`d-frame-${i}.jpg`) })), FULL_FRAME_FILTER, FULL_FRAME_JPEG_ENCODE)),
+      thumbnails: mediaArgs(
+        bins.ffmpeg,
+        stillsArgs(
+          input,
+          positions.map((p, i) => ({ positionMs: p, path: out(`d-thumb-${i}.jpg`) })),
+          thumbnailFilter(320),
+          THUMBNAIL_ENCODE,
+        ),
+      ),
+      frames: mediaArgs(
+        bins.ffmpeg,
+        stillsArgs(
+          input,
+          positions.map((p, i) => ({ positionMs: p, path: out(`d-frame-${i}.jpg`) })),
+          FULL_FRAME_FILTER,
+          FULL_FRAME_JPEG_ENCODE,
+        ),
+      ),
       web: mediaArgs(bins.ffmpeg, webVideoArgs(input, out('d-web.mp4'), { hasAudio: probe.hasAudio })),
       stills: mediaArgs(
         bins.ffmpeg,
-        multiStillsArgs(input, positions.map((p, i) => ({
-          positionMs: p,
-          outputs: [
-            { path: out(`d-s-thumb-${i}.jpg`), filter: thumbnailFilter(320), encode: THUMBNAIL_ENCODE },
-            { path: out(`d-s-frame-${i}.jpg`), filter: FULL_FRAME_FILTER, encode: FULL_FRAME_JPEG_ENCODE },
-          ],
-        }))),
+        multiStillsArgs(
+          input,
+          positions.map((p, i) => ({
+            positionMs: p,
+            outputs: [
+              { path: out(`d-s-thumb-${i}.jpg`), filter: thumbnailFilter(320), encode: THUMBNAIL_ENCODE },
+              { path: out(`d-s-frame-${i}.jpg`), filter: FULL_FRAME_FILTER, encode: FULL_FRAME_JPEG_ENCODE },
+            ],
+          })),
+        ),
       ),
     };
     const recipes = {
@@ -146,10 +190,24 @@ export async function runMediaBenchmark(): Promise<Result> {
 
     // Thumbnail strategies considered (information).
     const frameNumbers = positions.map((p) => Math.round((p / 1000) * probe.fps));
-    const selectPass = await measure(wrapper.log, () => ffmpegDirect(bins.ffmpeg, [
-      '-hide_banner', '-loglevel', 'error', '-nostdin', '-y', '-i', input,
-      '-vf', `select='${frameNumbers.map((n) => `eq(n\\,${n})`).join('+')}',${thumbnailFilter(320)}`, '-vsync', '0', '-q:v', '3', out('s-thumb-%d.jpg'),
-    ]));
+    const selectPass = await measure(wrapper.log, () =>
+      ffmpegDirect(bins.ffmpeg, [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-nostdin',
+        '-y',
+        '-i',
+        input,
+        '-vf',
+        `select='${frameNumbers.map((n) => `eq(n\\,${n})`).join('+')}',${thumbnailFilter(320)}`,
+        '-vsync',
+        '0',
+        '-q:v',
+        '3',
+        out('s-thumb-%d.jpg'),
+      ]),
+    );
     const separate = await measure(wrapper.log, async () => {
       for (const [i, p] of positions.entries()) {
         await ffmpegDirect(bins.ffmpeg, mediaArgs(bins.ffmpeg, stillsArgs(input, [{ positionMs: p, path: out(`p-thumb-${i}.jpg`) }], thumbnailFilter(320), THUMBNAIL_ENCODE)));
@@ -160,17 +218,60 @@ export async function runMediaBenchmark(): Promise<Result> {
     // the 12-s GOP file re-encodes 10 s of 1080p).
     const gop10 = path.join(dir, 'source-1080p-40s-gop250.mp4');
     await ffmpegDirect(real.ffmpeg, [
-      '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
-      '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=25:duration=40',
-      '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=40',
-      '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-shortest', gop10,
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-nostdin',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=1920x1080:rate=25:duration=40',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000:duration=40',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      '20',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      '-shortest',
+      gop10,
     ]);
     const clipCost = async (file: string, tag: string) => {
       const p = await probeMedia(bins, file);
       const window = clipWindow(p.durationMs);
       const ext = clipContainer(p.metadata.containerName)?.extension ?? '.mkv';
       const copy = await measure(wrapper.log, () =>
-        ffmpegDirect(bins.ffmpeg, mediaArgs(bins.ffmpeg, ['-y', '-ss', (window.startMs / 1000).toFixed(3), '-i', file, '-t', '10', '-map', '0:v', '-map', '0:a?', '-c', 'copy', '-avoid_negative_ts', 'make_zero', out(`copy-${tag}${ext}`)])),
+        ffmpegDirect(
+          bins.ffmpeg,
+          mediaArgs(bins.ffmpeg, [
+            '-y',
+            '-ss',
+            (window.startMs / 1000).toFixed(3),
+            '-i',
+            file,
+            '-t',
+            '10',
+            '-map',
+            '0:v',
+            '-map',
+            '0:a?',
+            '-c',
+            'copy',
+            '-avoid_negative_ts',
+            'make_zero',
+            out(`copy-${tag}${ext}`),
+          ]),
+        ),
       );
       let result: ClipResult | undefined;
       const clip = await measure(wrapper.log, async () => {

@@ -46,8 +46,28 @@ export async function processingBenchmark(): Promise<boolean> {
   const bins = await resolveMediaBinaries({});
   const source = path.join(dir, 'source-720p.mp4');
   execFileSync(bins.ffmpeg, [
-    '-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30:duration=30',
-    '-f', 'lavfi', '-i', 'sine=frequency=440:duration=30', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source,
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=1280x720:rate=30:duration=30',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:duration=30',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
   ]);
   const probe = await probeMedia(bins, source);
   const range = { startMs: 0, endMs: probe.durationMs };
@@ -57,7 +77,12 @@ export async function processingBenchmark(): Promise<boolean> {
   const user = { id: vidmill.userId };
   const { videoId: masterId } = await storedMaster(vidmill, source, { name: 'source-720p.mp4', type: 'video/mp4', containerName: 'MPEG-4' });
   const { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
-  await videosStore.updateIngestion(db, masterId, { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as any, probe: { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } }, new Date());
+  await videosStore.updateIngestion(
+    db,
+    masterId,
+    { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as any, probe: { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } },
+    new Date(),
+  );
 
   const worker = benchWorker(s, [PROCESS_JOB.kind]);
 
@@ -90,18 +115,25 @@ export async function processingBenchmark(): Promise<boolean> {
   }
   const ratio = median(throughVidmill) / median(direct);
   const pass = ratio <= LIMIT;
-  console.log(`\n  30 s 720p H.264 -> 1080p H.264 (${plan.output.width}x${plan.output.height}): direct median ${(median(direct) / 1000).toFixed(2)} s, Vidmill median ${(median(throughVidmill) / 1000).toFixed(2)} s`);
+  console.log(
+    `\n  30 s 720p H.264 -> 1080p H.264 (${plan.output.width}x${plan.output.height}): direct median ${(median(direct) / 1000).toFixed(2)} s, Vidmill median ${(median(throughVidmill) / 1000).toFixed(2)} s`,
+  );
   console.log(`  ratio ${ratio.toFixed(3)}x (target <= ${LIMIT}x): ${pass ? 'PASS' : 'FAIL'}`);
   const eta = etaError(etaRuns);
   const pct = (x?: number) => (x === undefined ? '-' : `${(x * 100).toFixed(1)} %`);
   const etaPass = eta.median !== undefined && eta.median < ETA_LIMIT;
-  console.log(`\n  time left (etaSeconds) of the ${etaRuns.length} runs: ${eta.reports} estimates after 10 % progress, median absolute error ${pct(eta.median)} of the time actually left (90th percentile ${pct(eta.p90)}; target < ${pct(ETA_LIMIT)}): ${etaPass ? 'PASS' : 'FAIL'}`);
+  console.log(
+    `\n  time left (etaSeconds) of the ${etaRuns.length} runs: ${eta.reports} estimates after 10 % progress, median absolute error ${pct(eta.median)} of the time actually left (90th percentile ${pct(eta.p90)}; target < ${pct(ETA_LIMIT)}): ${etaPass ? 'PASS' : 'FAIL'}`,
+  );
   return pass && etaPass;
 }
 
 if (require.main === module) {
-  processingBenchmark().then((ok) => process.exit(ok ? 0 : 1), (err) => {
-    console.error(err);
-    process.exit(1);
-  });
+  processingBenchmark().then(
+    (ok) => process.exit(ok ? 0 : 1),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

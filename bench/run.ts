@@ -28,7 +28,11 @@ const SELF_REPORTING: { name: string; description: string; run: () => Promise<vo
       return processed && copied;
     },
   },
-  { name: 'video-out', description: '1 GiB result copied out to the local S3 server through Vidmill (job, copy engine) vs a bare @aws-sdk/lib-storage Upload', run: async () => (await import('./video-out')).videoOutBenchmark() },
+  {
+    name: 'video-out',
+    description: '1 GiB result copied out to the local S3 server through Vidmill (job, copy engine) vs a bare @aws-sdk/lib-storage Upload',
+    run: async () => (await import('./video-out')).videoOutBenchmark(),
+  },
   { name: 'ingest', description: 'video-in copy engine: 1 GiB vs curl, per-connection throttled source, peak RSS copying 2 GiB', run: async () => (await import('./ingest')).ingestBenchmark() },
 ];
 

@@ -73,7 +73,7 @@ function makeRandomFile(file: string, size: number): string {
     for (let off = 0; off < size; off += 8 * MIB) {
       const chunk = randomBytes(Math.min(8 * MIB, size - off));
       md5.update(chunk);
-      for (let w = 0; w < chunk.length; ) w += writeSync(fd, chunk, w, chunk.length - w, off + w);
+      for (let w = 0; w < chunk.length;) w += writeSync(fd, chunk, w, chunk.length - w, off + w);
     }
     fsyncSync(fd);
   } finally {
@@ -221,11 +221,21 @@ export async function videoOutBenchmark(): Promise<boolean> {
       Array.from({ length: ROUNDS }, (_, i) => {
         const v = runs.find((r) => r.round === i + 1 && r.side === 'vidmill')!;
         const b = runs.find((r) => r.round === i + 1 && r.side === 'lib-storage')!;
-        return { round: i + 1, first: i % 2 === 0 ? 'vidmill' : 'lib-storage', 'Vidmill s': v.seconds.toFixed(2), 'Vidmill MB/s': mbps(v).toFixed(1), 'lib-storage s': b.seconds.toFixed(2), 'lib-storage MB/s': mbps(b).toFixed(1), ratio: ratios[i]!.toFixed(3) };
+        return {
+          round: i + 1,
+          first: i % 2 === 0 ? 'vidmill' : 'lib-storage',
+          'Vidmill s': v.seconds.toFixed(2),
+          'Vidmill MB/s': mbps(v).toFixed(1),
+          'lib-storage s': b.seconds.toFixed(2),
+          'lib-storage MB/s': mbps(b).toFixed(1),
+          ratio: ratios[i]!.toFixed(3),
+        };
       }),
     );
     console.log(`note: MB = 10^6 bytes; every object had the source's size and MD5 (HeadObject ETag); Vidmill's copy also matched the stored CRC-32C`);
-    console.log(`note: median Vidmill ${median(runs.filter((r) => r.side === 'vidmill').map(mbps)).toFixed(1)} MB/s, lib-storage ${median(runs.filter((r) => r.side === 'lib-storage').map(mbps)).toFixed(1)} MB/s`);
+    console.log(
+      `note: median Vidmill ${median(runs.filter((r) => r.side === 'vidmill').map(mbps)).toFixed(1)} MB/s, lib-storage ${median(runs.filter((r) => r.side === 'lib-storage').map(mbps)).toFixed(1)} MB/s`,
+    );
     if (SIZE_MIB !== 1024) console.log(`note: size overridden by BENCH_VIDEO_OUT_MIB (the target is for 1 GiB)`);
     console.log(`\n${`Vidmill vs lib-storage (median of ${ROUNDS} ratios)`.padEnd(44)} ${ratio.toFixed(3)}x  (target >= ${TARGET.toFixed(2)}x)  ${pass ? 'PASS' : 'FAIL'}`);
     return pass;

@@ -56,7 +56,15 @@ async function receiver() {
 }
 
 async function bareLoop(url: string, n: number): Promise<number> {
-  const body = JSON.stringify({ id: randomUUID(), webhookId: randomUUID(), eventType: 'video_processing.done', occurredAt: new Date().toISOString(), test: false, attemptCount: 1, data: { type: 'VIDEO', videoId: randomUUID() } });
+  const body = JSON.stringify({
+    id: randomUUID(),
+    webhookId: randomUUID(),
+    eventType: 'video_processing.done',
+    occurredAt: new Date().toISOString(),
+    test: false,
+    attemptCount: 1,
+    data: { type: 'VIDEO', videoId: randomUUID() },
+  });
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
@@ -96,7 +104,10 @@ async function runDialect(dialect: 'sqlite' | 'postgres') {
       });
     }
     const before = r.count;
-    const worker = new DeliveryWorker({ db: database.db, clock: systemClock, signingKeys: s.signingKeys, policy: { allowPrivateUrls: true }, log }, { concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY });
+    const worker = new DeliveryWorker(
+      { db: database.db, clock: systemClock, signingKeys: s.signingKeys, policy: { allowPrivateUrls: true }, log },
+      { concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY },
+    );
     const t0 = performance.now();
     worker.start();
     await r.waitFor(before + EVENTS);

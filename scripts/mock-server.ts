@@ -94,7 +94,6 @@ function bodyMissing(c: Context): boolean {
   return (c.validation.errors ?? []).some((e: any) => !e.instancePath && e.keyword === 'required' && e.params?.missingProperty === 'requestBody');
 }
 
-
 /** The operation's success response: the lowest 2xx status the contract declares. */
 function successStatus(operation: { responses?: Record<string, unknown> }): number {
   const codes = Object.keys(operation.responses ?? {})
@@ -133,8 +132,7 @@ export async function createMockApp(definition: any = JSON.parse(readFileSync(CO
 
   api.register({
     notFound: (_c: Context, req: Request, res: Response) => errorReply(req, res, 404, 'NOT_FOUND', notFoundMessage(req.method, req.path)),
-    methodNotAllowed: (_c: Context, req: Request, res: Response) =>
-      errorReply(req, res, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${req.path}`),
+    methodNotAllowed: (_c: Context, req: Request, res: Response) => errorReply(req, res, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${req.path}`),
     // Like the real server: no body is MISSING_REQUEST_BODY, a body that is not JSON is a 415.
     validationFail: (c: Context, req: Request, res: Response) => {
       if (bodyMissing(c) && hasBody(req) && !req.is(JSON_TYPES)) return errorReply(req, res, 415, 'UNSUPPORTED_CONTENT_TYPE', 'Request bodies must be sent as application/json');
@@ -161,11 +159,7 @@ export async function createMockApp(definition: any = JSON.parse(readFileSync(CO
     try {
       const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
       const body = (req.rawBody?.length ?? 0) > 0 ? req.body : undefined;
-      const reply: Reply = await api.handleRequest(
-        { method: req.method, path: req.path, query: rawQuery, headers: req.headers as Record<string, string | string[]>, body },
-        req,
-        res,
-      );
+      const reply: Reply = await api.handleRequest({ method: req.method, path: req.path, query: rawQuery, headers: req.headers as Record<string, string | string[]>, body }, req, res);
       if (reply.body === undefined) res.status(reply.status).end();
       else res.status(reply.status).json(reply.body);
     } catch (err) {

@@ -29,7 +29,7 @@ import { videoInJobs } from './features/video-in';
 import { IngestionService, ingestionJobs } from './features/ingestion';
 import { VideoAssetsService } from './features/videos';
 import { ConfigurationsService } from './features/processing';
-import type { BuiltInConfiguration as ServiceBuiltInConfiguration } from './features/processing/configurations.service';
+import type { BuiltInConfiguration as ServiceBuiltInConfiguration } from './features/processing';
 import { configurationsHandlers } from './features/processing';
 import { ProcessingService, processingJobs } from './features/processing';
 import { processingHandlers } from './features/processing';
@@ -250,10 +250,7 @@ export function createApp(
   s: Services,
   opts: {
     logger: Logger;
-    config: Pick<
-      Config,
-      'rateLimitPerMinute' | 'signInRateLimit' | 'trustProxy' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample' | 'publicUrl' | 'publicUrlConfigured'
-    >;
+    config: Pick<Config, 'rateLimitPerMinute' | 'signInRateLimit' | 'trustProxy' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample' | 'publicUrl' | 'publicUrlConfigured'>;
   },
 ) {
   return buildApp({

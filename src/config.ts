@@ -11,9 +11,7 @@ import type { DatabaseConfig } from './db/database';
 import type { StorageConfig } from './storage/create-blob-store';
 import { DEFAULT_PRICE_LIST, loadPriceListFile, type PriceList } from './features/billing';
 
-const bool = z
-  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
 const httpUrl = z.string().refine((v) => {
   try {
     return ['http:', 'https:'].includes(new URL(v).protocol);
@@ -21,8 +19,7 @@ const httpUrl = z.string().refine((v) => {
     return false;
   }
 }, 'must be an http:// or https:// URL');
-const int = (min: number, max: number) =>
-  z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(min).max(max);
+const int = (min: number, max: number) => z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(min).max(max);
 
 /** One trusted proxy: an address, a subnet (address/prefix) or a name Express knows. */
 function isProxyAddress(entry: string): boolean {
@@ -49,57 +46,62 @@ const trustProxy = z.string().transform((v, ctx): false | number | string[] => {
   return z.NEVER;
 });
 
-const schema = z.object({
-  VIDMILL_HOST: z.string().min(1).default('127.0.0.1'),
-  VIDMILL_PORT: int(0, 65535).default(8080),
-  VIDMILL_DATA_DIR: z.string().min(1).default('./data'),
-  VIDMILL_DATABASE_URL: z
-    .string()
-    .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<file>')
-    .optional(),
-  VIDMILL_BOOTSTRAP_EMAIL: z.email('must be an e-mail address').optional(),
-  VIDMILL_BOOTSTRAP_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
-  VIDMILL_MASTER_KEY: z
-    .string()
-    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
-    .optional(),
-  VIDMILL_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(600),
-  VIDMILL_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
-  VIDMILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  VIDMILL_BODY_LIMIT_BYTES: int(1024, 10 * 1024 * 1024).default(1024 * 1024),
-  VIDMILL_ALLOW_PRIVATE_URLS: bool.default(false),
-  VIDMILL_LOGIN_MAX_FAILURES: int(1, 1000).default(5),
-  VIDMILL_LOGIN_LOCK_MINUTES: int(1, 24 * 60).default(15),
-  VIDMILL_LOGIN_RATE_LIMIT_PER_ADDRESS: int(1, 1_000_000).default(30),
-  VIDMILL_LOGIN_RATE_LIMIT_PER_EMAIL: int(1, 1_000_000).default(10),
-  VIDMILL_TRUST_PROXY: trustProxy.default(false),
-  VIDMILL_RESPONSE_VALIDATION_SAMPLE: z.coerce.number({ message: 'must be a number' }).min(0).max(1).default(0.01),
-  VIDMILL_STORAGE: z.enum(['disk', 's3']).default('disk'),
-  VIDMILL_S3_ENDPOINT: httpUrl.optional(),
-  VIDMILL_S3_BUCKET: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a bucket name (3..63 lower-case letters, digits, dots, hyphens)')
-    .optional(),
-  VIDMILL_S3_REGION: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be a region name such as us-east-1').default('us-east-1'),
-  VIDMILL_S3_ACCESS_KEY: z.string().min(1).max(256).optional(),
-  VIDMILL_S3_SECRET_KEY: z.string().min(1).max(512).optional(),
-  VIDMILL_S3_FORCE_PATH_STYLE: bool.default(false),
-  VIDMILL_PRICE_LIST_FILE: z.string().min(1).optional(),
-  VIDMILL_WEBHOOK_KEY_ROTATION_DAYS: int(1, 3650).default(90),
-  VIDMILL_WEBHOOK_KEY_GRACE_HOURS: int(1, 24 * 30).default(24),
-  VIDMILL_WEBHOOK_KEY_PUBLISH_AHEAD_MINUTES: int(0, 7 * 24 * 60).default(10),
-  VIDMILL_EXTRA_CA_FILE: z.string().min(1).optional(),
-  VIDMILL_PUBLIC_URL: httpUrl.optional(),
-  VIDMILL_FFMPEG_PATH: z.string().min(1).optional(),
-  VIDMILL_FFPROBE_PATH: z.string().min(1).optional(),
-  VIDMILL_MEDIA_TIMEOUT_MINUTES: int(1, 7 * 24 * 60).default(240),
-  VIDMILL_IDEMPOTENCY_TTL_HOURS: int(1, 30 * 24).default(24),
-}).superRefine((env, ctx) => {
-  if (env.VIDMILL_STORAGE !== 's3') return;
-  for (const name of ['VIDMILL_S3_BUCKET', 'VIDMILL_S3_ACCESS_KEY', 'VIDMILL_S3_SECRET_KEY'] as const) {
-    if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when VIDMILL_STORAGE=s3' });
-  }
-});
+const schema = z
+  .object({
+    VIDMILL_HOST: z.string().min(1).default('127.0.0.1'),
+    VIDMILL_PORT: int(0, 65535).default(8080),
+    VIDMILL_DATA_DIR: z.string().min(1).default('./data'),
+    VIDMILL_DATABASE_URL: z
+      .string()
+      .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<file>')
+      .optional(),
+    VIDMILL_BOOTSTRAP_EMAIL: z.email('must be an e-mail address').optional(),
+    VIDMILL_BOOTSTRAP_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
+    VIDMILL_MASTER_KEY: z
+      .string()
+      .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+      .optional(),
+    VIDMILL_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(600),
+    VIDMILL_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+    VIDMILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    VIDMILL_BODY_LIMIT_BYTES: int(1024, 10 * 1024 * 1024).default(1024 * 1024),
+    VIDMILL_ALLOW_PRIVATE_URLS: bool.default(false),
+    VIDMILL_LOGIN_MAX_FAILURES: int(1, 1000).default(5),
+    VIDMILL_LOGIN_LOCK_MINUTES: int(1, 24 * 60).default(15),
+    VIDMILL_LOGIN_RATE_LIMIT_PER_ADDRESS: int(1, 1_000_000).default(30),
+    VIDMILL_LOGIN_RATE_LIMIT_PER_EMAIL: int(1, 1_000_000).default(10),
+    VIDMILL_TRUST_PROXY: trustProxy.default(false),
+    VIDMILL_RESPONSE_VALIDATION_SAMPLE: z.coerce.number({ message: 'must be a number' }).min(0).max(1).default(0.01),
+    VIDMILL_STORAGE: z.enum(['disk', 's3']).default('disk'),
+    VIDMILL_S3_ENDPOINT: httpUrl.optional(),
+    VIDMILL_S3_BUCKET: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a bucket name (3..63 lower-case letters, digits, dots, hyphens)')
+      .optional(),
+    VIDMILL_S3_REGION: z
+      .string()
+      .regex(/^[a-z0-9-]{1,64}$/, 'must be a region name such as us-east-1')
+      .default('us-east-1'),
+    VIDMILL_S3_ACCESS_KEY: z.string().min(1).max(256).optional(),
+    VIDMILL_S3_SECRET_KEY: z.string().min(1).max(512).optional(),
+    VIDMILL_S3_FORCE_PATH_STYLE: bool.default(false),
+    VIDMILL_PRICE_LIST_FILE: z.string().min(1).optional(),
+    VIDMILL_WEBHOOK_KEY_ROTATION_DAYS: int(1, 3650).default(90),
+    VIDMILL_WEBHOOK_KEY_GRACE_HOURS: int(1, 24 * 30).default(24),
+    VIDMILL_WEBHOOK_KEY_PUBLISH_AHEAD_MINUTES: int(0, 7 * 24 * 60).default(10),
+    VIDMILL_EXTRA_CA_FILE: z.string().min(1).optional(),
+    VIDMILL_PUBLIC_URL: httpUrl.optional(),
+    VIDMILL_FFMPEG_PATH: z.string().min(1).optional(),
+    VIDMILL_FFPROBE_PATH: z.string().min(1).optional(),
+    VIDMILL_MEDIA_TIMEOUT_MINUTES: int(1, 7 * 24 * 60).default(240),
+    VIDMILL_IDEMPOTENCY_TTL_HOURS: int(1, 30 * 24).default(24),
+  })
+  .superRefine((env, ctx) => {
+    if (env.VIDMILL_STORAGE !== 's3') return;
+    for (const name of ['VIDMILL_S3_BUCKET', 'VIDMILL_S3_ACCESS_KEY', 'VIDMILL_S3_SECRET_KEY'] as const) {
+      if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when VIDMILL_STORAGE=s3' });
+    }
+  });
 
 export type RawConfig = z.infer<typeof schema>;
 
@@ -158,9 +160,7 @@ export type { DatabaseConfig, StorageConfig };
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(
-    Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('VIDMILL_') && v !== '')),
-  );
+  const parsed = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('VIDMILL_') && v !== '')));
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);

@@ -86,10 +86,7 @@ async function main(): Promise<void> {
     });
     // The port actually bound (VIDMILL_PORT=0 picks a free one).
     const { port } = server.address() as AddressInfo;
-    log.info(
-      { url: `http://${config.host}:${port}`, docs: `http://${config.host}:${port}/docs`, role: config.role, database: config.database.client },
-      'Vidmill is listening',
-    );
+    log.info({ url: `http://${config.host}:${port}`, docs: `http://${config.host}:${port}/docs`, role: config.role, database: config.database.client }, 'Vidmill is listening');
   } else {
     log.info({ role: config.role, database: config.database.client }, 'Vidmill worker started');
   }

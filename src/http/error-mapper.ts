@@ -53,7 +53,10 @@ export function errorBodyOf(p: { requestId: string; requestPath: string; status:
 export function sendError(req: Request, res: Response, status: number, errorCode: string, message: string, extra: ErrorExtra = {}): void {
   for (const [k, v] of Object.entries(extra.headers ?? {})) res.setHeader(k, v);
   // Sent as a string: error bodies bypass response validation (their shape is checked by tests).
-  res.status(status).type('application/json').send(JSON.stringify(errorBody(req, res, status, errorCode, message, extra)));
+  res
+    .status(status)
+    .type('application/json')
+    .send(JSON.stringify(errorBody(req, res, status, errorCode, message, extra)));
 }
 
 /** Rejected values are echoed back shortened, and never for fields that hold secrets. */

@@ -59,13 +59,17 @@ export const idempotencyStore = {
 
   /** Stores the response of the request holding the row; false when it no longer holds it. */
   async complete(db: Knex, scope: string, key: string, leaseToken: string, response: string, expiresAt: Date): Promise<boolean> {
-    const updated = await db(TABLE).where({ ...rowOf(scope, key), lease_token: leaseToken }).update({ response, expires_at: expiresAt });
+    const updated = await db(TABLE)
+      .where({ ...rowOf(scope, key), lease_token: leaseToken })
+      .update({ response, expires_at: expiresAt });
     return updated === 1;
   },
 
   /** Deletes the row if this request still holds it. */
   async release(db: Knex, scope: string, key: string, leaseToken: string): Promise<void> {
-    await db(TABLE).where({ ...rowOf(scope, key), lease_token: leaseToken }).delete();
+    await db(TABLE)
+      .where({ ...rowOf(scope, key), lease_token: leaseToken })
+      .delete();
   },
 
   async deleteExpired(db: Knex, now: Date): Promise<number> {

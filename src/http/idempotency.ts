@@ -39,11 +39,7 @@ export interface StoredResponse {
   body?: string;
 }
 
-export type KeyDecision =
-  | { outcome: 'run'; leaseToken: string }
-  | { outcome: 'replay'; response: StoredResponse }
-  | { outcome: 'in-progress' }
-  | { outcome: 'reused' };
+export type KeyDecision = { outcome: 'run'; leaseToken: string } | { outcome: 'replay'; response: StoredResponse } | { outcome: 'in-progress' } | { outcome: 'reused' };
 
 /** The rules of idempotency keys over their store. */
 export class IdempotencyKeys {
@@ -197,9 +193,7 @@ export function idempotency(keys: IdempotencyKeys): RequestHandler {
         case 'in-progress':
           return next(new DomainError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry once it has finished'));
         case 'reused':
-          return next(
-            new DomainError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a different request (method, path, query or body); use a new key for a new request'),
-          );
+          return next(new DomainError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a different request (method, path, query or body); use a new key for a new request'));
       }
     }, next);
   };

@@ -97,7 +97,8 @@ export function jsonBody(limitBytes: number): RequestHandler {
     if (!hasBody(req)) return next();
     parse(req, res, (err?: unknown) => {
       if (err) return next(bodyError(err, req));
-      if (bodyIsMissing(req)) req.body = undefined; // body-parser reads an empty body as {}
+      if (bodyIsMissing(req))
+        req.body = undefined; // body-parser reads an empty body as {}
       else if (nestedDeeperThan(req.body, MAX_BODY_DEPTH)) {
         return next(new BadRequestError('REQUEST_BODY_TOO_DEEP', `The request body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`));
       }

@@ -51,7 +51,9 @@ export function installOpenApiValidatorRouteCache(): void {
   if (mod[INSTALLED]) return;
   const original = mod.pathToRegexp;
   if (typeof original !== 'function') {
-    throw new Error('openapi-validator-route-cache: the path-to-regexp that express-openapi-validator loads has no pathToRegexp function (dependency upgraded? see src/http/openapi-validator-route-cache.ts)');
+    throw new Error(
+      'openapi-validator-route-cache: the path-to-regexp that express-openapi-validator loads has no pathToRegexp function (dependency upgraded? see src/http/openapi-validator-route-cache.ts)',
+    );
   }
   const cached: PathToRegexp = (path, options) => {
     if (typeof path !== 'string' || (options !== undefined && !onlyKnownOptions(options))) return original(path, options);

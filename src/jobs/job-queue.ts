@@ -230,8 +230,14 @@ export class JobQueue {
    */
   async release(job: ClaimedJob<unknown>): Promise<boolean> {
     const now = this.clock.now();
-    const n = await whereLeaseHeld(this.db, JOB_LEASES, job.id, job.leaseOwner)
-      .update({ status: 'queued', lease_owner: null, lease_expires_at: null, run_at: now, attempts: this.db.raw('attempts - 1'), updated_at: now });
+    const n = await whereLeaseHeld(this.db, JOB_LEASES, job.id, job.leaseOwner).update({
+      status: 'queued',
+      lease_owner: null,
+      lease_expires_at: null,
+      run_at: now,
+      attempts: this.db.raw('attempts - 1'),
+      updated_at: now,
+    });
     return n === 1;
   }
 
@@ -250,7 +256,10 @@ export class JobQueue {
       const dead = (await q.select('*')).map(toJob);
       if (dead.length === 0) return 0;
       const n = await expired(trx)
-        .whereIn('id', dead.map((j) => j.id))
+        .whereIn(
+          'id',
+          dead.map((j) => j.id),
+        )
         .update({ status: 'failed', lease_owner: null, lease_expires_at: null, last_error: 'lease expired (worker lost) on the last attempt', updated_at: now });
       if (onGiveUp) await onGiveUp(trx, dead);
       return n;

@@ -70,10 +70,7 @@ export async function claimLeasedRows<Row = any>(db: Knex, t: LeasedTable, req: 
   // runs it again and takes more rows than asked for. SQLite evaluates `IN (subquery)` once.
   const claim = isPostgres(db) ? db(t.table).whereRaw('?? = ANY(ARRAY(?))', ['id', candidates]) : db(t.table).whereIn('id', candidates);
   t.claimable(claim, now);
-  const rows = await claim.update(
-    { ...t.claimedColumns?.(db, now), [LEASE_OWNER]: req.token, [LEASE_EXPIRES_AT]: new Date(now.getTime() + req.leaseMs) },
-    '*',
-  );
+  const rows = await claim.update({ ...t.claimedColumns?.(db, now), [LEASE_OWNER]: req.token, [LEASE_EXPIRES_AT]: new Date(now.getTime() + req.leaseMs) }, '*');
   return rows as Row[];
 }
 

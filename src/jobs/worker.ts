@@ -178,10 +178,7 @@ export class Worker {
     const all = () => Promise.all([...this.running.values()].map((r) => r.done));
     const graceMs = opts.graceMs ?? 30_000;
     let timer: NodeJS.Timeout | undefined;
-    const inTime = await Promise.race([
-      all().then(() => true),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
-    ]);
+    const inTime = await Promise.race([all().then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)))]);
     clearTimeout(timer);
     if (!inTime) {
       for (const r of this.running.values()) r.abort.abort(new WorkerStoppingError());

@@ -123,10 +123,7 @@ async function resolveOne(tool: Tool, configured: string | undefined, opts: Reso
       tried.push(`the optional npm package ${NPM_PACKAGES[tool]} is not installed for this platform`);
     }
   }
-  throw new MediaBinaryError(
-    `${tool} not found: set ${CONFIG_NAMES[tool]}, put ${tool} on PATH or install ${NPM_PACKAGES[tool]}` +
-      (tried.length ? ` (${tried.join('; ')})` : ''),
-  );
+  throw new MediaBinaryError(`${tool} not found: set ${CONFIG_NAMES[tool]}, put ${tool} on PATH or install ${NPM_PACKAGES[tool]}` + (tried.length ? ` (${tried.join('; ')})` : ''));
 }
 
 export async function resolveMediaBinaries(opts: ResolveMediaBinariesOptions = {}): Promise<MediaBinaries> {

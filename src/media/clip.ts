@@ -105,7 +105,11 @@ export interface ClipCutPlan {
 export function planClipCut(packets: readonly VideoPacket[], window: { startMs: number; durationMs: number }, opts: { splice: boolean }): ClipCutPlan {
   const times = [...new Set(packets.map((p) => p.pts))].sort((a, b) => a - b);
   if (times.length === 0) throw new MediaError('the master has no video packets in the clip window');
-  const steps = times.slice(1).map((t, i) => t - times[i]!).filter((d) => d > 0).sort((a, b) => a - b);
+  const steps = times
+    .slice(1)
+    .map((t, i) => t - times[i]!)
+    .filter((d) => d > 0)
+    .sort((a, b) => a - b);
   const f = steps[Math.floor(steps.length / 2)] ?? 1 / 25;
   const s = window.startMs / 1000;
   let first = times.findIndex((t) => t >= s - f / 2);
@@ -201,7 +205,10 @@ export function clipEncoderArgs(v: ClipVideoStream, encoders: ReadonlySet<string
   const byCodec: Record<string, { encoder: string; args: string[] }> = {
     h264: { encoder: 'libx264', args: ['-preset', 'fast', '-crf', '16', ...fields] },
     hevc: { encoder: 'libx265', args: ['-preset', 'fast', '-crf', '18', '-x265-params', 'log-level=error'] },
-    mpeg2video: { encoder: 'mpeg2video', args: ['-q:v', '2', '-sc_threshold', '1000000000', '-flags', interlaced ? '+cgop+ildct+ilme' : '+cgop', ...(interlaced ? ['-top', topFirst ? '1' : '0'] : [])] },
+    mpeg2video: {
+      encoder: 'mpeg2video',
+      args: ['-q:v', '2', '-sc_threshold', '1000000000', '-flags', interlaced ? '+cgop+ildct+ilme' : '+cgop', ...(interlaced ? ['-top', topFirst ? '1' : '0'] : [])],
+    },
     mpeg4: { encoder: 'mpeg4', args: ['-q:v', '2'] },
     vp8: { encoder: 'libvpx', args: ['-crf', '8', '-b:v', '0'] },
     vp9: { encoder: 'libvpx-vp9', args: ['-crf', '18', '-b:v', '0', '-row-mt', '1'] },
@@ -385,7 +392,9 @@ export interface ClipSource {
  */
 export async function readClipPackets(bins: MediaBinaries, input: string, window: { startMs: number; durationMs: number }, opts: RunCommon = {}): Promise<ClipSource> {
   const ffprobe = (args: string[]) => runMedia(bins.ffprobe, ['-v', 'error', ...args, '-of', 'json', safePath(input)], { signal: opts.signal, timeoutMs: opts.timeoutMs, tool: 'ffprobe' });
-  const head = JSON.parse((await ffprobe(['-show_entries', 'format=start_time,format_name:stream=codec_type,codec_name,pix_fmt,field_order,color_range,color_space,color_transfer,color_primaries'])).stdout) as {
+  const head = JSON.parse(
+    (await ffprobe(['-show_entries', 'format=start_time,format_name:stream=codec_type,codec_name,pix_fmt,field_order,color_range,color_space,color_transfer,color_primaries'])).stdout,
+  ) as {
     streams?: Record<string, string>[];
     format?: { start_time?: string; format_name?: string };
   };

@@ -28,7 +28,10 @@ export class MediaProcessError extends MediaError {
 
 /** The process ran longer than its time limit and was killed. */
 export class MediaTimeoutError extends MediaError {
-  constructor(message: string, readonly timeoutMs: number) {
+  constructor(
+    message: string,
+    readonly timeoutMs: number,
+  ) {
     super(message);
   }
 }

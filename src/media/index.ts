@@ -9,25 +9,8 @@ export { runMedia } from './runner';
 export type { MediaProgress, RunMediaOptions, RunMediaResult } from './runner';
 export { probeMedia, detectScanning } from './probe';
 export type { ProbeResult, ProbeOptions, DetectScanningOptions, VideoMetadata, AspectRatio, FrameRate, VideoScanning, Scanning, Hdr10Metadata, MasteringDisplayMetadata } from './probe';
-export {
-  makeThumbnails,
-  makeFullFrames,
-  makeThumbnailsAndFrames,
-  makeWebVideo,
-  assessQuality,
-  MAX_FULL_FRAMES,
-  QUALITY_SCALE,
-} from './recipes';
-export type {
-  StillImage,
-  ThumbnailOptions,
-  FullFrameOptions,
-  StillsOptions,
-  WebVideoOptions,
-  QualityOptions,
-  QualityMetric,
-  VideoQualityAssessment,
-} from './recipes';
+export { makeThumbnails, makeFullFrames, makeThumbnailsAndFrames, makeWebVideo, assessQuality, MAX_FULL_FRAMES, QUALITY_SCALE } from './recipes';
+export type { StillImage, ThumbnailOptions, FullFrameOptions, StillsOptions, WebVideoOptions, QualityOptions, QualityMetric, VideoQualityAssessment } from './recipes';
 export { imageFileInfo } from './images';
 export { ingestionCosts } from './costs';
 export type { IngestionCosts, IngestionCostFacts } from './costs';

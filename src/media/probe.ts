@@ -204,7 +204,11 @@ export async function probeMedia(bins: MediaBinaries, input: string, opts: Probe
   else if (rate && framesDuration !== undefined) m.totalFrames = Math.round(framesDuration * rate.fps);
 
   let size = positiveInt(format.size);
-  if (size === undefined && !/^[a-z][a-z0-9+.-]*:\/\//i.test(input)) size = await stat(input).then((s) => s.size, () => undefined);
+  if (size === undefined && !/^[a-z][a-z0-9+.-]*:\/\//i.test(input))
+    size = await stat(input).then(
+      (s) => s.size,
+      () => undefined,
+    );
   set(m, 'size', size);
   set(m, 'videoStreamSize', videoStreamSize(video, streamDuration ?? durationS));
 
@@ -316,9 +320,26 @@ export function bitDepth(bitsPerRawSample: string | undefined, pixFmt: string | 
 }
 
 const ASPECT_TAGS: [number, string][] = [
-  [1, '1:1'], [1.25, '5:4'], [4 / 3, '4:3'], [1.5, '3:2'], [1.6, '16:10'], [5 / 3, '5:3'], [16 / 9, '16:9'], [1.85, '1.85:1'],
-  [256 / 135, '1.90:1'], [2, '2:1'], [2.2, '2.20:1'], [2.35, '2.35:1'], [2.39, '2.39:1'], [2.4, '2.40:1'], [2.76, '2.76:1'],
-  [9 / 16, '9:16'], [3 / 4, '3:4'], [4 / 5, '4:5'], [2 / 3, '2:3'], [10 / 16, '10:16'],
+  [1, '1:1'],
+  [1.25, '5:4'],
+  [4 / 3, '4:3'],
+  [1.5, '3:2'],
+  [1.6, '16:10'],
+  [5 / 3, '5:3'],
+  [16 / 9, '16:9'],
+  [1.85, '1.85:1'],
+  [256 / 135, '1.90:1'],
+  [2, '2:1'],
+  [2.2, '2.20:1'],
+  [2.35, '2.35:1'],
+  [2.39, '2.39:1'],
+  [2.4, '2.40:1'],
+  [2.76, '2.76:1'],
+  [9 / 16, '9:16'],
+  [3 / 4, '3:4'],
+  [4 / 5, '4:5'],
+  [2 / 3, '2:3'],
+  [10 / 16, '10:16'],
 ];
 
 function ratioOf(v: string | undefined): number | undefined {

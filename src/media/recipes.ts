@@ -127,7 +127,10 @@ async function makeStills<const K extends readonly [StillKind, ...StillKind[]]>(
   await run(
     kinds.length === 1
       ? stillsArgs(input, specs[0]!, kinds[0].filter, kinds[0].encode)
-      : multiStillsArgs(input, positions.map((positionMs, i) => ({ positionMs, outputs: kinds.map((k, j) => ({ path: specs[j]![i]!.path, filter: k.filter, encode: k.encode })) }))),
+      : multiStillsArgs(
+          input,
+          positions.map((positionMs, i) => ({ positionMs, outputs: kinds.map((k, j) => ({ path: specs[j]![i]!.path, filter: k.filter, encode: k.encode })) })),
+        ),
   );
   // A position past the last decodable frame (a stated duration longer than the video) yields
   // no image: take those from the start instead, in one more run per kind.
@@ -153,7 +156,10 @@ async function makeStills<const K extends readonly [StillKind, ...StillKind[]]>(
 }
 
 async function exists(file: string): Promise<boolean> {
-  return stat(file).then((s) => s.size > 0, () => false);
+  return stat(file).then(
+    (s) => s.size > 0,
+    () => false,
+  );
 }
 
 export interface ThumbnailOptions extends RunCommon {
@@ -221,12 +227,7 @@ export interface StillsOptions extends RunCommon {
  * once and its frame split into the thumbnail and the full frame. Same files and results as
  * `makeThumbnails` + `makeFullFrames` with the same count, for about half the decoding.
  */
-export async function makeThumbnailsAndFrames(
-  bins: MediaBinaries,
-  input: string,
-  outDir: string,
-  opts: StillsOptions = {},
-): Promise<{ thumbnails: StillImage[]; frames: StillImage[] }> {
+export async function makeThumbnailsAndFrames(bins: MediaBinaries, input: string, outDir: string, opts: StillsOptions = {}): Promise<{ thumbnails: StillImage[]; frames: StillImage[] }> {
   const count = clampInt(opts.count ?? 5, 1, MAX_FULL_FRAMES);
   const width = clampInt(opts.width ?? 320, 16, 8192);
   const [thumbnails, frames] = await makeStills(bins, input, outDir, stillPositions(opts.durationMs, count), [thumbnailKind(width), fullFrameKind(opts.format)], opts);
@@ -265,9 +266,20 @@ export function webVideoArgs(input: string, outPath: string, opts: Pick<WebVideo
   const args = ['-y', '-i', safePath(input), '-map', '0:v:0'];
   if (opts.hasAudio !== false) args.push('-map', opts.hasAudio ? '0:a:0' : '0:a:0?');
   args.push(
-    '-vf', `bwdif=mode=send_frame:deint=interlaced,${webScaleFilter()},format=yuv420p`,
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-profile:v', 'high', '-pix_fmt', 'yuv420p',
-    '-force_key_frames', 'expr:gte(t,n_forced*2)',
+    '-vf',
+    `bwdif=mode=send_frame:deint=interlaced,${webScaleFilter()},format=yuv420p`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '23',
+    '-profile:v',
+    'high',
+    '-pix_fmt',
+    'yuv420p',
+    '-force_key_frames',
+    'expr:gte(t,n_forced*2)',
   );
   if (opts.hasAudio !== false) args.push('-c:a', 'aac', '-b:a', '128k', '-af', 'aformat=channel_layouts=stereo|mono');
   else args.push('-an');
@@ -356,9 +368,7 @@ export type QualityMetricName = keyof typeof QUALITY_SCALE;
 
 export function qualityScore(name: QualityMetricName, value: number): number {
   const { best, worst, log } = QUALITY_SCALE[name];
-  const t = log
-    ? (Math.log(Math.max(value, 1e-9)) - Math.log(worst)) / (Math.log(best) - Math.log(worst))
-    : (value - worst) / (best - worst);
+  const t = log ? (Math.log(Math.max(value, 1e-9)) - Math.log(worst)) / (Math.log(best) - Math.log(worst)) : (value - worst) / (best - worst);
   return Math.round(Math.min(1, Math.max(0, t)) * 5 * 100) / 100;
 }
 
@@ -391,10 +401,7 @@ export function qualityArgs(input: string, filters: Set<string>, opts: Pick<Qual
     if (startMs > 0) args.push('-ss', msToSeconds(startMs));
     args.push('-i', safePath(input));
   }
-  const chains = Array.from(
-    { length: segments },
-    (_, i) => `[${i}:v:0]trim=end_frame=${frames},setpts=PTS-STARTPTS,${measure.join(',')},metadata=mode=add:key=${SEGMENT_KEY}:value=${i}[q${i}]`,
-  );
+  const chains = Array.from({ length: segments }, (_, i) => `[${i}:v:0]trim=end_frame=${frames},setpts=PTS-STARTPTS,${measure.join(',')},metadata=mode=add:key=${SEGMENT_KEY}:value=${i}[q${i}]`);
   const joined = segments > 1 ? `${Array.from({ length: segments }, (_, i) => `[q${i}]`).join('')}concat=n=${segments}:v=1:a=0[j];[j]` : '[q0]';
   const target = opts.metadataFile ? opts.metadataFile.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "\\'") : 'pipe\\:1';
   const graph = `${chains.join(';')};${joined}metadata=mode=print:file='${target}'[out]`;

@@ -171,14 +171,10 @@ export function runMedia(bin: string, args: readonly string[], opts: RunMediaOpt
       child.kill('SIGTERM');
       killTimer = setTimeout(() => child.kill('SIGKILL'), grace);
     };
-    const onAbort = () =>
-      kill(new MediaAbortedError(`${name} aborted: ${reasonText(opts.signal?.reason)}`, { cause: opts.signal?.reason }));
+    const onAbort = () => kill(new MediaAbortedError(`${name} aborted: ${reasonText(opts.signal?.reason)}`, { cause: opts.signal?.reason }));
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     if (opts.timeoutMs !== undefined && opts.timeoutMs > 0) {
-      timeoutTimer = setTimeout(
-        () => kill(new MediaTimeoutError(`${name} timed out after ${opts.timeoutMs} ms and was killed`, opts.timeoutMs!)),
-        opts.timeoutMs,
-      );
+      timeoutTimer = setTimeout(() => kill(new MediaTimeoutError(`${name} timed out after ${opts.timeoutMs} ms and was killed`, opts.timeoutMs!)), opts.timeoutMs);
     }
     const cleanup = () => {
       clearTimeout(timeoutTimer);

@@ -19,7 +19,24 @@ const POLY = 0x82f63b78;
 
 // Indexing below is within bounds by construction (16 tables of 256 entries, byte-sized indices, loops bounded by
 // the chunk's length), hence the non-null assertions that noUncheckedIndexedAccess asks for.
-type Tables16 = [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+type Tables16 = [
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+  Uint32Array,
+];
 const TABLES = (() => {
   const t = Array.from({ length: 16 }, () => new Uint32Array(256));
   for (let n = 0; n < 256; n++) {
@@ -46,15 +63,7 @@ export function crc32cUpdate(crc: number, chunk: Uint8Array): number {
   const end8 = n - (n % 8);
   while (i < end8) {
     c ^= chunk[i]! | (chunk[i + 1]! << 8) | (chunk[i + 2]! << 16) | (chunk[i + 3]! << 24);
-    c =
-      T7[c & 0xff]! ^
-      T6[(c >>> 8) & 0xff]! ^
-      T5[(c >>> 16) & 0xff]! ^
-      T4[c >>> 24]! ^
-      T3[chunk[i + 4]!]! ^
-      T2[chunk[i + 5]!]! ^
-      T1[chunk[i + 6]!]! ^
-      T0[chunk[i + 7]!]!;
+    c = T7[c & 0xff]! ^ T6[(c >>> 8) & 0xff]! ^ T5[(c >>> 16) & 0xff]! ^ T4[c >>> 24]! ^ T3[chunk[i + 4]!]! ^ T2[chunk[i + 5]!]! ^ T1[chunk[i + 6]!]! ^ T0[chunk[i + 7]!]!;
     i += 8;
   }
   while (i < n) c = T0[(c ^ chunk[i++]!) & 0xff]! ^ (c >>> 8);

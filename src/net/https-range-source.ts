@@ -104,9 +104,7 @@ export class HttpsRangeSource implements RangeSource {
     const res = await this.request(headers, signal);
     if (res.statusCode === 200) {
       res.destroy();
-      throw new SourceChangedError(
-        pinned.validator ? `the source changed during the copy (its validator is no longer ${pinned.validator})` : 'the source stopped honouring range requests',
-      );
+      throw new SourceChangedError(pinned.validator ? `the source changed during the copy (its validator is no longer ${pinned.validator})` : 'the source stopped honouring range requests');
     }
     if (res.statusCode !== 206) {
       res.resume();

@@ -150,11 +150,7 @@ export function checkOutboundUrl(raw: string, policy: OutboundPolicy, resolve: (
  * may use any port. Absent means AWS S3, which needs no check here (the agents still guard it).
  * Throws 400 INVALID_BUCKET_ENDPOINT.
  */
-export async function checkBucketEndpoint(
-  raw: string | undefined,
-  policy: OutboundPolicy,
-  resolve: (host: string) => Promise<string[]> = resolveAll,
-): Promise<void> {
+export async function checkBucketEndpoint(raw: string | undefined, policy: OutboundPolicy, resolve: (host: string) => Promise<string[]> = resolveAll): Promise<void> {
   if (raw !== undefined) await checkUrl(raw, policy, resolve, BUCKET_ENDPOINT);
 }
 

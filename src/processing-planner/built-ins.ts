@@ -21,8 +21,7 @@ export const BUILT_IN_CONFIGURATIONS: readonly BuiltInConfiguration[] = [
     key: 'upscale-full-hd',
     name: 'Upscale to Full HD',
     description:
-      'Denoises lightly and upscales to 1920x1080 (aspect ratio kept, black bars where it differs), H.264 in MP4. ' +
-      'The DVRES2 scaler is applied as Lanczos resampling with an unsharp mask.',
+      'Denoises lightly and upscales to 1920x1080 (aspect ratio kept, black bars where it differs), H.264 in MP4. ' + 'The DVRES2 scaler is applied as Lanczos resampling with an unsharp mask.',
     options: {
       container: 'MP4',
       encodingConfiguration: { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 8 } },
@@ -35,9 +34,7 @@ export const BUILT_IN_CONFIGURATIONS: readonly BuiltInConfiguration[] = [
     id: '6b1f0c3e-2d4a-4e5b-9c01-000000000002',
     key: 'upscale-4k',
     name: 'Upscale to 4K',
-    description:
-      'Upscales to 3840x2160 (aspect ratio kept, black bars where it differs), 10-bit HEVC in MP4. ' +
-      'The DVRES2 scaler is applied as Lanczos resampling with an unsharp mask.',
+    description: 'Upscales to 3840x2160 (aspect ratio kept, black bars where it differs), 10-bit HEVC in MP4. ' + 'The DVRES2 scaler is applied as Lanczos resampling with an unsharp mask.',
     options: {
       container: 'MP4',
       encodingConfiguration: { codec: 'HEVC', pixelFormat: { yuv: '4:2:0', bitDepth: 10 } },
@@ -78,8 +75,7 @@ export const BUILT_IN_CONFIGURATIONS: readonly BuiltInConfiguration[] = [
     key: 'dnxhr-hq-mxf',
     name: 'DNxHR HQ MXF',
     description:
-      'Re-encodes to Avid DNxHR HQ (8-bit 4:2:2) in MXF OP1a with 24-bit PCM audio, for Avid workflows. ' +
-      'DNxHR is progressive here: interlaced video is deinterlaced (one frame per field).',
+      'Re-encodes to Avid DNxHR HQ (8-bit 4:2:2) in MXF OP1a with 24-bit PCM audio, for Avid workflows. ' + 'DNxHR is progressive here: interlaced video is deinterlaced (one frame per field).',
     options: { encodingProfile: 'DNXHR_HQ', container: 'MXF', processingSettings: { outputScanning: 'PROGRESSIVE' } },
   },
   {

@@ -156,7 +156,14 @@ export function convertColour(b: PlanBuilder, from: ColorSpec, to: ColorSpec, oc
   if (b.has('zscale') && zin && zout) {
     const npl = hdr ? `:npl=${num(oc.inverse?.npl ?? 100)}` : '';
     b.add(`zscale=${zin}:${zout}${npl}:dither=error_diffusion`, { key: 'zscale', g });
-  } else if (!hdr && b.has('colorspace') && COLORSPACE_SPACE[from.colorSpace] && COLORSPACE_SPACE[to.colorSpace] && COLORSPACE_TRANSFER[from.transferCharacteristics] && COLORSPACE_TRANSFER[to.transferCharacteristics]) {
+  } else if (
+    !hdr &&
+    b.has('colorspace') &&
+    COLORSPACE_SPACE[from.colorSpace] &&
+    COLORSPACE_SPACE[to.colorSpace] &&
+    COLORSPACE_TRANSFER[from.transferCharacteristics] &&
+    COLORSPACE_TRANSFER[to.transferCharacteristics]
+  ) {
     b.add(
       `colorspace=ispace=${COLORSPACE_SPACE[from.colorSpace]}:iprimaries=${COLORSPACE_PRIMARIES[from.colorPrimaries]}:itrc=${COLORSPACE_TRANSFER[from.transferCharacteristics]}:irange=${COLORSPACE_RANGE[from.colorRange]}` +
         `:space=${COLORSPACE_SPACE[to.colorSpace]}:primaries=${COLORSPACE_PRIMARIES[to.colorPrimaries]}:trc=${COLORSPACE_TRANSFER[to.transferCharacteristics]}:range=${COLORSPACE_RANGE[to.colorRange]}`,

@@ -199,8 +199,7 @@ export function resolveMastering(md: MasteringDisplay, maxCll: number | undefine
   const minLuminance = md.minLuminance ?? 0.005;
   const maxLuminance = md.maxLuminance ?? maxCll ?? 1000;
   if (md.tag) return { ...MASTERING_PRESETS[md.tag], minLuminance, maxLuminance };
-  const point = (p: { x?: number; y?: number } | undefined): [number, number] | undefined =>
-    p && p.x !== undefined && p.y !== undefined ? [p.x, p.y] : undefined;
+  const point = (p: { x?: number; y?: number } | undefined): [number, number] | undefined => (p && p.x !== undefined && p.y !== undefined ? [p.x, p.y] : undefined);
   const red = point(md.red);
   const green = point(md.green);
   const blue = point(md.blue);

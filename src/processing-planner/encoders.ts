@@ -54,10 +54,26 @@ export const DNXHR_MIN_SIZE = { width: 256, height: 120 } as const;
  * rates); it refuses to start on any other.
  */
 export const MXF_FRAME_RATES: readonly { num: number; den: number }[] = [
-  { num: 24000, den: 1001 }, { num: 24, den: 1 }, { num: 25, den: 1 }, { num: 30000, den: 1001 }, { num: 30, den: 1 },
-  { num: 48000, den: 1001 }, { num: 48, den: 1 }, { num: 50, den: 1 }, { num: 60000, den: 1001 }, { num: 60, den: 1 },
-  { num: 72000, den: 1001 }, { num: 72, den: 1 }, { num: 75, den: 1 }, { num: 90000, den: 1001 }, { num: 90, den: 1 },
-  { num: 96000, den: 1001 }, { num: 96, den: 1 }, { num: 100, den: 1 }, { num: 120000, den: 1001 }, { num: 120, den: 1 },
+  { num: 24000, den: 1001 },
+  { num: 24, den: 1 },
+  { num: 25, den: 1 },
+  { num: 30000, den: 1001 },
+  { num: 30, den: 1 },
+  { num: 48000, den: 1001 },
+  { num: 48, den: 1 },
+  { num: 50, den: 1 },
+  { num: 60000, den: 1001 },
+  { num: 60, den: 1 },
+  { num: 72000, den: 1001 },
+  { num: 72, den: 1 },
+  { num: 75, den: 1 },
+  { num: 90000, den: 1001 },
+  { num: 90, den: 1 },
+  { num: 96000, den: 1001 },
+  { num: 96, den: 1 },
+  { num: 100, den: 1 },
+  { num: 120000, den: 1001 },
+  { num: 120, den: 1 },
 ];
 
 export interface FrameSize {

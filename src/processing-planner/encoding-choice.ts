@@ -22,7 +22,12 @@ export function resolveEncoding(b: PlanBuilder): Encoding {
     const profile = PROFILE_SPECS[options.encodingProfile];
     const container = options.container ?? (src.container && CONTAINER_CODECS[src.container].includes(profile.codec) ? src.container : DEFAULT_CONTAINER[profile.codec]);
     if (options.encodingConfiguration) {
-      b.note('encodingConfiguration', JSON.stringify(options.encodingConfiguration), 'ignored', `encodingProfile ${options.encodingProfile} fixes codec, pixel format and bitrate; encodingConfiguration is ignored (contract rule)`);
+      b.note(
+        'encodingConfiguration',
+        JSON.stringify(options.encodingConfiguration),
+        'ignored',
+        `encodingProfile ${options.encodingProfile} fixes codec, pixel format and bitrate; encodingConfiguration is ignored (contract rule)`,
+      );
     }
     return { codec: profile.codec, container, pixel: { ...profile.pixel }, profile, codecExplicit: true };
   }
@@ -77,8 +82,8 @@ function pixelFmtText(p: PixelSpec): string {
 
 function nearestPixel(want: PixelSpec, can: { yuv: readonly ChromaSubsampling[]; bitDepth: readonly BitDepth[] }): PixelSpec {
   const chromaOrder: ChromaSubsampling[] = ['4:2:0', '4:2:2', '4:4:4'];
-  const yuv = can.yuv.includes(want.yuv) ? want.yuv : [...can.yuv].filter((c) => chromaOrder.indexOf(c) <= chromaOrder.indexOf(want.yuv)).pop() ?? can.yuv[0]!;
+  const yuv = can.yuv.includes(want.yuv) ? want.yuv : ([...can.yuv].filter((c) => chromaOrder.indexOf(c) <= chromaOrder.indexOf(want.yuv)).pop() ?? can.yuv[0]!);
   const below = can.bitDepth.filter((d) => d <= want.bitDepth);
-  const bitDepth = can.bitDepth.includes(want.bitDepth) ? want.bitDepth : (below.length ? below[below.length - 1]! : can.bitDepth[0]!);
+  const bitDepth = can.bitDepth.includes(want.bitDepth) ? want.bitDepth : below.length ? below[below.length - 1]! : can.bitDepth[0]!;
   return { yuv, bitDepth };
 }

@@ -25,15 +25,7 @@ function withTransforms(graph: string, output: string): string {
  * audio, encoder and muxer arguments, and the output path.
  */
 export function processingArgs(plan: ProcessingPlan, input: string, output: string): string[] {
-  return [
-    '-y',
-    ...plan.inputArgs,
-    '-i', safePath(input),
-    '-filter_complex', withTransforms(plan.filterGraph, output),
-    '-map', '[vout]',
-    ...plan.outputArgs,
-    safePath(output),
-  ];
+  return ['-y', ...plan.inputArgs, '-i', safePath(input), '-filter_complex', withTransforms(plan.filterGraph, output), '-map', '[vout]', ...plan.outputArgs, safePath(output)];
 }
 
 /** The analysis pass (vidstab motion detection into `<output>.trf`), when the plan has one. */

@@ -14,5 +14,8 @@ export function secondsArg(x: number, rounding: 'floor' | 'nearest' = 'nearest')
 /** Quote a filter option value for a filtergraph (both escaping levels of ffmpeg's filter syntax). */
 export function escapeFilterValue(v: string): string {
   const level1 = v.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/:/g, '\\:');
-  return level1.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/([[\],;])/g, '\\$1');
+  return level1
+    .replace(/\\/g, '\\\\')
+    .replace(/'/g, "\\'")
+    .replace(/([[\],;])/g, '\\$1');
 }

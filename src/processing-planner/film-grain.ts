@@ -38,8 +38,5 @@ export function filmGrainFilter(width: number, height: number, size: GrainSize, 
   const mid = grainMidGrey(strength);
   const plane = `scale=w=${even(width / k)}:h=${even(height / k)},format=yuv420p,lutyuv=y=${mid}:u=128:v=128,noise=c0s=${strength}:c0f=t`;
   const enlarge = `scale=w=${width}:h=${height}:flags=bicubic`;
-  return (
-    `split[fgsrc][fgraw];[fgraw]${plane},${enlarge}[fgnoise];` +
-    '[fgsrc][fgnoise]blend=c0_mode=grainmerge:c1_mode=normal:c1_opacity=1:c2_mode=normal:c2_opacity=1'
-  );
+  return `split[fgsrc][fgraw];[fgraw]${plane},${enlarge}[fgnoise];` + '[fgsrc][fgnoise]blend=c0_mode=grainmerge:c1_mode=normal:c1_opacity=1:c2_mode=normal:c2_opacity=1';
 }

@@ -125,17 +125,7 @@ export interface ResolutionSettings {
 }
 
 export type FrameRateTag =
-  | 'FILM_NTSC'
-  | 'FILM'
-  | 'VIDEO_PAL'
-  | 'VIDEO_NTSC'
-  | 'VIDEO_HD'
-  | 'VIDEO_PAL_FAST'
-  | 'VIDEO_NTSC_FAST'
-  | 'VIDEO_HD_FAST'
-  | 'VIDEO_PAL_UHD'
-  | 'VIDEO_NTSC_UHD'
-  | 'VIDEO_UHD_FAST';
+  'FILM_NTSC' | 'FILM' | 'VIDEO_PAL' | 'VIDEO_NTSC' | 'VIDEO_HD' | 'VIDEO_PAL_FAST' | 'VIDEO_NTSC_FAST' | 'VIDEO_HD_FAST' | 'VIDEO_PAL_UHD' | 'VIDEO_NTSC_UHD' | 'VIDEO_UHD_FAST';
 
 export interface FrameRateSettings {
   tag?: FrameRateTag;
@@ -194,17 +184,7 @@ export interface ProcessingFilterSettings {
 
 export type ColorSpace = 'BT470BG' | 'FCC' | 'SMPTE170M' | 'SMPTE240M' | 'BT709' | 'BT2020NC' | 'BT2020C';
 export type ColorPrimaries = 'BT470BG' | 'BT470M' | 'SMPTE170M' | 'SMPTE240M' | 'FILM' | 'BT709' | 'BT2020' | 'SMPTE428' | 'SMPTE431' | 'SMPTE432';
-export type TransferCharacteristics =
-  | 'BT470BG'
-  | 'BT470M'
-  | 'SMPTE170M'
-  | 'SMPTE240M'
-  | 'BT709'
-  | 'BT2020_10'
-  | 'BT2020_12'
-  | 'LINEAR'
-  | 'SMPTE2084'
-  | 'ARIB_STD_B67';
+export type TransferCharacteristics = 'BT470BG' | 'BT470M' | 'SMPTE170M' | 'SMPTE240M' | 'BT709' | 'BT2020_10' | 'BT2020_12' | 'LINEAR' | 'SMPTE2084' | 'ARIB_STD_B67';
 export type ColorRange = 'LIMITED' | 'FULL';
 export type HdrFormat = 'HLG' | 'PQ10' | 'HDR10';
 

@@ -82,7 +82,10 @@ function resolveOutputHdr(b: PlanBuilder, enc: Encoding, inputColour: InputColou
   });
   for (const n of hdr.notes) b.note(n.field, n.requested, n.appliedAs, n.note);
   if (hdr.metadata && enc.codec !== 'HEVC') {
-    b.issues.unsupported('processingSettings.outputColorSpaceConversion.colorProfile', `HDR static metadata is written into HEVC only (x265 SEI); the output codec is ${enc.codec} (set encodingConfiguration.codec to HEVC)`);
+    b.issues.unsupported(
+      'processingSettings.outputColorSpaceConversion.colorProfile',
+      `HDR static metadata is written into HEVC only (x265 SEI); the output codec is ${enc.codec} (set encodingConfiguration.codec to HEVC)`,
+    );
     throwIssues(b.issues);
   }
   return hdr.metadata;
@@ -123,15 +126,54 @@ function videoEncoderArgs(b: PlanBuilder, x: OutputArgsInput, hdr: HdrStaticMeta
     }
     case 'MPEG2': {
       bitrate = explicitBitrate ?? Math.round((MPEG2_AUTO_BITS_PER_PIXEL * g.width * g.height * value(g.fps)) / 1000) * 1000;
-      args.push('-c:v', 'mpeg2video', '-b:v', String(bitrate), '-maxrate', String(Math.round(bitrate * 1.5)), '-bufsize', String(Math.max(1_835_008, bitrate)), '-g', '15', '-bf', '2', ...interlaceFlags);
+      args.push(
+        '-c:v',
+        'mpeg2video',
+        '-b:v',
+        String(bitrate),
+        '-maxrate',
+        String(Math.round(bitrate * 1.5)),
+        '-bufsize',
+        String(Math.max(1_835_008, bitrate)),
+        '-g',
+        '15',
+        '-bf',
+        '2',
+        ...interlaceFlags,
+      );
       break;
     }
     case 'XDCAM': {
       bitrate = xdcamBitrate(enc.pixel.yuv);
       const cbr = enc.pixel.yuv === '4:2:2' ? ['-minrate', String(bitrate)] : [];
       args.push(
-        '-c:v', 'mpeg2video', '-b:v', String(bitrate), ...cbr, '-maxrate', String(bitrate), '-bufsize', '17825792', '-rc_init_occupancy', '17825792',
-        '-g', '12', '-bf', '2', '-intra_vlc', '1', '-non_linear_quant', '1', '-dc', '10', '-qmin', '1', '-qmax', '12', '-sc_threshold', '1000000000',
+        '-c:v',
+        'mpeg2video',
+        '-b:v',
+        String(bitrate),
+        ...cbr,
+        '-maxrate',
+        String(bitrate),
+        '-bufsize',
+        '17825792',
+        '-rc_init_occupancy',
+        '17825792',
+        '-g',
+        '12',
+        '-bf',
+        '2',
+        '-intra_vlc',
+        '1',
+        '-non_linear_quant',
+        '1',
+        '-dc',
+        '10',
+        '-qmin',
+        '1',
+        '-qmax',
+        '12',
+        '-sc_threshold',
+        '1000000000',
         ...interlaceFlags,
       );
       break;

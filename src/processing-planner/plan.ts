@@ -51,12 +51,7 @@ import { applyPictureFilters } from './video-filters';
  * automatically kept codec that cannot take the requested pixel format, colour conversions
  * this ffmpeg cannot do, a range outside the source.
  */
-export function buildProcessingPlan(
-  options: ProcessingOptions,
-  source: ProbeResult,
-  range: { startMs: number; endMs: number },
-  env: PlanEnvironment = {},
-): ProcessingPlan {
+export function buildProcessingPlan(options: ProcessingOptions, source: ProbeResult, range: { startMs: number; endMs: number }, env: PlanEnvironment = {}): ProcessingPlan {
   const caps = env.capabilities ?? FULL_CAPABILITIES;
   rejectStaticIssues(options, caps);
   const b = new PlanBuilder(options, sourceFacts(source), caps);
@@ -95,7 +90,12 @@ function rejectStaticIssues(options: ProcessingOptions, caps: EngineCapabilities
 
 function noteAssumedFrameRate(b: PlanBuilder): void {
   if (!b.src.fpsKnown) {
-    b.note('source', 'frame rate unknown', '25 frames/s assumed', "the probe found no frame rate; frame counts, gigapixels and the colour inference assume 25 frames/s (ffmpeg keeps the source's own timing)");
+    b.note(
+      'source',
+      'frame rate unknown',
+      '25 frames/s assumed',
+      "the probe found no frame rate; frame counts, gigapixels and the colour inference assume 25 frames/s (ffmpeg keeps the source's own timing)",
+    );
   }
 }
 

@@ -37,13 +37,7 @@ export interface RunProcessingResult {
 /** Share of the progress bar given to the analysis pass (decode + detection vs. the full filter chain and encode). */
 export const ANALYSIS_SHARE = 0.25;
 
-export async function runProcessing(
-  bins: Pick<MediaBinaries, 'ffmpeg'>,
-  input: string,
-  outputPath: string,
-  plan: ProcessingPlan,
-  opts: RunProcessingOptions,
-): Promise<RunProcessingResult> {
+export async function runProcessing(bins: Pick<MediaBinaries, 'ffmpeg'>, input: string, outputPath: string, plan: ProcessingPlan, opts: RunProcessingOptions): Promise<RunProcessingResult> {
   await mkdir(path.dirname(outputPath), { recursive: true });
   const trf = transformsPath(outputPath);
   let best = 0;

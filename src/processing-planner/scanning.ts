@@ -115,7 +115,12 @@ export function applyDeinterlacing(b: PlanBuilder, scan: ScanningPlan, enc: Enco
       else [filter, key] = [`bwdif=mode=send_field:parity=${parity}:deint=all`, 'bwdif'];
       b.add(filter, { key, g }, true);
       if (deinterlacer === 'DEINT') {
-        b.note('filters.deinterlacer', 'DEINT', filter, 'DEINT is a proprietary AI deinterlacer; this installation applies its best classical equivalent, ffmpeg\'s bwdif (Bob Weaver, motion adaptive), one output frame per field.');
+        b.note(
+          'filters.deinterlacer',
+          'DEINT',
+          filter,
+          "DEINT is a proprietary AI deinterlacer; this installation applies its best classical equivalent, ffmpeg's bwdif (Bob Weaver, motion adaptive), one output frame per field.",
+        );
       }
       g = { ...g, fps: mul(g.fps, 2) };
       setSetting(b.applied, 'interlacedFieldOrderMode', tff ? 'TOP_FIELD_FIRST' : 'BOTTOM_FIELD_FIRST');

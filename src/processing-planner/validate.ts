@@ -11,17 +11,7 @@ import { FULL_CAPABILITIES, type EngineCapabilities } from './capabilities';
 import { checkProfile, isHdrTransfer, profileFields } from './colour';
 import { CODEC_PIXELS, ENCODER_OF, PROFILE_SPECS, PROGRESSIVE_ONLY, xdcamBitrate } from './encoders';
 import { IssueList, ProcessingOptionsError, type ProcessingErrorCode } from './errors';
-import {
-  CODECS,
-  CONTAINERS,
-  CONTAINER_CODECS,
-  ENCODING_PROFILES,
-  FRAME_RATE_TAGS,
-  LIMITS,
-  profileCodec,
-  type OutputCodec,
-  type ProcessingOptions,
-} from './options';
+import { CODECS, CONTAINERS, CONTAINER_CODECS, ENCODING_PROFILES, FRAME_RATE_TAGS, LIMITS, profileCodec, type OutputCodec, type ProcessingOptions } from './options';
 
 export { ProcessingOptionsError } from './errors';
 export type { ProcessingIssue, ProcessingErrorCode } from './errors';
@@ -70,7 +60,18 @@ const KNOWN: Record<string, readonly string[]> = {
   encodingConfiguration: ['codec', 'pixelFormat', 'bitrate'],
   'encodingConfiguration.pixelFormat': ['yuv', 'bitDepth', 'name'],
   filters: ['deinterlacer', 'reshaper', 'prescaler', 'denoiser', 'stabilizer', 'augmenter', 'scaler', 'frameRateConverter', 'debander', 'postProcessor'],
-  filterSettings: ['resolution', 'frameRate', 'normalizedCropCoordinates', 'cropRectangle', 'prescaledResolution', 'faceForward', 'dvres2Variant', 'clarityBoost', 'filmGrain', 'interlacedFieldOrderMode'],
+  filterSettings: [
+    'resolution',
+    'frameRate',
+    'normalizedCropCoordinates',
+    'cropRectangle',
+    'prescaledResolution',
+    'faceForward',
+    'dvres2Variant',
+    'clarityBoost',
+    'filmGrain',
+    'interlacedFieldOrderMode',
+  ],
   'filterSettings.resolution': ['tag', 'width', 'height', 'aspectRatioTag'],
   'filterSettings.frameRate': ['tag', 'fps'],
   'filterSettings.normalizedCropCoordinates': ['x1', 'y1', 'x2', 'y2'],
@@ -404,11 +405,7 @@ function checkProcessingSettings(options: ProcessingOptions, caps: EngineCapabil
       if (!['INFINITEHDR', 'LINEAR', 'HABLE', 'REINHARD', 'MOBIUS'].includes(itm.algorithm)) {
         issues.add(code, `${outBase}.inverseToneMapper.algorithm`, 'must be one of INFINITEHDR, LINEAR, HABLE, REINHARD, MOBIUS', itm.algorithm);
       } else if (itm.algorithm === 'HABLE' || itm.algorithm === 'REINHARD' || itm.algorithm === 'MOBIUS') {
-        issues.unsupported(
-          `${outBase}.inverseToneMapper.algorithm`,
-          `ffmpeg has no inverse ${itm.algorithm} curve on the CPU; use LINEAR or INFINITEHDR (a linear expansion)`,
-          itm.algorithm,
-        );
+        issues.unsupported(`${outBase}.inverseToneMapper.algorithm`, `ffmpeg has no inverse ${itm.algorithm} curve on the CPU; use LINEAR or INFINITEHDR (a linear expansion)`, itm.algorithm);
       }
       if (itm.outputNits !== undefined && !(itm.outputNits > 0 && itm.outputNits <= 10000)) {
         issues.add(code, `${outBase}.inverseToneMapper.outputNits`, 'must be above 0 and at most 10000', itm.outputNits);

@@ -59,7 +59,12 @@ function applyDenoiser(b: PlanBuilder, g: Geometry): void {
   else if (denoiser === 'DENOISE') {
     const filter = 'nlmeans=s=3:p=7:r=9';
     b.add(filter, { key: 'nlmeans', g });
-    b.note('filters.denoiser', 'DENOISE', filter, 'DENOISE is a proprietary AI denoiser; this installation applies its best classical equivalent, non-local means (ffmpeg nlmeans, strength 3, 7x7 patches, 9x9 search window).');
+    b.note(
+      'filters.denoiser',
+      'DENOISE',
+      filter,
+      'DENOISE is a proprietary AI denoiser; this installation applies its best classical equivalent, non-local means (ffmpeg nlmeans, strength 3, 7x7 patches, 9x9 search window).',
+    );
   }
 }
 
@@ -148,7 +153,11 @@ function cropTo(b: PlanBuilder, g: Geometry): Geometry {
     h = evenDown(r.height + (r.y ?? 0) - y);
   }
   if (w < 2 || h < 2) {
-    b.issues.add('VALIDATION_ERROR', s.normalizedCropCoordinates ? 'filterSettings.normalizedCropCoordinates' : 'filterSettings.cropRectangle', `the crop area is smaller than 2x2 pixels of the ${g.width}x${g.height} frame`);
+    b.issues.add(
+      'VALIDATION_ERROR',
+      s.normalizedCropCoordinates ? 'filterSettings.normalizedCropCoordinates' : 'filterSettings.cropRectangle',
+      `the crop area is smaller than 2x2 pixels of the ${g.width}x${g.height} frame`,
+    );
     throwIssues(b.issues);
   }
   setSetting(b.applied, 'cropRectangle', { width: w, height: h, x, y });
@@ -188,7 +197,12 @@ function convertFrameRate(b: PlanBuilder, g: Geometry, frc: NonNullable<NonNulla
   const out = { ...g, fps: target };
   b.add(filter, { key, g: out });
   if (frc === 'VFI') {
-    b.note('filters.frameRateConverter', 'VFI', filter, 'VFI is a proprietary AI frame interpolation model; this installation applies its best classical equivalent, motion-compensated interpolation with ffmpeg minterpolate (adaptive overlapped block motion compensation, bidirectional motion estimation, variable-size blocks).');
+    b.note(
+      'filters.frameRateConverter',
+      'VFI',
+      filter,
+      'VFI is a proprietary AI frame interpolation model; this installation applies its best classical equivalent, motion-compensated interpolation with ffmpeg minterpolate (adaptive overlapped block motion compensation, bidirectional motion estimation, variable-size blocks).',
+    );
   }
   return out;
 }

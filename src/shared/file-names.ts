@@ -17,6 +17,11 @@ export function fileNameFrom(text: string, extension: string, opts: { maxLength?
     .replace(/\s+/g, ' ')
     .replace(/^[ .]+|[ .]+$/g, '');
   // Cut by characters, not UTF-16 units, so no half of a surrogate pair is left.
-  const base = Array.from(cleaned).slice(0, opts.maxLength ?? 200).join('').trimEnd() || (opts.fallback ?? 'video');
+  const base =
+    Array.from(cleaned)
+      .slice(0, opts.maxLength ?? 200)
+      .join('')
+      .trimEnd() ||
+    (opts.fallback ?? 'video');
   return extension ? `${base}${extension.startsWith('.') ? extension : `.${extension}`}` : base;
 }

@@ -18,12 +18,7 @@ export interface Page<T> {
   items: T[];
 }
 
-export function pageRequest(q: {
-  pageNumber?: number;
-  pageSize?: number;
-  sortDirection?: 'ASC' | 'DESC';
-  sortBy?: 'createdAt' | 'updatedAt';
-}): PageRequest {
+export function pageRequest(q: { pageNumber?: number; pageSize?: number; sortDirection?: 'ASC' | 'DESC'; sortBy?: 'createdAt' | 'updatedAt' }): PageRequest {
   return {
     pageNumber: q.pageNumber ?? 0,
     pageSize: q.pageSize ?? 10,
@@ -38,12 +33,7 @@ const SORT_COLUMNS: Record<PageRequest['sortBy'], string> = { createdAt: 'create
  * Runs one query for a page and the total (a window count), plus a plain count only when the
  * page lies past the end. `base` must be a query without select, order or limit.
  */
-export async function fetchPage<Row, T>(
-  base: Knex.QueryBuilder,
-  req: PageRequest,
-  map: (row: Row) => T,
-  table: string,
-): Promise<Page<T>> {
+export async function fetchPage<Row, T>(base: Knex.QueryBuilder, req: PageRequest, map: (row: Row) => T, table: string): Promise<Page<T>> {
   const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
   const rows = (await base
     .clone()
@@ -103,10 +93,7 @@ export async function readPage<T>(
     rows = await readTuples(db, `select ${select}, count(*) over () as total_count from ${table} where ${where} ${order}`, pageBindings);
     total = Number(rows.length > 0 ? rows[0]![columns.length] : (await readTuples(db, countSql, bindings))[0]![0]); // count(*) returns one row
   } else {
-    [rows, total] = await readBatchSqlite(db, (_read, tuples) => [
-      tuples(`select ${select} from ${table} where ${where} ${order}`, pageBindings),
-      Number(tuples(countSql, bindings)[0]![0]),
-    ]);
+    [rows, total] = await readBatchSqlite(db, (_read, tuples) => [tuples(`select ${select} from ${table} where ${where} ${order}`, pageBindings), Number(tuples(countSql, bindings)[0]![0])]);
   }
   const items = new Array<T>(rows.length);
   for (let i = 0; i < rows.length; i++) items[i] = map(rows[i]!);

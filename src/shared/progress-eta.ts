@@ -191,14 +191,16 @@ export function writeProgress(eta: ProgressEta, write: (e: Estimate) => Promise<
   let last = '';
   let stopped = false;
   const tick = (): Promise<void> => {
-    chain = chain.then(async () => {
-      if (stopped) return;
-      const e = eta.estimate();
-      const key = `${Math.floor(e.fraction * 100)}/${e.etaSeconds === undefined ? '-' : Math.round(e.etaSeconds)}`;
-      if (key === last) return;
-      last = key;
-      await write(e);
-    }).catch((err) => opts.onError?.(err));
+    chain = chain
+      .then(async () => {
+        if (stopped) return;
+        const e = eta.estimate();
+        const key = `${Math.floor(e.fraction * 100)}/${e.etaSeconds === undefined ? '-' : Math.round(e.etaSeconds)}`;
+        if (key === last) return;
+        last = key;
+        await write(e);
+      })
+      .catch((err) => opts.onError?.(err));
     return chain;
   };
   const timer = setInterval(() => void tick(), opts.everyMs ?? 1000);

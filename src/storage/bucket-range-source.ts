@@ -29,10 +29,7 @@ export class BucketRangeSource implements RangeSource {
   async openRange(start: number, end: number, pinned: SourceInfo, signal?: AbortSignal): Promise<AsyncIterable<Buffer>> {
     let out;
     try {
-      out = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.key, Range: `bytes=${start}-${end}`, IfMatch: pinned.etag }),
-        { abortSignal: signal },
-      );
+      out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key, Range: `bytes=${start}-${end}`, IfMatch: pinned.etag }), { abortSignal: signal });
     } catch (err) {
       const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
       if (e.$metadata?.httpStatusCode === 412 || e.name === 'PreconditionFailed') {

@@ -96,9 +96,7 @@ export class S3BlobStore implements BlobStore {
     assertValidKey(key);
     assertRange(range);
     try {
-      const out = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined }),
-      );
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined }));
       const body = out.Body as Readable;
       if (range && !rangeHonoured(range, out.ContentRange)) {
         body.destroy();

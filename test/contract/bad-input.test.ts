@@ -60,7 +60,10 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
           const req = call(op, fill(op.path, 'not-a-uuid'));
           const res = await (op.bodySchema ? req.send({ name: 'valid' }) : req);
           expectError(res, 400, 'VALIDATION_ERROR');
-          assert.ok(res.body.validationErrors?.some((e: any) => e.field.startsWith('path.')), JSON.stringify(res.body));
+          assert.ok(
+            res.body.validationErrors?.some((e: any) => e.field.startsWith('path.')),
+            JSON.stringify(res.body),
+          );
         });
       }
 
@@ -82,18 +85,27 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
             const req = call(op, `${fill(op.path)}?${p.name}=${encodeURIComponent(value)}`);
             const res = await (op.bodySchema ? req.send({}) : req);
             expectError(res, 400, 'VALIDATION_ERROR');
-            assert.ok(res.body.validationErrors.some((e: any) => e.field === `query.${p.name}`), JSON.stringify(res.body.validationErrors));
+            assert.ok(
+              res.body.validationErrors.some((e: any) => e.field === `query.${p.name}`),
+              JSON.stringify(res.body.validationErrors),
+            );
           });
         }
       }
 
       if (op.method === 'post') {
-        for (const [what, key] of [['of 256 characters', 'k'.repeat(256)], ['that is empty', '']] as const) {
+        for (const [what, key] of [
+          ['of 256 characters', 'k'.repeat(256)],
+          ['that is empty', ''],
+        ] as const) {
           it(`an Idempotency-Key ${what} is 400 VALIDATION_ERROR naming the header`, async () => {
             const req = call(op, fill(op.path)).set('Idempotency-Key', key);
             const res = await (op.bodySchema ? req.send({}) : req);
             expectError(res, 400, 'VALIDATION_ERROR');
-            assert.ok(res.body.validationErrors.some((e: any) => e.field === 'headers.idempotency-key'), JSON.stringify(res.body.validationErrors));
+            assert.ok(
+              res.body.validationErrors.some((e: any) => e.field === 'headers.idempotency-key'),
+              JSON.stringify(res.body.validationErrors),
+            );
           });
         }
       }
@@ -169,7 +181,10 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
         it(`a number where ${bounded.name} wants a string is 400 VALIDATION_ERROR (bodies are not coerced)`, async () => {
           const res = await call(op, target).send({ [bounded.name]: 12345678 });
           expectError(res, 400, 'VALIDATION_ERROR');
-          assert.ok(res.body.validationErrors.some((e: any) => e.field === `body.${bounded.name}`), JSON.stringify(res.body.validationErrors));
+          assert.ok(
+            res.body.validationErrors.some((e: any) => e.field === `body.${bounded.name}`),
+            JSON.stringify(res.body.validationErrors),
+          );
         });
       }
       if (op.method === 'patch') {
@@ -182,10 +197,7 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
 
   it('a rejected secret is never echoed back in validationErrors', async () => {
     const secret = 'S'.repeat(300);
-    const res = await h.request
-      .post('/api/v1/input-locations/bucket')
-      .set('X-API-Key', u.apiKey)
-      .send({ name: 'n', bucket: 'bucket', accessKey: 'AKIAEXAMPLE', secretAccessKey: secret });
+    const res = await h.request.post('/api/v1/input-locations/bucket').set('X-API-Key', u.apiKey).send({ name: 'n', bucket: 'bucket', accessKey: 'AKIAEXAMPLE', secretAccessKey: secret });
     expectError(res, 400, 'VALIDATION_ERROR');
     const issue = res.body.validationErrors.find((e: any) => e.field === 'body.secretAccessKey');
     assert.ok(issue, JSON.stringify(res.body.validationErrors));
@@ -211,14 +223,30 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
     const project = () => h.request.post('/api/v1/projects').set('X-API-Key', u.apiKey).set('Content-Type', 'application/json');
 
     it('a malformed percent-escape anywhere (media links, /docs, /openapi.json, /healthz, unknown paths) is 400 INVALID_REQUEST_PATH, as JSON', async () => {
-      for (const path of ['/media/v1/videos/%ZZ/download', `/media/v1/videos/${randomUUID()}/assets/%E0%A4%A`, '/media/v1/compare/%ZZ/x', '/docs/%ZZ', '/openapi.json%ZZ', '/healthz%', '/%ZZ', '/api/%ZZ']) {
+      for (const path of [
+        '/media/v1/videos/%ZZ/download',
+        `/media/v1/videos/${randomUUID()}/assets/%E0%A4%A`,
+        '/media/v1/compare/%ZZ/x',
+        '/docs/%ZZ',
+        '/openapi.json%ZZ',
+        '/healthz%',
+        '/%ZZ',
+        '/api/%ZZ',
+      ]) {
         expectError(await h.request.get(path), 400, 'INVALID_REQUEST_PATH');
       }
     });
 
     it('a body compressed with gzip, deflate or br is read', async () => {
-      for (const [encoding, compress] of [['gzip', gzipSync], ['deflate', deflateSync], ['br', brotliCompressSync]] as const) {
-        const res = await project().set('Content-Encoding', encoding).serialize((x: any) => x).send(compress(Buffer.from(JSON.stringify({ name: `sent as ${encoding}` }))));
+      for (const [encoding, compress] of [
+        ['gzip', gzipSync],
+        ['deflate', deflateSync],
+        ['br', brotliCompressSync],
+      ] as const) {
+        const res = await project()
+          .set('Content-Encoding', encoding)
+          .serialize((x: any) => x)
+          .send(compress(Buffer.from(JSON.stringify({ name: `sent as ${encoding}` }))));
         assert.equal(res.status, 201, res.text);
         assert.equal(res.body.name, `sent as ${encoding}`);
       }
@@ -226,8 +254,22 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
 
     it('a compressed body that does not decode (cut short, or another coding) is 400 INVALID_REQUEST_BODY', async () => {
       const gz = gzipSync(Buffer.from(JSON.stringify({ name: 'x' })));
-      expectError(await project().set('Content-Encoding', 'gzip').serialize((x: any) => x).send(gz.subarray(0, gz.length - 6)), 400, 'INVALID_REQUEST_BODY');
-      expectError(await project().set('Content-Encoding', 'br').serialize((x: any) => x).send(gz), 400, 'INVALID_REQUEST_BODY');
+      expectError(
+        await project()
+          .set('Content-Encoding', 'gzip')
+          .serialize((x: any) => x)
+          .send(gz.subarray(0, gz.length - 6)),
+        400,
+        'INVALID_REQUEST_BODY',
+      );
+      expectError(
+        await project()
+          .set('Content-Encoding', 'br')
+          .serialize((x: any) => x)
+          .send(gz),
+        400,
+        'INVALID_REQUEST_BODY',
+      );
     });
 
     it('an unknown Content-Encoding is 415 UNSUPPORTED_CONTENT_ENCODING', async () => {
@@ -271,7 +313,10 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       for (const [path, field] of cases) {
         const res = await h.request.get(path).set('X-API-Key', u.apiKey);
         expectError(res, 400, 'VALIDATION_ERROR');
-        assert.ok(res.body.validationErrors.some((e: any) => e.field === field), JSON.stringify(res.body));
+        assert.ok(
+          res.body.validationErrors.some((e: any) => e.field === field),
+          JSON.stringify(res.body),
+        );
       }
       const body = await h.request.post('/api/v1/webhooks/events/replay').set('X-API-Key', u.apiKey).send({ occurredAtFrom: '2026-01-01T24:61:00Z', occurredAtUntil: '2026-01-02T00:00:00Z' });
       expectError(body, 400, 'VALIDATION_ERROR');
@@ -280,10 +325,16 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
     it('a field name that is not a valid percent-escape is named as sent', async () => {
       const query = await h.request.get('/api/v1/projects?%ZZ=1').set('X-API-Key', u.apiKey);
       expectError(query, 400, 'VALIDATION_ERROR');
-      assert.ok(query.body.validationErrors.some((e: any) => e.field === 'query.%ZZ'), JSON.stringify(query.body));
+      assert.ok(
+        query.body.validationErrors.some((e: any) => e.field === 'query.%ZZ'),
+        JSON.stringify(query.body),
+      );
       const body = await project().send('{"name":"x","a%ZZ":1}');
       expectError(body, 400, 'VALIDATION_ERROR');
-      assert.ok(body.body.validationErrors.some((e: any) => e.field === 'body.a%ZZ'), JSON.stringify(body.body));
+      assert.ok(
+        body.body.validationErrors.some((e: any) => e.field === 'body.a%ZZ'),
+        JSON.stringify(body.body),
+      );
     });
 
     it('a rejected value too deep to serialise is not echoed', () => {
@@ -305,13 +356,16 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
       expectError(await supertest(app).get('/x'), 500, 'INTERNAL_SERVER_ERROR');
     });
 
-    it('a request Node\'s HTTP parser refuses is answered with the Error body too (400 BAD_REQUEST, 431 REQUEST_HEADERS_TOO_LARGE)', async () => {
+    it("a request Node's HTTP parser refuses is answered with the Error body too (400 BAD_REQUEST, 431 REQUEST_HEADERS_TOO_LARGE)", async () => {
       const { port } = new URL(agent.get('/').url);
       const raw = (text: string) =>
         new Promise<string>((resolve, reject) => {
           let out = '';
           const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
-          socket.on('data', (d) => (out += d.toString())).on('close', () => resolve(out)).on('error', reject);
+          socket
+            .on('data', (d) => (out += d.toString()))
+            .on('close', () => resolve(out))
+            .on('error', reject);
         });
       const cases: [string, number, string][] = [
         ['GET /api/v1/projects HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 400, 'BAD_REQUEST'],

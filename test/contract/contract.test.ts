@@ -34,7 +34,15 @@ describe('Contract (openapi/ -> generated/)', () => {
   });
 
   it('declares what every response carries: X-Request-Id, 413 and 415 everywhere; X-RateLimit-* on every counted response of a limited operation; WWW-Authenticate on Basic 401s', () => {
-    const resolve = (x: any): any => (x?.$ref ? resolve(x.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc)) : x);
+    const resolve = (x: any): any =>
+      x?.$ref
+        ? resolve(
+            x.$ref
+              .split('/')
+              .slice(1)
+              .reduce((o: any, k: string) => o[k], doc),
+          )
+        : x;
     const rateLimit = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const method of METHODS) {
@@ -59,13 +67,20 @@ describe('Contract (openapi/ -> generated/)', () => {
     for (const [name, response] of Object.entries<any>(doc.components.responses)) assert.equal(resolve(response.headers?.['X-Request-Id'])?.required, true, name);
   });
 
-  it('declares the spec\'s operations with their paths and methods', () => {
+  it("declares the spec's operations with their paths and methods", () => {
     const expected: [string, string, string][] = [
-      ['post', '/v1/api-keys', 'createApiKey'], ['get', '/v1/api-keys', 'getApiKeys'], ['get', '/v1/api-keys/{id}', 'getApiKeyById'],
-      ['patch', '/v1/api-keys/{id}', 'patchApiKey'], ['delete', '/v1/api-keys/{id}', 'deleteApiKeyById'],
-      ['post', '/v1/api-keys/{id}/deactivate', 'deactivateApiKeyById'], ['post', '/v1/api-keys/{id}/activate', 'activateApiKeyById'],
-      ['get', '/v1/account', 'getAccount'], ['get', '/v1/teams', 'getTeams'], ['get', '/v1/teams/{id}', 'getTeamById'],
-      ['get', '/v2/wallet/financial-details', 'getWalletFinancialDetails'], ['get', '/v2/wallet/billing-periods', 'getWalletBillingPeriods'],
+      ['post', '/v1/api-keys', 'createApiKey'],
+      ['get', '/v1/api-keys', 'getApiKeys'],
+      ['get', '/v1/api-keys/{id}', 'getApiKeyById'],
+      ['patch', '/v1/api-keys/{id}', 'patchApiKey'],
+      ['delete', '/v1/api-keys/{id}', 'deleteApiKeyById'],
+      ['post', '/v1/api-keys/{id}/deactivate', 'deactivateApiKeyById'],
+      ['post', '/v1/api-keys/{id}/activate', 'activateApiKeyById'],
+      ['get', '/v1/account', 'getAccount'],
+      ['get', '/v1/teams', 'getTeams'],
+      ['get', '/v1/teams/{id}', 'getTeamById'],
+      ['get', '/v2/wallet/financial-details', 'getWalletFinancialDetails'],
+      ['get', '/v2/wallet/billing-periods', 'getWalletBillingPeriods'],
       ['get', '/v2/wallet/billing-periods/{id}', 'getWalletBillingPeriodById'],
       ['get', '/v2/wallet/billing-periods/{id}/transactions', 'getWalletTransactionsByBillingPeriodId'],
       ['get', '/v2/wallet/billing-periods/latest/transactions', 'getWalletTransactionsForLatestBillingPeriod'],
@@ -73,20 +88,33 @@ describe('Contract (openapi/ -> generated/)', () => {
       ['get', '/v2/cloud-marketplace/subscriptions/{agreementId}', 'getCloudMarketplaceSubscriptionByAgreementId'],
       ['get', '/v2/cloud-marketplace/subscriptions/current', 'getCurrentCloudMarketplaceSubscription'],
       ['get', '/v2/cloud-marketplace/credits-usage', 'getCloudMarketplaceCreditsUsage'],
-      ['post', '/v1/projects', 'createProject'], ['get', '/v1/projects', 'getProjects'], ['get', '/v1/projects/default', 'getDefaultProject'],
-      ['get', '/v1/projects/{id}', 'getProjectById'], ['patch', '/v1/projects/{id}', 'patchProject'], ['delete', '/v1/projects/{id}', 'deleteProjectById'],
-      ['post', '/v1/input-locations/bucket', 'createBucketInputLocation'], ['get', '/v1/input-locations/bucket', 'getBucketInputLocations'],
-      ['get', '/v1/input-locations/bucket/{id}', 'getBucketInputLocationById'], ['patch', '/v1/input-locations/bucket/{id}', 'patchBucketInputLocation'],
+      ['post', '/v1/projects', 'createProject'],
+      ['get', '/v1/projects', 'getProjects'],
+      ['get', '/v1/projects/default', 'getDefaultProject'],
+      ['get', '/v1/projects/{id}', 'getProjectById'],
+      ['patch', '/v1/projects/{id}', 'patchProject'],
+      ['delete', '/v1/projects/{id}', 'deleteProjectById'],
+      ['post', '/v1/input-locations/bucket', 'createBucketInputLocation'],
+      ['get', '/v1/input-locations/bucket', 'getBucketInputLocations'],
+      ['get', '/v1/input-locations/bucket/{id}', 'getBucketInputLocationById'],
+      ['patch', '/v1/input-locations/bucket/{id}', 'patchBucketInputLocation'],
       ['delete', '/v1/input-locations/bucket/{id}', 'deleteBucketInputLocationById'],
-      ['post', '/v1/output-locations/bucket', 'createBucketOutputLocation'], ['get', '/v1/output-locations/bucket', 'getBucketOutputLocations'],
-      ['get', '/v1/output-locations/bucket/{id}', 'getBucketOutputLocationById'], ['patch', '/v1/output-locations/bucket/{id}', 'patchBucketOutputLocation'],
+      ['post', '/v1/output-locations/bucket', 'createBucketOutputLocation'],
+      ['get', '/v1/output-locations/bucket', 'getBucketOutputLocations'],
+      ['get', '/v1/output-locations/bucket/{id}', 'getBucketOutputLocationById'],
+      ['patch', '/v1/output-locations/bucket/{id}', 'patchBucketOutputLocation'],
       ['delete', '/v1/output-locations/bucket/{id}', 'deleteBucketOutputLocationById'],
-      ['post', '/v1/videos/in/https', 'createMasterVideoFromHttps'], ['post', '/v1/videos/in/bucket', 'createMasterVideoFromBucket'],
+      ['post', '/v1/videos/in/https', 'createMasterVideoFromHttps'],
+      ['post', '/v1/videos/in/bucket', 'createMasterVideoFromBucket'],
       ['post', '/v1/videos/in/bucket/{inputLocationId}', 'createMasterVideoFromBucketInputLocationId'],
-      ['get', '/v1/videos', 'getVideos'], ['get', '/v1/videos/{videoId}', 'getVideoById'], ['get', '/v1/videos/{videoId}/in/status', 'getVideoInStatus'],
+      ['get', '/v1/videos', 'getVideos'],
+      ['get', '/v1/videos/{videoId}', 'getVideoById'],
+      ['get', '/v1/videos/{videoId}/in/status', 'getVideoInStatus'],
       ['get', '/v1/videos/{videoId}/derived', 'getDerivedVideos'],
       ['post', '/v1/videos/{videoId}/out/bucket/{outputLocationId}', 'copyVideoDataToBucketOutputLocationId'],
-      ['post', '/v1/webhooks', 'createWebhook'], ['get', '/v1/webhooks/events', 'getWebhookEvents'], ['get', '/v1/webhooks/public-keys/{id}', 'getWebhookPublicKeyById'],
+      ['post', '/v1/webhooks', 'createWebhook'],
+      ['get', '/v1/webhooks/events', 'getWebhookEvents'],
+      ['get', '/v1/webhooks/public-keys/{id}', 'getWebhookPublicKeyById'],
     ];
     for (const [method, path, operationId] of expected) {
       assert.equal(doc.paths[path]?.[method]?.operationId, operationId, `${method.toUpperCase()} ${path}`);
@@ -129,7 +157,10 @@ describe('Contract (openapi/ -> generated/)', () => {
       if (!op) continue;
       posts++;
       const where = `POST ${path}`;
-      assert.ok(op.parameters?.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey'), `${where} lacks Idempotency-Key`);
+      assert.ok(
+        op.parameters?.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey'),
+        `${where} lacks Idempotency-Key`,
+      );
       for (const s of ['409', '422']) assert.ok(op.responses[s], `${where} does not declare ${s}`);
       for (const [status, response] of Object.entries<any>(op.responses)) {
         if (status.startsWith('2')) assert.ok(response.headers?.['Idempotent-Replayed'], `${where} ${status} lacks Idempotent-Replayed`);
@@ -159,7 +190,10 @@ describe('Contract (openapi/ -> generated/)', () => {
 
   it('describes the outgoing webhook request with its four signature headers', () => {
     const hook = doc.webhooks.videoEvent.post;
-    const headers = hook.parameters.filter((p: any) => p.in === 'header').map((p: any) => p.name).sort();
+    const headers = hook.parameters
+      .filter((p: any) => p.in === 'header')
+      .map((p: any) => p.name)
+      .sort();
     assert.deepEqual(headers, ['X-Vidmill-Algorithm', 'X-Vidmill-Public-Key-Id', 'X-Vidmill-Signature', 'X-Vidmill-Timestamp']);
     assert.equal(hook.requestBody.content['application/json'].schema.$ref, '#/components/schemas/WebhookEventPayload');
   });

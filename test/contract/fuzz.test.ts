@@ -67,7 +67,12 @@ function slots(n: Node, out: [Obj | Node[], number][] = [], depth = 0): [Obj | N
   else if (Array.isArray(n)) n.forEach((v, i) => (out.push([n, i]), slots(v, out, depth + 1)));
   return out;
 }
-const objects = (n: Node): Obj[] => [...(n instanceof Obj ? [n] : []), ...slots(n).map(([c, i]) => (c instanceof Obj ? c.entries[i]![1] : c[i])).filter((v): v is Obj => v instanceof Obj)];
+const objects = (n: Node): Obj[] => [
+  ...(n instanceof Obj ? [n] : []),
+  ...slots(n)
+    .map(([c, i]) => (c instanceof Obj ? c.entries[i]![1] : c[i]))
+    .filter((v): v is Obj => v instanceof Obj),
+];
 
 // ---------------------------------------------------------------------------------------------
 // Generators
@@ -76,23 +81,53 @@ const BAD_ESCAPES = ['%ZZ', '%', '%%', '%2', '%G0', '%E0%A4%A', '%C3%28', '%FF',
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'];
 const DEPTHS = fc.oneof(fc.integer({ min: 1, max: 40 }), fc.constantFrom(63, 64, 65, 100, 1000, 5000, 20_000));
 
-const deep = fc.tuple(DEPTHS, fc.constantFrom('array', 'object', 'mixed')).map(([d, kind]) =>
-  kind === 'array' ? new Raw('['.repeat(d) + ']'.repeat(d)) : kind === 'object' ? new Raw('{"a":'.repeat(d) + 'null' + '}'.repeat(d)) : new Raw('[{"a":'.repeat(d) + '1' + '}]'.repeat(d)),
-);
+const deep = fc
+  .tuple(DEPTHS, fc.constantFrom('array', 'object', 'mixed'))
+  .map(([d, kind]) =>
+    kind === 'array' ? new Raw('['.repeat(d) + ']'.repeat(d)) : kind === 'object' ? new Raw('{"a":'.repeat(d) + 'null' + '}'.repeat(d)) : new Raw('[{"a":'.repeat(d) + '1' + '}]'.repeat(d)),
+  );
 
 /** encodeURIComponent, with lone surrogates (which it refuses) replaced by U+FFFD first. */
 const encode = (s: string) => encodeURIComponent((s as string & { toWellFormed(): string }).toWellFormed());
 
 /** Values a regular expression for their format accepts but a Date, a uuid column or PostgreSQL may not. */
 const ODD_FORMATTED = [
-  '2026-19-39T29:59:59Z', '9999-12-31T23:59:60Z', '2026-02-31T00:00:00Z', '0000-01-01T00:00:00Z', '2026-01-01T00:00:00+0100', '2026-01-01T00:00:00.123456789+14:00',
-  '2026-19-39', '2026-02-30', '0000-00-00', 'urn:uuid:3fa85f64-5717-4562-b3fc-2c963f66afa6', '3FA85F64-5717-4562-B3FC-2C963F66AFA6', '00000000-0000-0000-0000-000000000000',
+  '2026-19-39T29:59:59Z',
+  '9999-12-31T23:59:60Z',
+  '2026-02-31T00:00:00Z',
+  '0000-01-01T00:00:00Z',
+  '2026-01-01T00:00:00+0100',
+  '2026-01-01T00:00:00.123456789+14:00',
+  '2026-19-39',
+  '2026-02-30',
+  '0000-00-00',
+  'urn:uuid:3fa85f64-5717-4562-b3fc-2c963f66afa6',
+  '3FA85F64-5717-4562-B3FC-2C963F66AFA6',
+  '00000000-0000-0000-0000-000000000000',
 ];
 
 const weirdString = fc.oneof(
   fc.constantFrom(...ODD_FORMATTED),
   fc.constantFrom('\u0000', 'a\u0000b', '\u0000'.repeat(3)),
-  fc.constantFrom('', ' ', '\ud800', '\udfff\ud800', '\ufeff', '\u202e', 'not-a-uuid', '2026-13-45T25:61:61Z', 'https://%ZZ', 'javascript:alert(1)', 'http://127.0.0.1/', 'https://[::1]:0/', '../../etc/passwd', '${jndi:x}', '%ZZ', 'NaN', '-0'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\ud800',
+    '\udfff\ud800',
+    '\ufeff',
+    '\u202e',
+    'not-a-uuid',
+    '2026-13-45T25:61:61Z',
+    'https://%ZZ',
+    'javascript:alert(1)',
+    'http://127.0.0.1/',
+    'https://[::1]:0/',
+    '../../etc/passwd',
+    '${jndi:x}',
+    '%ZZ',
+    'NaN',
+    '-0',
+  ),
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
   fc.integer({ min: 100, max: 5000 }).map((n) => 'x'.repeat(n)),
@@ -107,9 +142,37 @@ const weirdNumber: fc.Arbitrary<Node> = fc.oneof(
 const weirdValue: fc.Arbitrary<Node> = fc.oneof(weirdNumber, fc.constantFrom<Node>(true, false, null, [], new Obj([]), [1, 'a', null]), weirdString, deep);
 
 const WEIRD_BODIES = [
-  '', ' ', '\t\r\n', 'null', 'true', '0', '-1', '"x"', '[]', '{}', '\ufeff{}', '{"a":1}{"b":2}', '{"a":1,}', "{'a':1}", 'NaN', '{"a":NaN}', '{"a":undefined}',
-  '[', '{', '{"', '{"a"', '{"a":', '"\\ud800"', '{"a":"\\u0000"}', '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}',
-  '[1,2]', '{"a":1e999}', '1e999', '\u0000', 'x'.repeat(300),
+  '',
+  ' ',
+  '\t\r\n',
+  'null',
+  'true',
+  '0',
+  '-1',
+  '"x"',
+  '[]',
+  '{}',
+  '\ufeff{}',
+  '{"a":1}{"b":2}',
+  '{"a":1,}',
+  "{'a':1}",
+  'NaN',
+  '{"a":NaN}',
+  '{"a":undefined}',
+  '[',
+  '{',
+  '{"',
+  '{"a"',
+  '{"a":',
+  '"\\ud800"',
+  '{"a":"\\u0000"}',
+  '{"__proto__":{"polluted":true}}',
+  '{"constructor":{"prototype":{"polluted":true}}}',
+  '[1,2]',
+  '{"a":1e999}',
+  '1e999',
+  '\u0000',
+  'x'.repeat(300),
 ];
 const INVALID_UTF8 = [Buffer.from([0xff, 0xfe, 0xfd]), Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]), Buffer.from([0x7b, 0x80, 0x7d])];
 
@@ -118,7 +181,7 @@ type Body = { kind: 'none' } | { kind: 'bytes'; bytes: Buffer; label: string };
 function mutatedBody(example: unknown): fc.Arbitrary<Body> {
   const text = (n: Node, label: string): Body => ({ kind: 'bytes', bytes: Buffer.from(jsonText(n)), label });
   const base = () => toNode(example ?? {});
-  const pick = <T,>(xs: T[], r: number): T => xs[Math.floor(r * xs.length) % xs.length]!; // callers pass a non-empty list
+  const pick = <T>(xs: T[], r: number): T => xs[Math.floor(r * xs.length) % xs.length]!; // callers pass a non-empty list
   const r01 = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
   return fc.oneof(
     // One value replaced: by an odd value of its own type (so it may pass validation and reach
@@ -190,8 +253,23 @@ const badQueryValue = fc.oneof(
 );
 
 const UNKNOWN_QUERY = [
-  'surprise=1', '__proto__=1', '__proto__[polluted]=1', 'constructor[prototype][polluted]=1', '%ZZ=1', 'a%=1', 'a[b][c][d][e][f][g][h]=1', 'a'.repeat(300) + '=1',
-  '=1', '&&&', '&', '?', Array.from({ length: 200 }, (_, i) => `k${i}=1`).join('&'), Array.from({ length: 40 }, () => 'x[]=1').join('&'), `${encode('ü€')}=1`, 'a[99999]=1', 'a[]=1&a[x]=2',
+  'surprise=1',
+  '__proto__=1',
+  '__proto__[polluted]=1',
+  'constructor[prototype][polluted]=1',
+  '%ZZ=1',
+  'a%=1',
+  'a[b][c][d][e][f][g][h]=1',
+  'a'.repeat(300) + '=1',
+  '=1',
+  '&&&',
+  '&',
+  '?',
+  Array.from({ length: 200 }, (_, i) => `k${i}=1`).join('&'),
+  Array.from({ length: 40 }, () => 'x[]=1').join('&'),
+  `${encode('ü€')}=1`,
+  'a[99999]=1',
+  'a[]=1&a[x]=2',
 ];
 
 function queryString(op: ContractOperation, ids: string[]): fc.Arbitrary<string> {
@@ -216,10 +294,34 @@ function queryString(op: ContractOperation, ids: string[]): fc.Arbitrary<string>
 }
 
 const CONTENT_TYPES = [
-  undefined, 'application/json', 'application/json; charset=utf-8', 'application/json; charset=UTF-8', 'application/json;charset=utf-16', 'application/json; charset=utf-16le',
-  'application/json; charset=latin1', 'application/json; charset=bogus', 'application/json; charset=', 'application/json; charset="utf-8"', 'application/json;;', 'application/json; foo',
-  'application/json; charset=utf-8; charset=latin1', 'APPLICATION/JSON', 'application/merge-patch+json', 'application/problem+json', 'application/json-seq', 'text/plain',
-  'text/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', '*/*', 'application/*', 'garbage', ';', '', 'application/json, text/plain',
+  undefined,
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json; charset=UTF-8',
+  'application/json;charset=utf-16',
+  'application/json; charset=utf-16le',
+  'application/json; charset=latin1',
+  'application/json; charset=bogus',
+  'application/json; charset=',
+  'application/json; charset="utf-8"',
+  'application/json;;',
+  'application/json; foo',
+  'application/json; charset=utf-8; charset=latin1',
+  'APPLICATION/JSON',
+  'application/merge-patch+json',
+  'application/problem+json',
+  'application/json-seq',
+  'text/plain',
+  'text/json',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/octet-stream',
+  '*/*',
+  'application/*',
+  'garbage',
+  ';',
+  '',
+  'application/json, text/plain',
 ];
 const CONTENT_ENCODINGS = [undefined, 'identity', 'gzip', 'deflate', 'br', 'zstd', 'compress', 'x-gzip', 'gzip, identity', 'identity, gzip', 'gzip, gzip', 'GZIP', '', 'bogus', '*'];
 const COMPRESSORS: Record<string, (b: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
@@ -288,7 +390,26 @@ function pathValues(ids: string[], literals: Set<string>): fc.Arbitrary<string> 
       { weight: 1, arbitrary: fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map(String) },
       {
         weight: 1,
-        arbitrary: fc.constantFrom('null', 'undefined', '0', '-1', '1e999', 'NaN', 'true', '%5B%5D', '%7B%7D', '%2F', '..%2F..%2Fetc%2Fpasswd', '__proto__', 'constructor', '%20', '+', '%0A', '%00', '%3Cscript%3E'),
+        arbitrary: fc.constantFrom(
+          'null',
+          'undefined',
+          '0',
+          '-1',
+          '1e999',
+          'NaN',
+          'true',
+          '%5B%5D',
+          '%7B%7D',
+          '%2F',
+          '..%2F..%2Fetc%2Fpasswd',
+          '__proto__',
+          'constructor',
+          '%20',
+          '+',
+          '%0A',
+          '%00',
+          '%3Cscript%3E',
+        ),
       },
     )
     .filter((v) => v !== '' && !['.', '..'].includes(decoded(v)) && !literals.has(decoded(v)));
@@ -337,7 +458,10 @@ async function tableNames(db: Db): Promise<string[]> {
   const rows: { name: string }[] = isPostgres(db)
     ? (await db.raw(`select tablename as name from pg_tables where schemaname = current_schema()`)).rows
     : await db.raw(`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`);
-  return rows.map((r) => r.name).filter((n) => !VOLATILE_TABLES.has(n)).sort();
+  return rows
+    .map((r) => r.name)
+    .filter((n) => !VOLATILE_TABLES.has(n))
+    .sort();
 }
 
 /** Row count of every table, as one line ("t1=3 t2=0 ..."). */
@@ -360,9 +484,16 @@ function countsDiff(before: string, after: string): string {
 const LEAK = /<!doctype|<html|<pre>|\n\s+at \S|\(\/[^)]*:\d+:\d+\)|node_modules|\/src\/|\.ts:\d+/i;
 
 function describeCase(c: FuzzCase): string {
-  const body = c.body.kind === 'none' ? 'no body' : `${c.body.label}: ${JSON.stringify(c.body.bytes.subarray(0, 120).toString('latin1'))}${c.body.bytes.length > 120 ? `… (${c.body.bytes.length} bytes)` : ''}`;
+  const body =
+    c.body.kind === 'none' ? 'no body' : `${c.body.label}: ${JSON.stringify(c.body.bytes.subarray(0, 120).toString('latin1'))}${c.body.bytes.length > 120 ? `… (${c.body.bytes.length} bytes)` : ''}`;
   const url = c.url.length > 200 ? `${c.url.slice(0, 200)}… (${c.url.length} chars)` : c.url;
-  const headers = [c.contentType !== undefined && `Content-Type: ${c.contentType}`, c.contentEncoding !== undefined && `Content-Encoding: ${c.contentEncoding}${c.compressed ? ' (compressed)' : ''}`, `length: ${c.length}`].filter(Boolean).join('; ');
+  const headers = [
+    c.contentType !== undefined && `Content-Type: ${c.contentType}`,
+    c.contentEncoding !== undefined && `Content-Encoding: ${c.contentEncoding}${c.compressed ? ' (compressed)' : ''}`,
+    `length: ${c.length}`,
+  ]
+    .filter(Boolean)
+    .join('; ');
   return `${c.op.method.toUpperCase()} ${url} [${headers}] ${body}`;
 }
 
@@ -379,12 +510,15 @@ describe(`Contract fuzzer: no input gets a 5xx (${TEST_DIALECT})`, function () {
   const loggedErrors = new Map<string, string>();
 
   before(async () => {
-    const logger = pino({ level: 'error' }, {
-      write(line: string) {
-        const rec = JSON.parse(line);
-        if (rec.reqId && rec.err) loggedErrors.set(rec.reqId, `${rec.err.type ?? 'Error'}: ${rec.err.message}`);
+    const logger = pino(
+      { level: 'error' },
+      {
+        write(line: string) {
+          const rec = JSON.parse(line);
+          if (rec.reqId && rec.err) loggedErrors.set(rec.reqId, `${rec.err.type ?? 'Error'}: ${rec.err.message}`);
+        },
       },
-    });
+    );
     h = await createHarness({ rateLimitPerMinute: 1_000_000 }, { logger });
     u = await h.user();
     marketplace = await h.user({ billingType: 'CLOUD_MARKETPLACE' });
@@ -492,7 +626,13 @@ describe(`Contract fuzzer: no input gets a 5xx (${TEST_DIALECT})`, function () {
     for (const [cause, n] of [...fiveXx].sort((a, b) => b[1] - a[1])) console.log(`        ${n} x ${cause}`);
     const report = [...problems]
       .sort((a, b) => b[1].length - a[1].length)
-      .map(([cause, list]) => `  ${list.length} x ${cause}\n${list.slice(0, 3).map((r) => `    - ${r}`).join('\n')}`)
+      .map(
+        ([cause, list]) =>
+          `  ${list.length} x ${cause}\n${list
+            .slice(0, 3)
+            .map((r) => `    - ${r}`)
+            .join('\n')}`,
+      )
       .join('\n');
     assert.equal(problems.size, 0, `the fuzzer found problems (replay: VIDMILL_FUZZ_SEED=${SEED} VIDMILL_TEST_DB=${TEST_DIALECT} npx mocha test/contract/fuzz.test.ts):\n${report}`);
   });

@@ -16,7 +16,14 @@ const contract = JSON.parse(readFileSync(path.resolve(__dirname, '..', '..', 'ge
 const errorSchema = contract.components.schemas.Error;
 
 function resolve(node: any): any {
-  return node?.$ref ? resolve(node.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], contract)) : node;
+  return node?.$ref
+    ? resolve(
+        node.$ref
+          .split('/')
+          .slice(1)
+          .reduce((o: any, k: string) => o[k], contract),
+      )
+    : node;
 }
 
 /** The JSON example of an operation's response with the given status, read from generated/openapi.json. */

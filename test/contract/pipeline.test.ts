@@ -70,7 +70,7 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
     assert.ok(['configured', 'path', 'npm'].includes(ready.body.ffmpeg.source));
   });
 
-  it('serves the contract at /openapi.json naming the server it came from: the request\'s origin', async () => {
+  it("serves the contract at /openapi.json naming the server it came from: the request's origin", async () => {
     const res = await h.request.get('/openapi.json').set('Host', 'videos.example.net:8443');
     assert.equal(res.status, 200);
     assert.equal(res.body.info.version, '2.0.0');
@@ -139,7 +139,19 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
       assert.deepEqual(fields(access[0]), ['level', 'reqId', 'method', 'url', 'operationId', 'statusCode', 'responseTime', 'msg']);
       assert.deepEqual(
         { ...access[0], time: undefined, pid: undefined, hostname: undefined, responseTime: undefined },
-        { level: 30, time: undefined, pid: undefined, hostname: undefined, reqId: ok.headers['x-request-id'], method: 'GET', url: '/api/v1/projects?pageSize=2', operationId: 'getProjects', statusCode: 200, responseTime: undefined, msg: 'request completed' },
+        {
+          level: 30,
+          time: undefined,
+          pid: undefined,
+          hostname: undefined,
+          reqId: ok.headers['x-request-id'],
+          method: 'GET',
+          url: '/api/v1/projects?pageSize=2',
+          operationId: 'getProjects',
+          statusCode: 200,
+          responseTime: undefined,
+          msg: 'request completed',
+        },
       );
       assert.equal(typeof access[0].responseTime, 'number');
       // Rejected before the contract was matched: no operationId, still info.
@@ -173,7 +185,10 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
       prod.services.projects.get = async () => ({ id: 'not-a-uuid', teamId: user.teamId, name: 'x', isSample: false, createdAt: now, updatedAt: now });
       const res = await prod.request.get(`/api/v1/projects/${user.teamId}`).set('X-API-Key', user.apiKey);
       assert.equal(res.status, 200);
-      assert.ok(lines.some((l) => l.msg === 'response does not match the contract'), JSON.stringify(lines.map((l) => l.msg)));
+      assert.ok(
+        lines.some((l) => l.msg === 'response does not match the contract'),
+        JSON.stringify(lines.map((l) => l.msg)),
+      );
     } finally {
       await prod.close();
     }

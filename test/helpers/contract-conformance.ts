@@ -75,7 +75,13 @@ function matchRoute(routes: Route[], path: string): Route | undefined {
 
 function resolve(contract: Json, node: Json | undefined): Json | undefined {
   if (!node?.$ref) return node;
-  return resolve(contract, node.$ref.split('/').slice(1).reduce((o: Json, k: string) => o?.[k], contract));
+  return resolve(
+    contract,
+    node.$ref
+      .split('/')
+      .slice(1)
+      .reduce((o: Json, k: string) => o?.[k], contract),
+  );
 }
 
 /** Header names of a response about to be written: those set so far and those passed to writeHead. */
@@ -101,7 +107,11 @@ function checkResponse(contract: Json, routes: Route[], req: { method: string; p
   }
   const route = matchRoute(routes, req.path.slice(API_ROOT.length));
   const method = req.method.toLowerCase();
-  const byId = req.operationId && Object.values<Json>(contract.paths).flatMap((item) => METHODS.map((m) => item[m])).find((op) => op?.operationId === req.operationId);
+  const byId =
+    req.operationId &&
+    Object.values<Json>(contract.paths)
+      .flatMap((item) => METHODS.map((m) => item[m]))
+      .find((op) => op?.operationId === req.operationId);
   const operation: Json | undefined = byId || route?.item[method];
   if (!headers.has('x-request-id')) problems.push('has no X-Request-Id');
   if (!operation) {

@@ -24,7 +24,15 @@ export interface ContractOperation {
 
 /** Follows a document-internal `$ref` (`#/components/...`) until a value that is not one. */
 export function resolveRef(x: any, doc: any = loadContract()): any {
-  return x?.$ref ? resolveRef(x.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc), doc) : x;
+  return x?.$ref
+    ? resolveRef(
+        x.$ref
+          .split('/')
+          .slice(1)
+          .reduce((o: any, k: string) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc),
+        doc,
+      )
+    : x;
 }
 
 /** Every operation of the contract; operations still pending (501) only when asked for. */

@@ -219,7 +219,10 @@ export async function subscribeWebhook(h: Harness, user: TestUser, eventTypes: s
 
 /** The payloads of the webhook deliveries about a video, oldest first, exactly as they will be POSTed. */
 export async function deliveryPayloads(h: Harness, videoId: string): Promise<any[]> {
-  const rows = await h.database.db('webhook_deliveries').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('payload');
+  const rows = await h.database
+    .db('webhook_deliveries')
+    .orderBy([{ column: 'occurred_at' }, { column: 'created_at' }])
+    .select('payload');
   return rows.map((r: { payload: string }) => JSON.parse(r.payload)).filter((p: any) => p.data?.videoId === videoId);
 }
 

@@ -92,8 +92,7 @@ export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyP
   const server = http.createServer((req, res) => {
     const accessKey = /Credential=([^/,\s]+)/.exec(req.headers.authorization ?? '')?.[1] ?? new URL(req.url ?? '/', 'http://s3.local').searchParams.get('X-Amz-Credential')?.split('/')[0] ?? '';
     const refusal =
-      verifySignatureV4(req, secrets) ??
-      (local.refuse?.({ method: req.method ?? '', url: req.url ?? '', accessKey }) ? ({ code: 'AccessDenied', message: 'Access Denied' } as const) : undefined);
+      verifySignatureV4(req, secrets) ?? (local.refuse?.({ method: req.method ?? '', url: req.url ?? '', accessKey }) ? ({ code: 'AccessDenied', message: 'Access Denied' } as const) : undefined);
     requests.push({ method: req.method ?? '', url: req.url ?? '', refusedWith: refusal?.code });
     if (refusal) return refuse(req, res, refusal);
     if (answerMultipart(req, res, directory)) return;
@@ -306,9 +305,7 @@ function verifySignatureV4(req: IncomingMessage, secrets: Map<string, string>): 
   const expected = hmac(signingKey, stringToSign).toString('hex');
   const provided = claim.signature;
   const matches = provided.length === expected.length && timingSafeEqual(Buffer.from(provided), Buffer.from(expected));
-  return matches
-    ? undefined
-    : { code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' };
+  return matches ? undefined : { code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' };
 }
 
 function parseAmzDate(amzDate: string): number {

@@ -13,7 +13,10 @@ describe('backoffMs (the one back-off function)', () => {
   });
 
   it('takes another growth factor', () => {
-    assert.deepEqual([1, 2, 3].map((n) => backoffMs(n, { baseMs: 100, maxMs: 1_000, factor: 3 })), [100, 300, 900]);
+    assert.deepEqual(
+      [1, 2, 3].map((n) => backoffMs(n, { baseMs: 100, maxMs: 1_000, factor: 3 })),
+      [100, 300, 900],
+    );
   });
 
   it('equal jitter stays within [ceiling/2, ceiling] and uses the injected random source', () => {

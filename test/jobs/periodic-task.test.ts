@@ -24,7 +24,7 @@ describe('PeriodicTask loop', () => {
         name: 'test',
         intervalMs: 10,
         run: async (l) => {
-          assert.equal(l, log, 'the run gets the loop\'s logger');
+          assert.equal(l, log, "the run gets the loop's logger");
           runs++;
           if (runs === 3) await new Promise<void>((r) => (release = r));
         },
@@ -73,22 +73,19 @@ describe(`Periodic tasks of the composition root (${TEST_DIALECT})`, () => {
     await h.close();
   });
 
-  it('lists every feature\'s tasks and the HTTP layer\'s purges once each', () => {
+  it("lists every feature's tasks and the HTTP layer's purges once each", () => {
     const names = createPeriodicTasks(h.services).map((t) => t.name);
-    assert.deepEqual(
-      [...names].sort(),
-      [
-        'api-key-idle-sweep',
-        'appraisal-sweep',
-        'billing-periods',
-        'download-billing',
-        'idempotency-key-purge',
-        'rate-limit-sweep',
-        'storage-billing',
-        'webhook-history-sweep',
-        'webhook-key-rotation',
-      ],
-    );
+    assert.deepEqual([...names].sort(), [
+      'api-key-idle-sweep',
+      'appraisal-sweep',
+      'billing-periods',
+      'download-billing',
+      'idempotency-key-purge',
+      'rate-limit-sweep',
+      'storage-billing',
+      'webhook-history-sweep',
+      'webhook-key-rotation',
+    ]);
   });
 
   it('every task runs once on a fresh database without failing', async () => {

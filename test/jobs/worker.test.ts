@@ -281,7 +281,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     assert.equal((await queue.get(id))?.attempts, 2);
   });
 
-  it('sweeps again when the queue\'s clock has moved by sweepIntervalMs, not by wall time', async () => {
+  it("sweeps again when the queue's clock has moved by sweepIntervalMs, not by wall time", async () => {
     const w = worker({ sweepIntervalMs: LEASE, pollMs: 10 }).register('orphan', async () => undefined);
     w.start();
     await waitFor('running', () => w.status === 'running');

@@ -47,7 +47,10 @@ describe('The free clip', function () {
 
     it('a clean cut: the frames before it are exactly the packets before it in decode order', () => {
       const p = packets(20, 10, 10, 3);
-      assert.deepEqual(p.slice(0, 11).map((x) => Math.round(x.pts * 10)), [0, 3, 1, 2, 6, 4, 5, 9, 7, 8, 10]);
+      assert.deepEqual(
+        p.slice(0, 11).map((x) => Math.round(x.pts * 10)),
+        [0, 3, 1, 2, 6, 4, 5, 9, 7, 8, 10],
+      );
       assert.equal(cleanCutAt(p, 0.4), true);
       assert.equal(cleanCutAt(p, 0.3), false, 'P3 is decoded before B1 and B2');
       assert.equal(cleanCutAt(p, 1.0), true);
@@ -61,7 +64,11 @@ describe('The free clip', function () {
       assert.ok(Math.abs(plan.frameSeconds - 0.1) < 1e-9);
       assert.deepEqual(
         plan.segments.map((s) => [s.mode, Number(s.start.toFixed(3)), s.frames]),
-        [['encode', 2, 80], ['copy', 10, 19], ['encode', 11.9, 1]],
+        [
+          ['encode', 2, 80],
+          ['copy', 10, 19],
+          ['encode', 11.9, 1],
+        ],
       );
     });
 
@@ -70,19 +77,28 @@ describe('The free clip', function () {
       assert.deepEqual(aligned.segments, [{ mode: 'copy', start: 2, frames: 250 }]);
       const intra = Array.from({ length: 140 }, (_, i) => ({ pts: i / 10, key: true }));
       const plan = planClipCut(intra, { startMs: 2000, durationMs: 10_000 }, { splice: false });
-      assert.deepEqual(plan.segments.map((s) => [s.mode, s.frames]), [['copy', 100]]);
+      assert.deepEqual(
+        plan.segments.map((s) => [s.mode, s.frames]),
+        [['copy', 100]],
+      );
       const whole = planClipCut(packets(40, 10, 100, 3), { startMs: 0, durationMs: 4000 }, { splice: true });
       assert.deepEqual(whole.segments, [{ mode: 'copy', start: 0, frames: 40 }], 'a short video is copied whole');
     });
 
     it('re-encodes the whole window when no keyframe in it opens a closed GOP, or when the codec cannot be spliced', () => {
       const open = planClipCut(packets(300, 10, 102, 3, true), { startMs: 5000, durationMs: 10_000 }, { splice: true });
-      assert.deepEqual(open.segments.map((s) => [s.mode, s.frames]), [['encode', 100]]);
+      assert.deepEqual(
+        open.segments.map((s) => [s.mode, s.frames]),
+        [['encode', 100]],
+      );
       const noSplice = planClipCut(packets(140, 10, 100, 3), { startMs: 2000, durationMs: 10_000 }, { splice: false });
-      assert.deepEqual(noSplice.segments.map((s) => [s.mode, s.frames]), [['encode', 100]]);
+      assert.deepEqual(
+        noSplice.segments.map((s) => [s.mode, s.frames]),
+        [['encode', 100]],
+      );
     });
 
-    it('ffmpeg arguments: exact frames per segment, the final mux takes the window\'s audio (PCM cut to the sample) and cuts it to the clip', () => {
+    it("ffmpeg arguments: exact frames per segment, the final mux takes the window's audio (PCM cut to the sample) and cuts it to the clip", () => {
       const enc = clipEncoderArgs({ codec: 'h264', pixFmt: 'yuv420p', fieldOrder: 'tt', colorPrimaries: 'bt709' }, new Set(['libx264']));
       assert.equal(enc.codec, 'h264');
       assert.deepEqual(enc.args, ['-c:v', 'libx264', '-preset', 'fast', '-crf', '16', '-flags', '+ildct+ilme', '-top', '1', '-pix_fmt', 'yuv420p', '-color_primaries', 'bt709']);
@@ -94,18 +110,95 @@ describe('The free clip', function () {
       assert.deepEqual(round(segmentSeek(p, copy, 0.1, true)), ['9.700', '0.050']);
       assert.deepEqual(round(segmentSeek(p, copy, 0.1, false)), ['9.700', '0.050']);
       assert.deepEqual(round(segmentSeek(p, { mode: 'encode', start: 2, frames: 80 }, 0.1, true)), ['1.950', undefined], 'indexed: half a frame early, decoding drops the rest');
-      assert.deepEqual(round(segmentSeek(p, { mode: 'encode', start: 11.9, frames: 1 }, 0.1, false)), ['9.799', '2.051'], 'no index: from before the keyframe\'s decode time');
+      assert.deepEqual(round(segmentSeek(p, { mode: 'encode', start: 11.9, frames: 1 }, 0.1, false)), ['9.799', '2.051'], "no index: from before the keyframe's decode time");
       assert.deepEqual(clipSegmentArgs('/m/in.mp4', '/w/s1.ts', copy, { input: 9.7, output: 0.05 }, { encode: enc.args, format: 'mpegts' }), [
-        '-y', '-ss', '9.700000', '-i', '/m/in.mp4', '-map', '0:v:0', '-frames:v', '18', '-ss', '0.050000', '-c:v', 'copy', '-muxdelay', '0', '-muxpreload', '0', '-an', '-sn', '-dn', '-f', 'mpegts', '/w/s1.ts',
+        '-y',
+        '-ss',
+        '9.700000',
+        '-i',
+        '/m/in.mp4',
+        '-map',
+        '0:v:0',
+        '-frames:v',
+        '18',
+        '-ss',
+        '0.050000',
+        '-c:v',
+        'copy',
+        '-muxdelay',
+        '0',
+        '-muxpreload',
+        '0',
+        '-an',
+        '-sn',
+        '-dn',
+        '-f',
+        'mpegts',
+        '/w/s1.ts',
       ]);
       assert.deepEqual(clipSegmentArgs('/m/in.ts', '/w/s0.ts', { mode: 'encode', start: 2, frames: 80 }, { input: 0.5, output: 1.5 }, { encode: ['-c:v', 'mpeg2video'], format: 'mpegts' }), [
-        '-y', '-ss', '0.500000', '-i', '/m/in.ts', '-map', '0:v:0', '-frames:v', '80', '-vf', 'trim=start=1.500000,setpts=PTS-STARTPTS', '-c:v', 'mpeg2video', '-fps_mode', 'passthrough',
-        '-muxdelay', '0', '-muxpreload', '0', '-an', '-sn', '-dn', '-f', 'mpegts', '/w/s0.ts',
+        '-y',
+        '-ss',
+        '0.500000',
+        '-i',
+        '/m/in.ts',
+        '-map',
+        '0:v:0',
+        '-frames:v',
+        '80',
+        '-vf',
+        'trim=start=1.500000,setpts=PTS-STARTPTS',
+        '-c:v',
+        'mpeg2video',
+        '-fps_mode',
+        'passthrough',
+        '-muxdelay',
+        '0',
+        '-muxpreload',
+        '0',
+        '-an',
+        '-sn',
+        '-dn',
+        '-f',
+        'mpegts',
+        '/w/s0.ts',
       ]);
       const plan = { frameSeconds: 0.1, start: 2, frames: 100, segments: [] };
       assert.deepEqual(clipMuxArgs('/o/clip.mov', { concatList: '/w/list.txt', master: '/m/in.mov', plan, audioCodecs: ['aac', 'pcm_s24le'], format: 'mov', videoTag: 'avc3' }), [
-        '-y', '-f', 'concat', '-safe', '0', '-i', '/w/list.txt', '-ss', '2.000000', '-i', '/m/in.mov', '-map', '0:v:0', '-map', '1:a?', '-c:v', 'copy', '-tag:v', 'avc3',
-        '-c:a', 'copy', '-c:a:1', 'pcm_s24le', '-copypriorss:a', '0', '-t', '10.000000', '-map_metadata', '1', '-sn', '-dn', '-f', 'mov', '/o/clip.mov',
+        '-y',
+        '-f',
+        'concat',
+        '-safe',
+        '0',
+        '-i',
+        '/w/list.txt',
+        '-ss',
+        '2.000000',
+        '-i',
+        '/m/in.mov',
+        '-map',
+        '0:v:0',
+        '-map',
+        '1:a?',
+        '-c:v',
+        'copy',
+        '-tag:v',
+        'avc3',
+        '-c:a',
+        'copy',
+        '-c:a:1',
+        'pcm_s24le',
+        '-copypriorss:a',
+        '0',
+        '-t',
+        '10.000000',
+        '-map_metadata',
+        '1',
+        '-sn',
+        '-dn',
+        '-f',
+        'mov',
+        '/o/clip.mov',
       ]);
     });
   });

@@ -3,16 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import Ajv from 'ajv';
 import type { components } from '../../generated/api';
 import { UnsupportedMediaError, detectScanning, probeMedia, type ProbeResult, type VideoMetadata } from '../../src/media';
-import {
-  bitDepth,
-  codecShortName,
-  containerShortName,
-  displayAspectRatio,
-  frameRate,
-  hdrStandard,
-  scanningFromFieldOrder,
-  scanningFromIdet,
-} from '../../src/media/probe';
+import { bitDepth, codecShortName, containerShortName, displayAspectRatio, frameRate, hdrStandard, scanningFromFieldOrder, scanningFromIdet } from '../../src/media/probe';
 import { bins, fixture } from './fixtures';
 
 // Compile-time: the module's VideoMetadata is the contract's, both ways.

@@ -3,16 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Ajv from 'ajv';
 import type { components } from '../../generated/api';
-import {
-  MediaAbortedError,
-  assessQuality,
-  makeFullFrames,
-  makeThumbnails,
-  makeThumbnailsAndFrames,
-  makeWebVideo,
-  type MediaProgress,
-  type VideoQualityAssessment,
-} from '../../src/media';
+import { MediaAbortedError, assessQuality, makeFullFrames, makeThumbnails, makeThumbnailsAndFrames, makeWebVideo, type MediaProgress, type VideoQualityAssessment } from '../../src/media';
 import { multiStillsArgs, qualityFromMetadata, qualityLabel, qualityScore, stillPositions, stillsArgs, webVideoArgs } from '../../src/media/recipes';
 import { bins, ffprobeStreams, fixture, fixtureDir, mp4TopLevelBoxes, recordKills } from './fixtures';
 
@@ -27,8 +18,14 @@ const validateQuality = ajv.compile({ $ref: 'contract.json#/components/schemas/V
 
 let n = 0;
 const outDir = () => mkdtempSync(path.join(fixtureDir, `out-${++n}-`));
-const isJpeg = (file: string) => readFileSync(file).subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff]));
-const isPng = (file: string) => readFileSync(file).subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+const isJpeg = (file: string) =>
+  readFileSync(file)
+    .subarray(0, 3)
+    .equals(Buffer.from([0xff, 0xd8, 0xff]));
+const isPng = (file: string) =>
+  readFileSync(file)
+    .subarray(0, 8)
+    .equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
 const videoOf = async (file: string) => (await ffprobeStreams(file)).streams.find((s) => s.codec_type === 'video')!;
 
 describe('Media recipes', function () {
@@ -43,27 +40,124 @@ describe('Media recipes', function () {
     });
 
     it('still images: one process, one fast-seeked input per position', () => {
-      const args = stillsArgs('/v/in.mov', [{ positionMs: 0, path: '/o/a.jpg' }, { positionMs: 1500, path: '/o/b.jpg' }], 'scale=320:-2', ['-q:v', '3']);
+      const args = stillsArgs(
+        '/v/in.mov',
+        [
+          { positionMs: 0, path: '/o/a.jpg' },
+          { positionMs: 1500, path: '/o/b.jpg' },
+        ],
+        'scale=320:-2',
+        ['-q:v', '3'],
+      );
       assert.deepEqual(args, [
-        '-y', '-i', '/v/in.mov', '-ss', '1.500', '-i', '/v/in.mov',
-        '-map', '0:v:0', '-frames:v', '1', '-vf', 'scale=320:-2', '-q:v', '3', '-f', 'image2', '-update', '1', '/o/a.jpg',
-        '-map', '1:v:0', '-frames:v', '1', '-vf', 'scale=320:-2', '-q:v', '3', '-f', 'image2', '-update', '1', '/o/b.jpg',
+        '-y',
+        '-i',
+        '/v/in.mov',
+        '-ss',
+        '1.500',
+        '-i',
+        '/v/in.mov',
+        '-map',
+        '0:v:0',
+        '-frames:v',
+        '1',
+        '-vf',
+        'scale=320:-2',
+        '-q:v',
+        '3',
+        '-f',
+        'image2',
+        '-update',
+        '1',
+        '/o/a.jpg',
+        '-map',
+        '1:v:0',
+        '-frames:v',
+        '1',
+        '-vf',
+        'scale=320:-2',
+        '-q:v',
+        '3',
+        '-f',
+        'image2',
+        '-update',
+        '1',
+        '/o/b.jpg',
       ]);
       assert.ok(stillsArgs('-odd.mp4', [{ positionMs: 0, path: 'x.jpg' }], 'null', []).includes('./-odd.mp4'));
     });
 
     it('thumbnails and frames together: each position decoded once, split into both images', () => {
       const args = multiStillsArgs('/v/in.mov', [
-        { positionMs: 0, outputs: [{ path: '/o/t1.jpg', filter: 'scale=320:-2', encode: ['-q:v', '3'] }, { path: '/o/f1.jpg', filter: 'null', encode: ['-q:v', '2'] }] },
-        { positionMs: 2000, outputs: [{ path: '/o/t2.jpg', filter: 'scale=320:-2', encode: ['-q:v', '3'] }, { path: '/o/f2.jpg', filter: 'null', encode: ['-q:v', '2'] }] },
+        {
+          positionMs: 0,
+          outputs: [
+            { path: '/o/t1.jpg', filter: 'scale=320:-2', encode: ['-q:v', '3'] },
+            { path: '/o/f1.jpg', filter: 'null', encode: ['-q:v', '2'] },
+          ],
+        },
+        {
+          positionMs: 2000,
+          outputs: [
+            { path: '/o/t2.jpg', filter: 'scale=320:-2', encode: ['-q:v', '3'] },
+            { path: '/o/f2.jpg', filter: 'null', encode: ['-q:v', '2'] },
+          ],
+        },
       ]);
       assert.deepEqual(args, [
-        '-y', '-i', '/v/in.mov', '-ss', '2.000', '-i', '/v/in.mov',
-        '-filter_complex', '[0:v:0]split=2[p0k0][p0k1];[p0k0]scale=320:-2[o0k0];[p0k1]null[o0k1];[1:v:0]split=2[p1k0][p1k1];[p1k0]scale=320:-2[o1k0];[p1k1]null[o1k1]',
-        '-map', '[o0k0]', '-frames:v', '1', '-q:v', '3', '-f', 'image2', '-update', '1', '/o/t1.jpg',
-        '-map', '[o0k1]', '-frames:v', '1', '-q:v', '2', '-f', 'image2', '-update', '1', '/o/f1.jpg',
-        '-map', '[o1k0]', '-frames:v', '1', '-q:v', '3', '-f', 'image2', '-update', '1', '/o/t2.jpg',
-        '-map', '[o1k1]', '-frames:v', '1', '-q:v', '2', '-f', 'image2', '-update', '1', '/o/f2.jpg',
+        '-y',
+        '-i',
+        '/v/in.mov',
+        '-ss',
+        '2.000',
+        '-i',
+        '/v/in.mov',
+        '-filter_complex',
+        '[0:v:0]split=2[p0k0][p0k1];[p0k0]scale=320:-2[o0k0];[p0k1]null[o0k1];[1:v:0]split=2[p1k0][p1k1];[p1k0]scale=320:-2[o1k0];[p1k1]null[o1k1]',
+        '-map',
+        '[o0k0]',
+        '-frames:v',
+        '1',
+        '-q:v',
+        '3',
+        '-f',
+        'image2',
+        '-update',
+        '1',
+        '/o/t1.jpg',
+        '-map',
+        '[o0k1]',
+        '-frames:v',
+        '1',
+        '-q:v',
+        '2',
+        '-f',
+        'image2',
+        '-update',
+        '1',
+        '/o/f1.jpg',
+        '-map',
+        '[o1k0]',
+        '-frames:v',
+        '1',
+        '-q:v',
+        '3',
+        '-f',
+        'image2',
+        '-update',
+        '1',
+        '/o/t2.jpg',
+        '-map',
+        '[o1k1]',
+        '-frames:v',
+        '1',
+        '-q:v',
+        '2',
+        '-f',
+        'image2',
+        '-update',
+        '1',
+        '/o/f2.jpg',
       ]);
     });
 
@@ -89,9 +183,27 @@ describe('Media recipes', function () {
       assert.equal(qualityLabel('temporal_information', 0), 'still');
       const q = qualityFromMetadata(
         [
-          'frame:0 pts:0', 'lavfi.blur=4', 'lavfi.siti.ti=0', 'lavfi.siti.si=45', 'lavfi.signalstats.YLOW=16', 'lavfi.signalstats.YHIGH=136', 'lavfi.signalstats.YMAX=200', 'lavfi.signalstats.SATAVG=30', 'vidmill.segment=0',
-          'frame:1 pts:1', 'lavfi.blur=14', 'lavfi.siti.ti=10', 'lavfi.siti.si=5', 'lavfi.signalstats.YLOW=16', 'lavfi.signalstats.YHIGH=36', 'lavfi.signalstats.YMAX=200', 'lavfi.signalstats.SATAVG=0', 'vidmill.segment=0',
-          'frame:2 pts:2', 'lavfi.siti.ti=0', 'vidmill.segment=1',
+          'frame:0 pts:0',
+          'lavfi.blur=4',
+          'lavfi.siti.ti=0',
+          'lavfi.siti.si=45',
+          'lavfi.signalstats.YLOW=16',
+          'lavfi.signalstats.YHIGH=136',
+          'lavfi.signalstats.YMAX=200',
+          'lavfi.signalstats.SATAVG=30',
+          'vidmill.segment=0',
+          'frame:1 pts:1',
+          'lavfi.blur=14',
+          'lavfi.siti.ti=10',
+          'lavfi.siti.si=5',
+          'lavfi.signalstats.YLOW=16',
+          'lavfi.signalstats.YHIGH=36',
+          'lavfi.signalstats.YMAX=200',
+          'lavfi.signalstats.SATAVG=0',
+          'vidmill.segment=0',
+          'frame:2 pts:2',
+          'lavfi.siti.ti=0',
+          'vidmill.segment=1',
         ].join('\n'),
       );
       const by = Object.fromEntries(q.metrics.map((m) => [m.name, m]));
@@ -111,7 +223,10 @@ describe('Media recipes', function () {
       const progress: MediaProgress[] = [];
       const thumbs = await makeThumbnails(b, input, outDir(), { durationMs: 12_012, onProgress: (p) => progress.push(p) });
       assert.equal(thumbs.length, 5);
-      assert.deepEqual(thumbs.map((t) => t.positionMs), stillPositions(12_012, 5));
+      assert.deepEqual(
+        thumbs.map((t) => t.positionMs),
+        stillPositions(12_012, 5),
+      );
       for (const t of thumbs) {
         assert.ok(isJpeg(t.path), t.path);
         assert.match(path.basename(t.path), /^thumbnail-0[1-5]\.jpg$/);
@@ -146,9 +261,26 @@ describe('Media recipes', function () {
     it('thumbnails and full frames in one run: same files as the separate recipes', async () => {
       const dir = outDir();
       const { thumbnails, frames } = await makeThumbnailsAndFrames(await bins(), await fixture('anamorphicMp4'), dir, { durationMs: 1000, count: 3 });
-      assert.deepEqual(thumbnails.map((t) => [path.basename(t.path), t.width, t.height]), [['thumbnail-01.jpg', 320, 180], ['thumbnail-02.jpg', 320, 180], ['thumbnail-03.jpg', 320, 180]]);
-      assert.deepEqual(frames.map((f) => [path.basename(f.path), f.width, f.height]), [['frame-01.jpg', 1920, 1080], ['frame-02.jpg', 1920, 1080], ['frame-03.jpg', 1920, 1080]]);
-      assert.deepEqual(frames.map((f) => f.positionMs), thumbnails.map((t) => t.positionMs));
+      assert.deepEqual(
+        thumbnails.map((t) => [path.basename(t.path), t.width, t.height]),
+        [
+          ['thumbnail-01.jpg', 320, 180],
+          ['thumbnail-02.jpg', 320, 180],
+          ['thumbnail-03.jpg', 320, 180],
+        ],
+      );
+      assert.deepEqual(
+        frames.map((f) => [path.basename(f.path), f.width, f.height]),
+        [
+          ['frame-01.jpg', 1920, 1080],
+          ['frame-02.jpg', 1920, 1080],
+          ['frame-03.jpg', 1920, 1080],
+        ],
+      );
+      assert.deepEqual(
+        frames.map((f) => f.positionMs),
+        thumbnails.map((t) => t.positionMs),
+      );
       for (const f of [...thumbnails, ...frames]) assert.ok(isJpeg(f.path));
     });
 
@@ -221,7 +353,10 @@ describe('Media recipes', function () {
       const blurred = await assessQuality(b, await fixture('blurredMp4'), { durationMs: 3000 });
       for (const q of [sharp, blurred]) {
         assert.ok(validateQuality(q), JSON.stringify(validateQuality.errors));
-        assert.deepEqual(q.metrics.map((m) => m.name), ['blur', 'blockiness', 'spatial_information', 'luma_range', 'saturation', 'temporal_information']);
+        assert.deepEqual(
+          q.metrics.map((m) => m.name),
+          ['blur', 'blockiness', 'spatial_information', 'luma_range', 'saturation', 'temporal_information'],
+        );
         for (const m of q.metrics) {
           assert.ok(Number.isFinite(m.sampleMean));
           assert.ok(m.subjectiveScore >= 0 && m.subjectiveScore <= 5);

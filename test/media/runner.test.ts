@@ -33,7 +33,15 @@ describe('Media runner', function () {
   it('adds -hide_banner -nostdin, a log level and -progress only for ffmpeg', () => {
     assert.deepEqual(mediaArgs('/usr/bin/ffmpeg', ['-i', 'a']), ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', 'a']);
     assert.deepEqual(mediaArgs('/usr/bin/ffmpeg', ['-loglevel', 'info', '-i', 'a'], { onProgress: () => undefined }), [
-      '-hide_banner', '-nostdin', '-progress', 'pipe:1', '-nostats', '-loglevel', 'info', '-i', 'a',
+      '-hide_banner',
+      '-nostdin',
+      '-progress',
+      'pipe:1',
+      '-nostats',
+      '-loglevel',
+      'info',
+      '-i',
+      'a',
     ]);
     assert.deepEqual(mediaArgs('/usr/bin/ffprobe', ['-i', 'a']), ['-i', 'a']);
     assert.deepEqual(mediaArgs('/opt/ff/ffmpeg', ['-version'], { rawArgs: true }), ['-version']);
@@ -64,7 +72,10 @@ describe('Media runner', function () {
     assert.equal(result.stdout, '');
     assert.ok(seen.length >= 3, `only ${seen.length} progress reports`);
     for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.percentage >= seen[i - 1]!.percentage, JSON.stringify(seen));
-    assert.ok(seen.some((p) => p.percentage > 0 && p.percentage < 100), JSON.stringify(seen));
+    assert.ok(
+      seen.some((p) => p.percentage > 0 && p.percentage < 100),
+      JSON.stringify(seen),
+    );
     assert.equal(seen.at(-1)!.percentage, 100);
     assert.ok(seen.some((p) => p.speed !== undefined));
   });
@@ -99,7 +110,10 @@ describe('Media runner', function () {
     await waitFor('ffmpeg runs', () => processesWith(marker).length === 1);
     controller.abort(new Error('video deleted'));
     assert.deepEqual(kills.signals, ['SIGTERM'], 'SIGTERM is sent within abort()');
-    const err = await running.then(() => assert.fail('resolved'), (e: unknown) => e);
+    const err = await running.then(
+      () => assert.fail('resolved'),
+      (e: unknown) => e,
+    );
     assert.deepEqual(kills.signals, ['SIGTERM'], 'ffmpeg ended on SIGTERM, without the SIGKILL of the grace time');
     assert.ok(err instanceof MediaAbortedError);
     assert.match(err.message, /ffmpeg aborted: video deleted/);

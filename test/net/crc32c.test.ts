@@ -40,7 +40,11 @@ describe('CRC-32C (Castagnoli)', () => {
     }
     // Unaligned views into a larger buffer.
     const big = randomBytes(10_000);
-    for (const [start, end] of [[1, 9_999], [3, 4_100], [7, 8]]) {
+    for (const [start, end] of [
+      [1, 9_999],
+      [3, 4_100],
+      [7, 8],
+    ]) {
       const view = big.subarray(start, end);
       assert.equal(crc32c(view), referenceCrc32c(view));
     }
@@ -63,7 +67,7 @@ describe('CRC-32C (Castagnoli)', () => {
     for (let trial = 0; trial < 20; trial++) {
       let crc = 0;
       const hasher = new Crc32c();
-      for (let at = 0; at < buf.length; ) {
+      for (let at = 0; at < buf.length;) {
         const size = 1 + Math.floor(Math.random() * 9_000);
         const chunk = buf.subarray(at, at + size);
         crc = crc32cUpdate(crc, chunk);

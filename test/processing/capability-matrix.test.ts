@@ -74,10 +74,27 @@ function matrixSource(size: Size, interlaced: boolean): Promise<MatrixSource> {
       const b = await bins();
       const file = path.join(workDir, `matrix-${key}.ts`);
       await run(b.ffmpeg, [
-        '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
-        '-f', 'lavfi', '-i', `testsrc2=size=${key.slice(0, -1)}:rate=50:duration=0.12`, '-f', 'lavfi', '-i', 'sine=sample_rate=48000:duration=0.12',
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-nostdin',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        `testsrc2=size=${key.slice(0, -1)}:rate=50:duration=0.12`,
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=sample_rate=48000:duration=0.12',
         ...(interlaced ? ['-vf', 'interlace=scan=tff,setfield=tff', '-flags', '+ilme+ildct'] : []),
-        '-c:v', 'mpeg2video', '-b:v', '8M', '-c:a', 'mp2', file,
+        '-c:v',
+        'mpeg2video',
+        '-b:v',
+        '8M',
+        '-c:a',
+        'mp2',
+        file,
       ]);
       return { file, probe: await probeMedia(b, file) };
     })();
@@ -89,9 +106,11 @@ function matrixSource(size: Size, interlaced: boolean): Promise<MatrixSource> {
 /** Runs `fn` over `items`, `limit` at a time. */
 async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 describe('Capability matrix: every accepted combination runs on this ffmpeg', function () {

@@ -10,14 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { probeMedia, type MediaBinaries, type ProbeResult } from '../../src/media';
-import {
-  buildProcessingPlan,
-  engineCapabilities,
-  runProcessing,
-  type EngineCapabilities,
-  type ProcessingOptions,
-  type ProcessingProgress,
-} from '../../src/processing-planner';
+import { buildProcessingPlan, engineCapabilities, runProcessing, type EngineCapabilities, type ProcessingOptions, type ProcessingProgress } from '../../src/processing-planner';
 import { bins } from '../media/fixtures';
 
 export const run = promisify(execFile);
@@ -30,29 +23,129 @@ const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 export const MASTER_P3_1000 = 'G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,50)';
 export const MASTER_BT2020_4000 = 'G(8500,39850)B(6550,2300)R(35400,14600)WP(15635,16450)L(40000000,50)';
 const hdr10 = (masterDisplay: string, maxCll: string) => [
-  '-c:v', 'libx265', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p10le', '-color_primaries', 'bt2020', '-color_trc', 'smpte2084', '-colorspace', 'bt2020nc',
-  '-x265-params', `log-level=error:hdr10=1:master-display=${masterDisplay}:max-cll=${maxCll}`,
+  '-c:v',
+  'libx265',
+  '-preset',
+  'ultrafast',
+  '-pix_fmt',
+  'yuv420p10le',
+  '-color_primaries',
+  'bt2020',
+  '-color_trc',
+  'smpte2084',
+  '-colorspace',
+  'bt2020nc',
+  '-x265-params',
+  `log-level=error:hdr10=1:master-display=${masterDisplay}:max-cll=${maxCll}`,
 ];
 
 export const SOURCES = {
   /** Interlaced PAL SD, 16:9 anamorphic, top field first, MPEG-2 + MP2 in MPEG-TS, 2 s (50 fields/s). */
   palInterlaced: [
     'pal.ts',
-    ['-f', 'lavfi', '-i', 'testsrc2=size=720x576:rate=50:duration=2', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=2',
-      '-vf', 'interlace=scan=tff,setfield=tff,setsar=64/45', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-b:v', '6M', '-g', '12', '-c:a', 'mp2', '-b:a', '192k'],
+    [
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=720x576:rate=50:duration=2',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000:duration=2',
+      '-vf',
+      'interlace=scan=tff,setfield=tff,setsar=64/45',
+      '-c:v',
+      'mpeg2video',
+      '-flags',
+      '+ilme+ildct',
+      '-b:v',
+      '6M',
+      '-g',
+      '12',
+      '-c:a',
+      'mp2',
+      '-b:a',
+      '192k',
+    ],
   ],
   /** H.264 + AAC in MP4, 640x360, 25 frames/s, 1 s. */
-  small: ['small.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=1', '-f', 'lavfi', '-i', 'sine=duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest']],
+  small: [
+    'small.mp4',
+    [
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=640x360:rate=25:duration=1',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=duration=1',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+    ],
+  ],
   /** H.264 in MP4, 320x180, 25 frames/s, 1 s, no audio: pictures measured pixel by pixel. */
   tiny: ['tiny.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p']],
   /** H.264 + AAC in MP4, 320x180, 25 frames/s, 2 s, a keyframe every second: ranges cut between frames. */
-  clip25: ['clip25.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25:duration=2', '-f', 'lavfi', '-i', 'sine=duration=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest']],
+  clip25: [
+    'clip25.mp4',
+    [
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x180:rate=25:duration=2',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=duration=2',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-g',
+      '25',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+    ],
+  ],
   /** H.264 in MP4, 320x180, 30000/1001 frames/s, 2 s. */
   ntsc: ['ntsc.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=30000/1001:duration=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '30', '-pix_fmt', 'yuv420p']],
   /** Progressive 50 frames/s, 640x360, 1 s, no audio. */
   fast: ['fast.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=50:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']],
   /** HEVC Main 10, PQ / BT.2020 without static metadata (PQ10), 320x180, 1 s. */
-  pq: ['pq.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25:duration=1', '-c:v', 'libx265', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p10le', '-color_primaries', 'bt2020', '-color_trc', 'smpte2084', '-colorspace', 'bt2020nc', '-x265-params', 'log-level=error']],
+  pq: [
+    'pq.mp4',
+    [
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x180:rate=25:duration=1',
+      '-c:v',
+      'libx265',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p10le',
+      '-color_primaries',
+      'bt2020',
+      '-color_trc',
+      'smpte2084',
+      '-colorspace',
+      'bt2020nc',
+      '-x265-params',
+      'log-level=error',
+    ],
+  ],
   /** HDR10: HEVC Main 10 PQ / BT.2020, mastered on a 1000-nit P3 display, MaxCLL 1000, MaxFALL 400, 320x180, 1 s. */
   hdr10At1000: ['hdr10-1000.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25:duration=1', ...hdr10(MASTER_P3_1000, '1000,400')]],
   /** HDR10 mastered on a 4000-nit BT.2020 display, MaxCLL 4000, MaxFALL 1000, 320x180, 1 s. */

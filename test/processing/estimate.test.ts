@@ -13,7 +13,39 @@ function estimate(options: ProcessingOptions, source: FakeSource = {}, range = {
 describe('Processing estimate', function () {
   it('the calibration table covers every stage key the plan can produce', function () {
     const keys = Object.keys(calibration.rates);
-    for (const k of ['decode', 'libx264:medium', 'libx265:medium', 'mpeg2video', 'ffv1', 'prores_ks', 'dnxhd', 'bwdif', 'yadif', 'w3fdif', 'hqdn3d', 'nlmeans', 'vidstabdetect', 'vidstabtransform', 'deshake', 'grayworld', 'vibrance', 'eq', 'scale_lanczos', 'unsharp', 'minterpolate', 'minterpolate_vfi', 'framerate', 'gradfun', 'deband', 'filmgrain', 'zscale', 'colorspace', 'tonemap', 'interlace', 'pad']) {
+    for (const k of [
+      'decode',
+      'libx264:medium',
+      'libx265:medium',
+      'mpeg2video',
+      'ffv1',
+      'prores_ks',
+      'dnxhd',
+      'bwdif',
+      'yadif',
+      'w3fdif',
+      'hqdn3d',
+      'nlmeans',
+      'vidstabdetect',
+      'vidstabtransform',
+      'deshake',
+      'grayworld',
+      'vibrance',
+      'eq',
+      'scale_lanczos',
+      'unsharp',
+      'minterpolate',
+      'minterpolate_vfi',
+      'framerate',
+      'gradfun',
+      'deband',
+      'filmgrain',
+      'zscale',
+      'colorspace',
+      'tonemap',
+      'interlace',
+      'pad',
+    ]) {
       assert.ok(keys.includes(k), k);
     }
     for (const r of Object.values(calibration.rates)) assert.ok(r.mpxPerSecond > 0 && r.mpxPerCpuSecond > 0);

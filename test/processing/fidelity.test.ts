@@ -19,7 +19,12 @@ describe('Processing fidelity with ffmpeg', function () {
     const cases: [string, SourceName, ProcessingOptions, { maxLuminance: number; red: [number, number]; maxCll: number; maxFall: number }][] = [
       ['{} from the 4000-nit source', 'hdr10At4000', {}, { maxLuminance: 4000, red: [0.708, 0.292], maxCll: 4000, maxFall: 1000 }],
       ['{} from the 1000-nit source', 'hdr10At1000', {}, { maxLuminance: 1000, red: [0.68, 0.32], maxCll: 1000, maxFall: 400 }],
-      ['input SOURCE_PRIORITY', 'hdr10At4000', { processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY' } } }, { maxLuminance: 4000, red: [0.708, 0.292], maxCll: 4000, maxFall: 1000 }],
+      [
+        'input SOURCE_PRIORITY',
+        'hdr10At4000',
+        { processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY' } } },
+        { maxLuminance: 4000, red: [0.708, 0.292], maxCll: 4000, maxFall: 1000 },
+      ],
       [
         'USER_PRIORITY HDR10 without a mastering display',
         'hdr10At4000',
@@ -79,7 +84,7 @@ describe('Processing fidelity with ffmpeg', function () {
     });
   });
 
-  it("the applied output (processing.appliedOptions.output) is what ffprobe reads: codec profile, pixel format, size, aspect, rate, scanning", async function () {
+  it('the applied output (processing.appliedOptions.output) is what ffprobe reads: codec profile, pixel format, size, aspect, rate, scanning', async function () {
     const cases: [SourceName, ProcessingOptions][] = [
       ['palInterlaced', { encodingConfiguration: { codec: 'H264' }, filters: { reshaper: 'CROP' }, filterSettings: { normalizedCropCoordinates: { x1: 0.1, y1: 0.125, x2: 0.9, y2: 0.875 } } }],
       ['palInterlaced', { encodingConfiguration: { codec: 'MPEG2', pixelFormat: { yuv: '4:2:2', bitDepth: 8 } } }],

@@ -54,7 +54,10 @@ describe('FILMGRAIN with ffmpeg', function () {
     assertColourKept(withGrain, without, '10-bit', 4);
     // Still 10-bit: grain values land between the 8-bit steps (not only multiples of 4).
     const y = withGrain.frames[0]!.y;
-    assert.ok(y.some((x) => x % 4 !== 0), 'the grained picture is not an 8-bit picture scaled up');
+    assert.ok(
+      y.some((x) => x % 4 !== 0),
+      'the grained picture is not an 8-bit picture scaled up',
+    );
   });
 
   it('stronger grain is stronger, coarser grain is coarser (lossless FFV1, each against the clean job)', async function () {

@@ -2,15 +2,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import Ajv from 'ajv';
 import type { components } from '../../generated/api';
-import {
-  analysisArgs,
-  buildProcessingPlan,
-  processingArgs,
-  type EngineCapabilities,
-  type PlanEnvironment,
-  type ProcessingOptions,
-  type ProcessingPlan,
-} from '../../src/processing-planner';
+import { analysisArgs, buildProcessingPlan, processingArgs, type EngineCapabilities, type PlanEnvironment, type ProcessingOptions, type ProcessingPlan } from '../../src/processing-planner';
 import { FULL_CAPABILITIES } from '../../src/processing-planner/capabilities';
 import { TRANSFORMS_TOKEN } from '../../src/processing-planner/ffmpeg-args';
 import { escapeFilterValue } from '../../src/processing-planner/ffmpeg-syntax';
@@ -315,7 +307,10 @@ describe('Processing plan', function () {
         assert.deepEqual(p.output.fps, { num: 50, den: 1 });
         assert.equal(p.output.scanning, 'PROGRESSIVE');
         assert.equal(p.applied.options.filterSettings!.interlacedFieldOrderMode, 'TOP_FIELD_FIRST');
-        assert.equal(p.applied.notes.some((n) => n.field === 'filters.deinterlacer'), deinterlacer === 'DEINT');
+        assert.equal(
+          p.applied.notes.some((n) => n.field === 'filters.deinterlacer'),
+          deinterlacer === 'DEINT',
+        );
       });
     }
     it('the field order comes from the metadata, the analysis or the setting', function () {
@@ -415,8 +410,7 @@ describe('Processing plan', function () {
   });
 
   describe('filters.scaler and filterSettings.resolution', function () {
-    const scaled = (resolution: object, source: FakeSource = {}, scaler = 'SCALE') =>
-      plan({ filters: { scaler: scaler as 'SCALE' }, filterSettings: { resolution } }, source);
+    const scaled = (resolution: object, source: FakeSource = {}, scaler = 'SCALE') => plan({ filters: { scaler: scaler as 'SCALE' }, filterSettings: { resolution } }, source);
     const TAGS: [string, FakeSource, number, number, string][] = [
       ['STANDARD_HD', {}, 1280, 720, '1/1'],
       ['FULL_HD', { width: 1280, height: 720 }, 1920, 1080, '1/1'],
@@ -564,7 +558,10 @@ describe('Processing plan', function () {
       it(`${frc}: ${re.source}`, function () {
         const p = plan({ filters: { frameRateConverter: frc as 'FPS' }, filterSettings: { frameRate: { tag: 'VIDEO_PAL_FAST' } } });
         assert.match(p.filterGraph, re);
-        assert.equal(p.applied.notes.some((n) => n.field === 'filters.frameRateConverter' && /proprietary AI frame interpolation/.test(n.note)), noted);
+        assert.equal(
+          p.applied.notes.some((n) => n.field === 'filters.frameRateConverter' && /proprietary AI frame interpolation/.test(n.note)),
+          noted,
+        );
       });
     }
   });
@@ -669,7 +666,10 @@ describe('Processing plan', function () {
       assert.match(p.filterGraph, /bwdif=mode=send_field:parity=tff/);
       assert.deepEqual(p.output.fps, { num: 50, den: 1 });
       assert.equal(arg(p.outputArgs, '-flags'), undefined);
-      assert.ok(p.applied.notes.some((n) => n.field === 'processingSettings.outputScanning' && /DNXHR is encoded progressive only/.test(n.note)), JSON.stringify(p.applied.notes));
+      assert.ok(
+        p.applied.notes.some((n) => n.field === 'processingSettings.outputScanning' && /DNXHR is encoded progressive only/.test(n.note)),
+        JSON.stringify(p.applied.notes),
+      );
       for (const [options, source] of [
         [{ encodingProfile: 'DNXHR_SQ', container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, PAL_SD_INTERLACED],
         [{ encodingProfile: 'DNXHR_HQ', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { rate: '50:1' }],
@@ -689,7 +689,9 @@ describe('Processing plan', function () {
       assert.equal(processingError(() => plan({ encodingProfile: 'DNXHD_90_LB' }, hdv)).errorCode, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE');
     });
     it("MXF holds only ffmpeg's SMPTE frame rates: interlacing 25p (12.5 interlaced frames/s) into MXF is 400 UNSUPPORTED_PROCESSING_OPTION", function () {
-      const err = processingError(() => plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576 }));
+      const err = processingError(() =>
+        plan({ encodingConfiguration: { codec: 'MPEG2' }, container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, { width: 720, height: 576 }),
+      );
       assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
       assert.equal(err.issues[0]!.field, 'container');
       assert.match(err.message, /12\.5 frames\/s/);
@@ -771,11 +773,22 @@ describe('Processing plan', function () {
     });
     it('an HDR conversion without zscale is refused', function () {
       const src: FakeSource = { color: { colorSpaceName: 'bt2020nc', colorPrimariesName: 'bt2020', colorTransferName: 'smpte2084', colorRangeName: 'tv' } };
-      const err = processingError(() => plan({ processingSettings: { outputColorSpaceConversion: { mappingMode: 'STRICT_USER', colorProfile: { ...PROFILE, colorRange: 'LIMITED' } } } }, src, undefined, { capabilities: without('zscale') }));
+      const err = processingError(() =>
+        plan({ processingSettings: { outputColorSpaceConversion: { mappingMode: 'STRICT_USER', colorProfile: { ...PROFILE, colorRange: 'LIMITED' } } } }, src, undefined, {
+          capabilities: without('zscale'),
+        }),
+      );
       assert.equal(err.errorCode, 'UNSUPPORTED_PROCESSING_OPTION');
       assert.equal(err.details!.validationErrors![0]!.field, 'processingSettings.outputColorSpaceConversion');
     });
-    const PQ_SOURCE: FakeSource = { width: 3840, height: 2160, pixelFormatName: 'yuv420p10le', bitDepth: 10, codecName: 'hevc', color: { colorSpaceName: 'bt2020nc', colorPrimariesName: 'bt2020', colorTransferName: 'smpte2084', colorRangeName: 'tv' } };
+    const PQ_SOURCE: FakeSource = {
+      width: 3840,
+      height: 2160,
+      pixelFormatName: 'yuv420p10le',
+      bitDepth: 10,
+      codecName: 'hevc',
+      color: { colorSpaceName: 'bt2020nc', colorPrimariesName: 'bt2020', colorTransferName: 'smpte2084', colorRangeName: 'tv' },
+    };
     it('toneMapper: HDR to SDR Rec.709 with zscale and tonemap (peak from the input profile)', function () {
       const p = plan(
         {
@@ -822,7 +835,10 @@ describe('Processing plan', function () {
       assert.ok(p.applied.notes.some((n) => n.field === 'processingSettings.outputColorSpaceConversion.inverseToneMapper'));
     });
     it('an HDR profile that only fills gaps (INPUT_PRIORITY on SDR) writes no HDR metadata (noted)', function () {
-      const p = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputColorSpaceConversion: { mappingMode: 'INPUT_PRIORITY', colorProfile: { hdrFormat: 'HDR10', maxCll: 1000 } } } });
+      const p = plan({
+        encodingConfiguration: { codec: 'HEVC' },
+        processingSettings: { outputColorSpaceConversion: { mappingMode: 'INPUT_PRIORITY', colorProfile: { hdrFormat: 'HDR10', maxCll: 1000 } } },
+      });
       assert.equal(arg(p.outputArgs, '-x265-params'), 'log-level=error');
       assert.equal(arg(p.outputArgs, '-color_trc'), 'bt709');
       assert.equal(p.output.pixelFormat, 'yuv420p');
@@ -861,11 +877,17 @@ describe('Processing plan', function () {
         assert.equal(arg(own.outputArgs, '-x265-params'), 'log-level=error:hdr10=1:master-display=G(8500,39850)B(6550,2300)R(35400,14600)WP(15635,16450)L(40000000,50):max-cll=800,0');
       });
       it('is not carried when the picture leaves PQ or the codec cannot write it (noted)', function () {
-        const sdr = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', toneMapper: { algorithm: 'HABLE' } } } }, HDR10_4000);
+        const sdr = plan(
+          { encodingConfiguration: { codec: 'HEVC' }, processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', toneMapper: { algorithm: 'HABLE' } } } },
+          HDR10_4000,
+        );
         assert.equal(arg(sdr.outputArgs, '-x265-params'), 'log-level=error');
         assert.equal(sdr.output.hdr, undefined);
         const h264 = plan({ encodingConfiguration: { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 10 } } }, HDR10_4000);
-        assert.ok(h264.applied.notes.some((n) => n.appliedAs === 'not written' && /PQ10/.test(n.note)), JSON.stringify(h264.applied.notes));
+        assert.ok(
+          h264.applied.notes.some((n) => n.appliedAs === 'not written' && /PQ10/.test(n.note)),
+          JSON.stringify(h264.applied.notes),
+        );
         const hlg = plan({ processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HLG' } } } }, HDR10_4000);
         assert.doesNotMatch(arg(hlg.outputArgs, '-x265-params')!, /master-display/);
       });
@@ -876,7 +898,10 @@ describe('Processing plan', function () {
       assert.ok(p.applied.notes.some((n) => /masteringDisplay$/.test(n.field)));
     });
     it('INFINITEHDR: saturation boost, then linear expansion with SDR white at 203 nits (noted)', function () {
-      const p = plan({ encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HLG' }, inverseToneMapper: { algorithm: 'INFINITEHDR', saturationBoost: 1.5 } } } });
+      const p = plan({
+        encodingConfiguration: { codec: 'HEVC' },
+        processingSettings: { outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'HLG' }, inverseToneMapper: { algorithm: 'INFINITEHDR', saturationBoost: 1.5 } } },
+      });
       assert.match(p.filterGraph, /eq=saturation=1\.5,zscale=.*t=arib-std-b67.*:npl=203/);
       assert.equal(p.output.bitDepth, 10);
       assert.match(p.applied.notes.find((n) => /inverseToneMapper$/.test(n.field))!.note, /proprietary AI inverse tone mapper/);
@@ -899,8 +924,14 @@ describe('Processing plan', function () {
       assert.equal(escapeFilterValue("it's"), "it\\\\\\'s");
     });
     it('the work list names every costed stage for the estimate', function () {
-      const p = plan({ encodingProfile: 'PRORES_422_HQ', filters: { deinterlacer: 'DEINT', denoiser: 'DENOISE', scaler: 'DVRES2' }, filterSettings: { resolution: { tag: 'FULL_HD' } } }, PAL_SD_INTERLACED);
-      assert.deepEqual(p.work.map((w) => w.key), ['decode', 'bwdif', 'nlmeans', 'scale_lanczos', 'unsharp', 'prores_ks']);
+      const p = plan(
+        { encodingProfile: 'PRORES_422_HQ', filters: { deinterlacer: 'DEINT', denoiser: 'DENOISE', scaler: 'DVRES2' }, filterSettings: { resolution: { tag: 'FULL_HD' } } },
+        PAL_SD_INTERLACED,
+      );
+      assert.deepEqual(
+        p.work.map((w) => w.key),
+        ['decode', 'bwdif', 'nlmeans', 'scale_lanczos', 'unsharp', 'prores_ks'],
+      );
       const byKey = Object.fromEntries(p.work.map((w) => [w.key, w.pixelsPerSecond]));
       assert.equal(byKey.decode, 720 * 576 * 25);
       assert.equal(byKey.nlmeans, 720 * 576 * 50);

@@ -6,14 +6,7 @@ import { strict as assert } from 'node:assert';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MediaAbortedError, type MediaBinaries, type ProbeResult } from '../../src/media';
-import {
-  buildProcessingPlan,
-  estimateProcessing,
-  runProcessing,
-  type EngineCapabilities,
-  type ProcessingPlan,
-  type ProcessingProgress,
-} from '../../src/processing-planner';
+import { buildProcessingPlan, estimateProcessing, runProcessing, type EngineCapabilities, type ProcessingPlan, type ProcessingProgress } from '../../src/processing-planner';
 import { bins } from '../media/fixtures';
 import { audioCodec, capabilities, processed, source, streamInfo, workDir as dir } from './engine-fixtures';
 
@@ -154,7 +147,10 @@ describe('Processing with ffmpeg', function () {
   it('HDR PQ -> SDR H.264 by tone mapping: tagged Rec.709', async function () {
     const { probe } = await processed(
       'pq',
-      { encodingConfiguration: { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 8 } }, processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', toneMapper: { algorithm: 'HABLE' } } } },
+      {
+        encodingConfiguration: { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 8 } },
+        processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', toneMapper: { algorithm: 'HABLE' } } },
+      },
       'tonemapped',
     );
     const m = probe.metadata;
@@ -185,12 +181,10 @@ describe('Processing with ffmpeg', function () {
   });
 
   it('XDCAM HD422 in MXF and MPEG-2 in a transport stream keep an interlaced source interlaced', async function () {
-    const xdcam = await processed(
-      'palInterlaced',
-      { encodingConfiguration: { codec: 'XDCAM' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'FULL_HD' } } },
-      'xdcam',
-      { startMs: 0, endMs: 1000 },
-    );
+    const xdcam = await processed('palInterlaced', { encodingConfiguration: { codec: 'XDCAM' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'FULL_HD' } } }, 'xdcam', {
+      startMs: 0,
+      endMs: 1000,
+    });
     const s = await streamInfo(xdcam.output);
     assert.equal(s.codec_name, 'mpeg2video');
     assert.equal(s.pix_fmt, 'yuv422p');
@@ -205,9 +199,14 @@ describe('Processing with ffmpeg', function () {
     assert.equal(mpeg2.probe.metadata.averageFrameRate?.rational, '25:1');
   });
 
-  it('progress with ffmpeg\'s speed; an abort kills ffmpeg and leaves no output', async function () {
+  it("progress with ffmpeg's speed; an abort kills ffmpeg and leaves no output", async function () {
     const src = await source('palInterlaced');
-    const plan = buildProcessingPlan({ filters: { denoiser: 'DENOISE' }, encodingConfiguration: { codec: 'HEVC' } }, src.probe, { startMs: 0, endMs: src.probe.durationMs }, { capabilities: caps, encoderPreset: 'medium' });
+    const plan = buildProcessingPlan(
+      { filters: { denoiser: 'DENOISE' }, encodingConfiguration: { codec: 'HEVC' } },
+      src.probe,
+      { startMs: 0, endMs: src.probe.durationMs },
+      { capabilities: caps, encoderPreset: 'medium' },
+    );
     const output = path.join(dir, 'aborted' + plan.fileExtension);
     const controller = new AbortController();
     const seen: ProcessingProgress[] = [];
@@ -224,7 +223,10 @@ describe('Processing with ffmpeg', function () {
     );
     assert.equal(existsSync(output), false);
     assert.ok(seen.some((p) => p.percentage > 0 && p.speed !== undefined));
-    assert.ok(seen.every((p) => p.percentage < 100), 'no 100% after an abort');
+    assert.ok(
+      seen.every((p) => p.percentage < 100),
+      'no 100% after an abort',
+    );
   });
 
   it('the estimate is in the range of the real run (same machine)', async function () {

@@ -28,7 +28,12 @@ const INVALID: [string, unknown, string, string][] = [
   ['width 15', { filters: { scaler: 'SCALE' }, filterSettings: { resolution: { width: 15, height: 1080 } } }, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE', 'filterSettings.resolution.width'],
   ['height 4321', { filters: { scaler: 'SCALE' }, filterSettings: { resolution: { width: 1920, height: 4321 } } }, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE', 'filterSettings.resolution.height'],
   ['height 8', { filters: { scaler: 'SCALE' }, filterSettings: { resolution: { width: 1920, height: 8 } } }, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE', 'filterSettings.resolution.height'],
-  ['prescaled 8000 wide', { filters: { prescaler: 'SCALE' }, filterSettings: { prescaledResolution: { width: 8000, height: 720 } } }, 'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE', 'filterSettings.prescaledResolution.width'],
+  [
+    'prescaled 8000 wide',
+    { filters: { prescaler: 'SCALE' }, filterSettings: { prescaledResolution: { width: 8000, height: 720 } } },
+    'TARGET_RESOLUTION_OUT_OF_ALLOWED_RANGE',
+    'filterSettings.prescaledResolution.width',
+  ],
   // Frame rate
   ['fps 0', { filters: { frameRateConverter: 'FPS' }, filterSettings: { frameRate: { fps: 0 } } }, 'VALIDATION_ERROR', 'filterSettings.frameRate.fps'],
   ['fps 1000', { filters: { frameRateConverter: 'FPS' }, filterSettings: { frameRate: { fps: 1000 } } }, 'VALIDATION_ERROR', 'filterSettings.frameRate.fps'],
@@ -36,12 +41,32 @@ const INVALID: [string, unknown, string, string][] = [
   // Filters that need settings, inconsistent settings
   ['WESTON3F without field order', { filters: { deinterlacer: 'WESTON3F' } }, 'VALIDATION_ERROR', 'filterSettings.interlacedFieldOrderMode'],
   ['crop without coordinates', { filters: { reshaper: 'CROP' } }, 'VALIDATION_ERROR', 'filterSettings.normalizedCropCoordinates'],
-  ['crop x2 <= x1', { filters: { reshaper: 'CROP' }, filterSettings: { normalizedCropCoordinates: { x1: 0.5, y1: 0, x2: 0.5, y2: 1 } } }, 'VALIDATION_ERROR', 'filterSettings.normalizedCropCoordinates.x2'],
-  ['crop y2 <= y1', { filters: { reshaper: 'CROP' }, filterSettings: { normalizedCropCoordinates: { x1: 0, y1: 0.8, x2: 1, y2: 0.2 } } }, 'VALIDATION_ERROR', 'filterSettings.normalizedCropCoordinates.y2'],
-  ['crop coordinate above 1', { filters: { reshaper: 'CROP' }, filterSettings: { normalizedCropCoordinates: { x1: 0, y1: 0, x2: 1.5, y2: 1 } } }, 'VALIDATION_ERROR', 'filterSettings.normalizedCropCoordinates.x2'],
+  [
+    'crop x2 <= x1',
+    { filters: { reshaper: 'CROP' }, filterSettings: { normalizedCropCoordinates: { x1: 0.5, y1: 0, x2: 0.5, y2: 1 } } },
+    'VALIDATION_ERROR',
+    'filterSettings.normalizedCropCoordinates.x2',
+  ],
+  [
+    'crop y2 <= y1',
+    { filters: { reshaper: 'CROP' }, filterSettings: { normalizedCropCoordinates: { x1: 0, y1: 0.8, x2: 1, y2: 0.2 } } },
+    'VALIDATION_ERROR',
+    'filterSettings.normalizedCropCoordinates.y2',
+  ],
+  [
+    'crop coordinate above 1',
+    { filters: { reshaper: 'CROP' }, filterSettings: { normalizedCropCoordinates: { x1: 0, y1: 0, x2: 1.5, y2: 1 } } },
+    'VALIDATION_ERROR',
+    'filterSettings.normalizedCropCoordinates.x2',
+  ],
   ['FACEFORWARD without settings', { filters: { augmenter: 'FACEFORWARD' } }, 'VALIDATION_ERROR', 'filterSettings.faceForward'],
   ['FILMGRAIN without settings', { filters: { postProcessor: 'FILMGRAIN' } }, 'VALIDATION_ERROR', 'filterSettings.filmGrain'],
-  ['grain strength 51', { filters: { postProcessor: 'FILMGRAIN' }, filterSettings: { filmGrain: { grainSize: 'FINE', grainStrength: 51 } } }, 'VALIDATION_ERROR', 'filterSettings.filmGrain.grainStrength'],
+  [
+    'grain strength 51',
+    { filters: { postProcessor: 'FILMGRAIN' }, filterSettings: { filmGrain: { grainSize: 'FINE', grainStrength: 51 } } },
+    'VALIDATION_ERROR',
+    'filterSettings.filmGrain.grainStrength',
+  ],
   ['unknown filter value', { filters: { scaler: 'WAIFU2X' } }, 'VALIDATION_ERROR', 'filters.scaler'],
   ['unknown option', { filters: { sharpener: 'UNSHARP' } }, 'VALIDATION_ERROR', 'filters.sharpener'],
   ['unknown top-level option', { speed: 'fast' }, 'VALIDATION_ERROR', 'speed'],
@@ -54,14 +79,44 @@ const INVALID: [string, unknown, string, string][] = [
   ['DNxHD 4:4:4 profile', { encodingProfile: 'DNXHD_440X_444' }, 'UNSUPPORTED_PROCESSING_OPTION', 'encodingProfile'],
   ['FFV1 bitrate', { encodingConfiguration: { codec: 'FFV1', bitrate: 5_000_000 } }, 'UNSUPPORTED_PROCESSING_OPTION', 'encodingConfiguration.bitrate'],
   ['XDCAM bitrate', { encodingConfiguration: { codec: 'XDCAM', bitrate: 25_000_000 } }, 'UNSUPPORTED_PROCESSING_OPTION', 'encodingConfiguration.bitrate'],
-  ['interlaced HEVC', { encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } }, 'UNSUPPORTED_PROCESSING_OPTION', 'processingSettings.outputScanning'],
-  ['interlaced DNxHR', { encodingProfile: 'DNXHR_SQ', container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_BOTTOM_FIRST' } }, 'UNSUPPORTED_PROCESSING_OPTION', 'processingSettings.outputScanning'],
-  ['FACEFORWARD background blur', { filters: { augmenter: 'FACEFORWARD' }, filterSettings: { faceForward: { colorBoost: 5, autoWhiteBalance: false, relightIntensity: 0, backgroundBlur: 5 } } }, 'UNSUPPORTED_PROCESSING_OPTION', 'filterSettings.faceForward.backgroundBlur'],
-  ['inverse HABLE', HDR_OUT({ hdrFormat: 'PQ10' }, { inverseToneMapper: { algorithm: 'HABLE' } }), 'UNSUPPORTED_PROCESSING_OPTION', 'processingSettings.outputColorSpaceConversion.inverseToneMapper.algorithm'],
-  ['mastering display on H.264', { encodingConfiguration: { codec: 'H264' }, ...HDR_OUT({ hdrFormat: 'PQ10', masteringDisplay: { tag: 'P3_D65' } }) }, 'UNSUPPORTED_PROCESSING_OPTION', 'processingSettings.outputColorSpaceConversion.colorProfile.masteringDisplay'],
+  [
+    'interlaced HEVC',
+    { encodingConfiguration: { codec: 'HEVC' }, processingSettings: { outputScanning: 'INTERLACED_TOP_FIRST' } },
+    'UNSUPPORTED_PROCESSING_OPTION',
+    'processingSettings.outputScanning',
+  ],
+  [
+    'interlaced DNxHR',
+    { encodingProfile: 'DNXHR_SQ', container: 'MXF', processingSettings: { outputScanning: 'INTERLACED_BOTTOM_FIRST' } },
+    'UNSUPPORTED_PROCESSING_OPTION',
+    'processingSettings.outputScanning',
+  ],
+  [
+    'FACEFORWARD background blur',
+    { filters: { augmenter: 'FACEFORWARD' }, filterSettings: { faceForward: { colorBoost: 5, autoWhiteBalance: false, relightIntensity: 0, backgroundBlur: 5 } } },
+    'UNSUPPORTED_PROCESSING_OPTION',
+    'filterSettings.faceForward.backgroundBlur',
+  ],
+  [
+    'inverse HABLE',
+    HDR_OUT({ hdrFormat: 'PQ10' }, { inverseToneMapper: { algorithm: 'HABLE' } }),
+    'UNSUPPORTED_PROCESSING_OPTION',
+    'processingSettings.outputColorSpaceConversion.inverseToneMapper.algorithm',
+  ],
+  [
+    'mastering display on H.264',
+    { encodingConfiguration: { codec: 'H264' }, ...HDR_OUT({ hdrFormat: 'PQ10', masteringDisplay: { tag: 'P3_D65' } }) },
+    'UNSUPPORTED_PROCESSING_OPTION',
+    'processingSettings.outputColorSpaceConversion.colorProfile.masteringDisplay',
+  ],
   ['maxCll on ProRes', { encodingProfile: 'PRORES_4444_XQ', ...HDR_OUT({ maxCll: 1000 }) }, 'UNSUPPORTED_PROCESSING_OPTION', 'processingSettings.outputColorSpaceConversion.colorProfile.maxCll'],
   // Colour
-  ['STRICT_USER input without profile', { processingSettings: { inputColorSpaceConversion: { mappingMode: 'STRICT_USER' } } }, 'INVALID_INPUT_COLOR_CONVERSION', 'processingSettings.inputColorSpaceConversion.colorProfile'],
+  [
+    'STRICT_USER input without profile',
+    { processingSettings: { inputColorSpaceConversion: { mappingMode: 'STRICT_USER' } } },
+    'INVALID_INPUT_COLOR_CONVERSION',
+    'processingSettings.inputColorSpaceConversion.colorProfile',
+  ],
   [
     'STRICT_USER input, incomplete',
     { processingSettings: { inputColorSpaceConversion: { mappingMode: 'STRICT_USER', colorProfile: { colorSpace: 'BT709', colorPrimaries: 'BT709' } } } },
@@ -74,17 +129,57 @@ const INVALID: [string, unknown, string, string][] = [
     'INVALID_OUTPUT_COLOR_CONVERSION',
     'processingSettings.outputColorSpaceConversion.colorProfile',
   ],
-  ['HDR format against explicit transfer', HDR_OUT({ hdrFormat: 'HLG', transferCharacteristics: 'SMPTE2084' }), 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.colorProfile.transferCharacteristics'],
+  [
+    'HDR format against explicit transfer',
+    HDR_OUT({ hdrFormat: 'HLG', transferCharacteristics: 'SMPTE2084' }),
+    'INVALID_OUTPUT_COLOR_CONVERSION',
+    'processingSettings.outputColorSpaceConversion.colorProfile.transferCharacteristics',
+  ],
   ['HDR in full range', HDR_OUT({ hdrFormat: 'PQ10', colorRange: 'FULL' }), 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.colorProfile.colorRange'],
-  ['HDR10 on H.264', { encodingConfiguration: { codec: 'H264' }, ...HDR_OUT({ hdrFormat: 'HDR10' }) }, 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.colorProfile.hdrFormat'],
-  ['HDR10 at 8 bits', { encodingConfiguration: { codec: 'HEVC', pixelFormat: { yuv: '4:2:0', bitDepth: 8 } }, ...HDR_OUT({ hdrFormat: 'HDR10' }) }, 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.colorProfile.hdrFormat'],
-  ['PQ10 on MPEG-2', { encodingConfiguration: { codec: 'MPEG2' }, ...HDR_OUT({ hdrFormat: 'PQ10' }) }, 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.colorProfile.hdrFormat'],
-  ['PQ10 with an 8-bit DNxHR', { encodingProfile: 'DNXHR_HQ', ...HDR_OUT({ hdrFormat: 'PQ10' }) }, 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.colorProfile.hdrFormat'],
-  ['mastering display without points', HDR_OUT({ hdrFormat: 'HDR10', masteringDisplay: { red: { x: 0.68, y: 0.32 } } }), 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.colorProfile.masteringDisplay'],
+  [
+    'HDR10 on H.264',
+    { encodingConfiguration: { codec: 'H264' }, ...HDR_OUT({ hdrFormat: 'HDR10' }) },
+    'INVALID_OUTPUT_COLOR_CONVERSION',
+    'processingSettings.outputColorSpaceConversion.colorProfile.hdrFormat',
+  ],
+  [
+    'HDR10 at 8 bits',
+    { encodingConfiguration: { codec: 'HEVC', pixelFormat: { yuv: '4:2:0', bitDepth: 8 } }, ...HDR_OUT({ hdrFormat: 'HDR10' }) },
+    'INVALID_OUTPUT_COLOR_CONVERSION',
+    'processingSettings.outputColorSpaceConversion.colorProfile.hdrFormat',
+  ],
+  [
+    'PQ10 on MPEG-2',
+    { encodingConfiguration: { codec: 'MPEG2' }, ...HDR_OUT({ hdrFormat: 'PQ10' }) },
+    'INVALID_OUTPUT_COLOR_CONVERSION',
+    'processingSettings.outputColorSpaceConversion.colorProfile.hdrFormat',
+  ],
+  [
+    'PQ10 with an 8-bit DNxHR',
+    { encodingProfile: 'DNXHR_HQ', ...HDR_OUT({ hdrFormat: 'PQ10' }) },
+    'INVALID_OUTPUT_COLOR_CONVERSION',
+    'processingSettings.outputColorSpaceConversion.colorProfile.hdrFormat',
+  ],
+  [
+    'mastering display without points',
+    HDR_OUT({ hdrFormat: 'HDR10', masteringDisplay: { red: { x: 0.68, y: 0.32 } } }),
+    'INVALID_OUTPUT_COLOR_CONVERSION',
+    'processingSettings.outputColorSpaceConversion.colorProfile.masteringDisplay',
+  ],
   ['maxFall above maxCll', HDR_OUT({ hdrFormat: 'HDR10', maxCll: 400, maxFall: 1000 }), 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.colorProfile.maxFall'],
   ['maxFall with HLG', HDR_OUT({ hdrFormat: 'HLG', maxFall: 100 }), 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.colorProfile.maxFall'],
-  ['inverse tone mapper to SDR', HDR_OUT({ colorSpace: 'BT709' }, { inverseToneMapper: { algorithm: 'LINEAR' } }), 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.inverseToneMapper'],
-  ['inverse tone mapper, metadata only', HDR_OUT({ hdrFormat: 'HLG' }, { metadataOnly: true, inverseToneMapper: { algorithm: 'LINEAR' } }), 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.metadataOnly'],
+  [
+    'inverse tone mapper to SDR',
+    HDR_OUT({ colorSpace: 'BT709' }, { inverseToneMapper: { algorithm: 'LINEAR' } }),
+    'INVALID_OUTPUT_COLOR_CONVERSION',
+    'processingSettings.outputColorSpaceConversion.inverseToneMapper',
+  ],
+  [
+    'inverse tone mapper, metadata only',
+    HDR_OUT({ hdrFormat: 'HLG' }, { metadataOnly: true, inverseToneMapper: { algorithm: 'LINEAR' } }),
+    'INVALID_OUTPUT_COLOR_CONVERSION',
+    'processingSettings.outputColorSpaceConversion.metadataOnly',
+  ],
   [
     'tone mapper, metadata only',
     { processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', metadataOnly: true, toneMapper: { algorithm: 'HABLE' } } } },
@@ -93,12 +188,22 @@ const INVALID: [string, unknown, string, string][] = [
   ],
   [
     'tone mapper into an HDR output',
-    { processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', toneMapper: { algorithm: 'HABLE' } }, outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'PQ10' } } } },
+    {
+      processingSettings: {
+        inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', toneMapper: { algorithm: 'HABLE' } },
+        outputColorSpaceConversion: { mappingMode: 'USER_PRIORITY', colorProfile: { hdrFormat: 'PQ10' } },
+      },
+    },
     'INVALID_OUTPUT_COLOR_CONVERSION',
     'processingSettings.outputColorSpaceConversion.colorProfile',
   ],
   ['input mapping mode missing', { processingSettings: { inputColorSpaceConversion: {} } }, 'INVALID_INPUT_COLOR_CONVERSION', 'processingSettings.inputColorSpaceConversion.mappingMode'],
-  ['output mapping mode unknown', { processingSettings: { outputColorSpaceConversion: { mappingMode: 'BEST' } } }, 'INVALID_OUTPUT_COLOR_CONVERSION', 'processingSettings.outputColorSpaceConversion.mappingMode'],
+  [
+    'output mapping mode unknown',
+    { processingSettings: { outputColorSpaceConversion: { mappingMode: 'BEST' } } },
+    'INVALID_OUTPUT_COLOR_CONVERSION',
+    'processingSettings.outputColorSpaceConversion.mappingMode',
+  ],
 ];
 
 describe('Processing options: static validation', function () {
@@ -149,10 +254,24 @@ describe('Processing options: static validation', function () {
     ['null turns a stage off', { filters: { scaler: null, deinterlacer: null } }],
     ['tag wins over fps', { filters: { frameRateConverter: 'FPS' }, filterSettings: { frameRate: { tag: 'FILM', fps: 5000 } } }],
     ['fps bounds', { filters: { frameRateConverter: 'FPS' }, filterSettings: { frameRate: { fps: 0.001 } } }],
-    ['HDR10 with points', { encodingConfiguration: { codec: 'HEVC' }, ...(HDR_OUT({ hdrFormat: 'HDR10', maxCll: 1000, maxFall: 400, masteringDisplay: { red: { x: 0.68, y: 0.32 }, green: { x: 0.265, y: 0.69 }, blue: { x: 0.15, y: 0.06 }, whitePoint: { x: 0.3127, y: 0.329 } } }) as ProcessingOptions) }],
+    [
+      'HDR10 with points',
+      {
+        encodingConfiguration: { codec: 'HEVC' },
+        ...(HDR_OUT({
+          hdrFormat: 'HDR10',
+          maxCll: 1000,
+          maxFall: 400,
+          masteringDisplay: { red: { x: 0.68, y: 0.32 }, green: { x: 0.265, y: 0.69 }, blue: { x: 0.15, y: 0.06 }, whitePoint: { x: 0.3127, y: 0.329 } },
+        }) as ProcessingOptions),
+      },
+    ],
     ['STRICT_USER complete through hdrFormat', { processingSettings: { outputColorSpaceConversion: { mappingMode: 'STRICT_USER', colorProfile: { hdrFormat: 'HLG' } } } }],
     ['inverse LINEAR to PQ', HDR_OUT({ hdrFormat: 'PQ10' }, { inverseToneMapper: { algorithm: 'LINEAR', outputNits: 400 } }) as ProcessingOptions],
-    ['RESOLUTION_ONLY ignores the profile', { encodingConfiguration: { codec: 'H264' }, processingSettings: { outputColorSpaceConversion: { mappingMode: 'RESOLUTION_ONLY', colorProfile: { hdrFormat: 'HDR10' } } } }],
+    [
+      'RESOLUTION_ONLY ignores the profile',
+      { encodingConfiguration: { codec: 'H264' }, processingSettings: { outputColorSpaceConversion: { mappingMode: 'RESOLUTION_ONLY', colorProfile: { hdrFormat: 'HDR10' } } } },
+    ],
   ];
   for (const [name, options] of VALID) {
     it(`accepts: ${name}`, function () {
@@ -172,7 +291,12 @@ describe('Processing options: static validation', function () {
       ['no nlmeans', { filters: { denoiser: 'DENOISE' } }, ['nlmeans'], 'filters.denoiser'],
       ['no minterpolate', { filters: { frameRateConverter: 'VFI' }, filterSettings: { frameRate: { fps: 50 } } }, ['minterpolate'], 'filters.frameRateConverter'],
       ['no stabilizer at all', { filters: { stabilizer: 'DEJIT' } }, ['vidstabdetect', 'deshake'], 'filters.stabilizer'],
-      ['no tonemap', { processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', toneMapper: { algorithm: 'HABLE' } } } }, ['tonemap'], 'processingSettings.inputColorSpaceConversion.toneMapper'],
+      [
+        'no tonemap',
+        { processingSettings: { inputColorSpaceConversion: { mappingMode: 'SOURCE_PRIORITY', toneMapper: { algorithm: 'HABLE' } } } },
+        ['tonemap'],
+        'processingSettings.inputColorSpaceConversion.toneMapper',
+      ],
       ['no zscale for PQ', HDR_OUT({ hdrFormat: 'PQ10' }) as ProcessingOptions, ['zscale'], 'processingSettings.outputColorSpaceConversion.colorProfile'],
     ];
     for (const [name, options, missing, field] of CASES) {

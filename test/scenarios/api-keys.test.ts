@@ -148,7 +148,7 @@ describe(`API keys (${TEST_DIALECT})`, () => {
     expectError(await h.request.patch(`/api/v1/api-keys/${u.apiKeyId}`).set('Authorization', auth).send({}), 400, 'VALIDATION_ERROR');
   });
 
-  it('lists only the caller\'s keys, paged and sorted', async () => {
+  it("lists only the caller's keys, paged and sorted", async () => {
     h.clock.advance(1000);
     await create({ name: 'b', active: false });
     h.clock.advance(1000);
@@ -161,7 +161,10 @@ describe(`API keys (${TEST_DIALECT})`, () => {
     assert.equal(page.body.numberOfElements, 2);
     assert.equal(page.body.items[0].name, 'c');
     const second = await h.request.get('/api/v1/api-keys?pageSize=2&pageNumber=1&sortDirection=DESC').set('Authorization', auth);
-    assert.deepEqual(second.body.items.map((k: any) => k.id), [u.apiKeyId]);
+    assert.deepEqual(
+      second.body.items.map((k: any) => k.id),
+      [u.apiKeyId],
+    );
     expectError(await h.request.get(`/api/v1/api-keys/${other.apiKeyId}`).set('Authorization', auth), 404, 'RESOURCE_NOT_FOUND');
     expectError(await h.request.post(`/api/v1/api-keys/${other.apiKeyId}/deactivate`).set('Authorization', auth), 404, 'RESOURCE_NOT_FOUND');
   });

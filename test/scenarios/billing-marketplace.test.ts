@@ -9,7 +9,10 @@ describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
   const enc = encodeURIComponent;
-  const { get } = apiRequests(() => h, () => u);
+  const { get } = apiRequests(
+    () => h,
+    () => u,
+  );
   const link = (teamId: string, agreementId: string) => linkTestAgreement(h, teamId, agreementId);
 
   beforeEach(async () => {
@@ -52,7 +55,10 @@ describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
 
     const list = await get(`/v2/cloud-marketplace/subscriptions?teamId=${u.teamId}&sortDirection=DESC`);
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.items.map((s: any) => s.agreementId), ['agmt-2', 'agmt-1']);
+    assert.deepEqual(
+      list.body.items.map((s: any) => s.agreementId),
+      ['agmt-2', 'agmt-1'],
+    );
     assert.equal((await get('/v2/cloud-marketplace/subscriptions?pageSize=1&pageNumber=1')).body.numberOfElements, 1);
   });
 
@@ -133,10 +139,10 @@ describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
     const w = await h.user({ billingType: 'WALLET' });
     await assert.rejects(link(w.teamId, 'agmt-w'), { errorCode: 'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE' });
     await link(u.teamId, 'agmt-a');
-    await assert.rejects(
-      h.services.billing.recordAgreementChange({ kind: 'reassign', agreementId: 'agmt-a', newAgreementId: 'agmt-b', toTeamId: w.teamId }),
-      { errorCode: 'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE', message: /set-billing-type/ },
-    );
+    await assert.rejects(h.services.billing.recordAgreementChange({ kind: 'reassign', agreementId: 'agmt-a', newAgreementId: 'agmt-b', toTeamId: w.teamId }), {
+      errorCode: 'TEAM_NOT_BILLED_THROUGH_CLOUD_MARKETPLACE',
+      message: /set-billing-type/,
+    });
     // nothing was recorded: the agreement is still this team's current one
     assert.equal((await get('/v2/cloud-marketplace/subscriptions/current')).body.agreementId, 'agmt-a');
     expectError(await get('/v2/cloud-marketplace/subscriptions/agmt-b'), 404, 'RESOURCE_NOT_FOUND');
@@ -145,7 +151,10 @@ describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
     await h.services.ledger.switchBillingType(w.teamId, 'CLOUD_MARKETPLACE', 'takes over agmt-a');
     await h.services.billing.recordAgreementChange({ kind: 'reassign', agreementId: 'agmt-a', newAgreementId: 'agmt-b', toTeamId: w.teamId });
     const list = (await get('/v2/cloud-marketplace/subscriptions', w.apiKey)).body.items;
-    assert.deepEqual(list.map((s: any) => s.agreementId), ['agmt-b']);
+    assert.deepEqual(
+      list.map((s: any) => s.agreementId),
+      ['agmt-b'],
+    );
     for (const s of list) assert.equal((await get(`/v2/cloud-marketplace/subscriptions/${s.agreementId}`, w.apiKey)).status, 200);
     assert.equal((await get('/v2/cloud-marketplace/subscriptions/current', w.apiKey)).body.agreementId, 'agmt-b');
   });
@@ -159,7 +168,10 @@ describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
     await h.services.ledger.switchBillingType(u.teamId, 'WALLET', 'back to the wallet');
     const byTeam = await get(`/v2/cloud-marketplace/subscriptions?teamId=${u.teamId}`);
     assert.equal(byTeam.status, 200, JSON.stringify(byTeam.body));
-    assert.deepEqual(byTeam.body.items.map((s: any) => [s.agreementId, s.status]), [['agmt-1', 'UNSUBSCRIBED']]);
+    assert.deepEqual(
+      byTeam.body.items.map((s: any) => [s.agreementId, s.status]),
+      [['agmt-1', 'UNSUBSCRIBED']],
+    );
     assert.equal((await get('/v2/cloud-marketplace/subscriptions/agmt-1')).body.status, 'UNSUBSCRIBED');
     const usage = await get('/v2/cloud-marketplace/credits-usage');
     assert.equal(usage.status, 200, JSON.stringify(usage.body));

@@ -22,15 +22,17 @@ const PRICES = { ...DEFAULT_PRICE_LIST, storage: { usd: 3000, credits: 3_000_000
 describe(`Storage billing (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
-  const { get } = apiRequests(() => h, () => u);
+  const { get } = apiRequests(
+    () => h,
+    () => u,
+  );
   /** A stored video as video in leaves it, with the sample its copy job takes. */
   const store = async (owner: TestUser, data = MB) => {
     const id = await storedVideo(h, owner, { data });
     await sampleStorage(h.services.db, owner.teamId, h.clock.now());
     return id;
   };
-  const storageTransactions = async (teamId: string) =>
-    (await ledgerStore.allForTeam(h.services.db, teamId)).filter((t) => t.category === 'STORAGE');
+  const storageTransactions = async (teamId: string) => (await ledgerStore.allForTeam(h.services.db, teamId)).filter((t) => t.category === 'STORAGE');
   const run = () => h.services.storageBilling.run();
 
   beforeEach(async () => {
@@ -40,14 +42,18 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
   });
   afterEach(() => h.close());
 
-  it('storage is charged daily and at the month close; a period\'s storageCostUsd is the sum of its storage transactions', async () => {
+  it("storage is charged daily and at the month close; a period's storageCostUsd is the sum of its storage transactions", async () => {
     await store(u);
     await run();
     assert.equal((await storageTransactions(u.teamId)).length, 0, 'nothing is due before a day of usage');
     h.clock.advance(DAY);
     await run();
     let tx = await storageTransactions(u.teamId);
-    assert.deepEqual(tx.map((t) => t.amountMicros), [-100_000], 'one day of 1 MB: 0.1 USD');
+    assert.deepEqual(
+      tx.map((t) => t.amountMicros),
+      [-100_000],
+      'one day of 1 MB: 0.1 USD',
+    );
     assert.equal(tx[0]!.type, 'UTILITIES');
     assert.equal(tx[0]!.balanceKind, 'utilities');
     assert.equal(tx[0]!.products?.[0]!.productName, 'Storage');
@@ -59,7 +65,11 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     h.clock.set('2026-12-01T00:05:00Z');
     await h.services.ledger.rollPeriods();
     tx = await storageTransactions(u.teamId);
-    assert.deepEqual(tx.map((t) => t.amountMicros), [-100_000, -2_000_000], '21 days of November: 2.1 USD in all');
+    assert.deepEqual(
+      tx.map((t) => t.amountMicros),
+      [-100_000, -2_000_000],
+      '21 days of November: 2.1 USD in all',
+    );
     const periods = (await get(`/v2/wallet/billing-periods?teamId=${u.teamId}&sortDirection=ASC`)).body.items;
     assert.equal(periods.length, 2);
     const [november, december] = periods;
@@ -67,7 +77,10 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     assert.equal(november.storageCostUsd, 2.1);
     const list = (await get(`/v2/wallet/billing-periods/${november.id}/transactions?processingTransactionsMode=EXCLUDE&pageSize=100`)).body;
     const storage = list.items.filter((t: any) => t.product?.category === 'STORAGE');
-    assert.equal(storage.reduce((s: number, t: any) => s + t.amountUsd, 0), -2.1);
+    assert.equal(
+      storage.reduce((s: number, t: any) => s + t.amountUsd, 0),
+      -2.1,
+    );
     assert.equal(list.totals.totalsByCategory.find((c: any) => c.category === 'STORAGE').netTotalUsd, -2.1);
     assert.equal(storage[0].product.unitPriceUsd, 3000);
     assert.equal(storage[0].product.amountUnit, 'GB');
@@ -93,9 +106,15 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     h.clock.advance(DAY);
     await run();
     // 1 MB for 12 h + 0.5 MB for 36 h = 0.05 + 0.075 USD
-    assert.deepEqual((await storageTransactions(u.teamId)).map((t) => t.amountMicros), [-125_000]);
+    assert.deepEqual(
+      (await storageTransactions(u.teamId)).map((t) => t.amountMicros),
+      [-125_000],
+    );
     const usage = await storageStore.usageOfTeam(h.services.db, u.teamId);
-    assert.ok(usage.every((r) => r.chargeId), 'every interval billed');
+    assert.ok(
+      usage.every((r) => r.chargeId),
+      'every interval billed',
+    );
   });
 
   it('exactly once: a charge that dies before its commit books nothing and loses nothing; concurrent runs charge once', async () => {
@@ -119,7 +138,10 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     if (TEST_DIALECT === 'postgres') runs.push(() => other.run());
     await Promise.all(runs.map((r) => r()));
     if (TEST_DIALECT === 'sqlite') await other.run();
-    assert.deepEqual((await storageTransactions(u.teamId)).map((t) => t.amountMicros), [-200_000]);
+    assert.deepEqual(
+      (await storageTransactions(u.teamId)).map((t) => t.amountMicros),
+      [-200_000],
+    );
     await run();
     assert.equal((await storageTransactions(u.teamId)).length, 1);
   });
@@ -133,14 +155,22 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     const biller = TEST_DIALECT === 'postgres' ? h.anotherProcess().services.storageBilling : h.services.storageBilling;
     const work: Promise<unknown>[] = [];
     for (const id of ids) {
-      work.push(h.request.delete(`/api/v1/videos/${id}`).set('X-API-Key', u.apiKey).then((r) => assert.equal(r.status, 200, JSON.stringify(r.body))));
+      work.push(
+        h.request
+          .delete(`/api/v1/videos/${id}`)
+          .set('X-API-Key', u.apiKey)
+          .then((r) => assert.equal(r.status, 200, JSON.stringify(r.body))),
+      );
       work.push(biller.billTeam(u.teamId));
     }
     await Promise.all(work);
     h.clock.advance(DAY);
     await run();
     // 600 kB for two days of November: 0.12 USD, charged once in all
-    assert.equal((await storageTransactions(u.teamId)).reduce((s, t) => s + t.amountMicros, 0), -120_000);
+    assert.equal(
+      (await storageTransactions(u.teamId)).reduce((s, t) => s + t.amountMicros, 0),
+      -120_000,
+    );
     assert.equal((await storageStore.meter(h.services.db, u.teamId))?.bytes, 0);
   });
 
@@ -189,7 +219,7 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
           const accrue = () => {
             const until = h.clock.now().getTime();
             const bytes = [...live.values()].reduce((a, b) => a + b, 0);
-            for (let from = last; from < until; ) {
+            for (let from = last; from < until;) {
               const d = new Date(from);
               const month = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
               const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
@@ -237,7 +267,10 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
           for (const p of periods) {
             assert.equal(Math.round(p.storageCostUsd * 1e6), chargedIn(p.id), `period ${p.createdAt}: storageCostUsd is the sum of its storage transactions`);
           }
-          for (const [month, end] of [[Date.UTC(2026, 10, 1), Date.UTC(2026, 11, 1)], [Date.UTC(2026, 11, 1), Date.UTC(2027, 0, 1)]] as const) {
+          for (const [month, end] of [
+            [Date.UTC(2026, 10, 1), Date.UTC(2026, 11, 1)],
+            [Date.UTC(2026, 11, 1), Date.UTC(2027, 0, 1)],
+          ] as const) {
             const p = periods.find((x: any) => x.endedAt && Date.parse(x.endedAt) === end);
             assert.ok(p, `a period ends at ${new Date(end).toISOString()}`);
             const charged = chargedIn(p.id);

@@ -10,7 +10,10 @@ import { apiRequests } from '../helpers/scenario';
 describe(`Wallet billing (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
-  const { get } = apiRequests(() => h, () => u);
+  const { get } = apiRequests(
+    () => h,
+    () => u,
+  );
   const video = randomUUID();
   const enc = encodeURIComponent;
   const job = (jobId: string, videoId = video) => ({
@@ -114,7 +117,10 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     assert.equal(only.filterProcessingTransactionsMode, 'ONLY');
     const excl = (await get('/v2/wallet/billing-periods/latest/transactions?processingTransactionsMode=EXCLUDE')).body;
     assert.equal(excl.totalElements, 2);
-    assert.deepEqual(excl.totals.totalsByCategory.map((t: any) => t.category), ['STORAGE', 'OTHER']);
+    assert.deepEqual(
+      excl.totals.totalsByCategory.map((t: any) => t.category),
+      ['STORAGE', 'OTHER'],
+    );
     const byVideo = (await get(`/v2/wallet/billing-periods/latest/transactions?videoId=${video}`)).body;
     assert.equal(byVideo.totalElements, 2);
     assert.equal(byVideo.filterByVideoId, video);
@@ -139,9 +145,15 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     assert.equal(periods.items[1].createdAt, '2026-04-01T00:00:00.000Z');
     assert.equal(periods.items[1].endedAt, null);
     const ended = (await get('/v2/wallet/billing-periods?endedMode=ONLY')).body;
-    assert.deepEqual(ended.items.map((p: any) => p.id), [periods.items[0].id]);
+    assert.deepEqual(
+      ended.items.map((p: any) => p.id),
+      [periods.items[0].id],
+    );
     const open = (await get('/v2/wallet/billing-periods?endedMode=EXCLUDE')).body;
-    assert.deepEqual(open.items.map((p: any) => p.id), [periods.items[1].id]);
+    assert.deepEqual(
+      open.items.map((p: any) => p.id),
+      [periods.items[1].id],
+    );
     const latest = (await get('/v2/wallet/billing-periods/latest/transactions')).body;
     assert.equal(latest.billingPeriod.id, periods.items[1].id);
     assert.equal(latest.items.length, 1);
@@ -255,10 +267,11 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
 
   it('an adjustment or top-up that rounds to zero mills is refused, saying why (admin adjust --amount-usd=0.0004)', async function () {
     this.timeout(60_000);
-    await assert.rejects(
-      h.services.ledger.adjust(u.teamId, { amountMicros: 400, adjustmentType: 'MANUAL_ADJUSTMENT', reason: 'rounding', balance: 'processing' }),
-      { status: 400, errorCode: 'INVALID_INPUT', message: /0\.0004 USD rounds to 0\.000 USD.*whole mills/ },
-    );
+    await assert.rejects(h.services.ledger.adjust(u.teamId, { amountMicros: 400, adjustmentType: 'MANUAL_ADJUSTMENT', reason: 'rounding', balance: 'processing' }), {
+      status: 400,
+      errorCode: 'INVALID_INPUT',
+      message: /0\.0004 USD rounds to 0\.000 USD.*whole mills/,
+    });
     await assert.rejects(h.services.ledger.adjust(u.teamId, { amountMicros: -499, adjustmentType: 'OTHER', reason: 'rounding', balance: 'utilities' }), { errorCode: 'INVALID_INPUT' });
     await assert.rejects(h.services.ledger.topUp(u.teamId, 499), { errorCode: 'INVALID_INPUT' });
     assert.equal((await ledgerStore.allForTeam(h.services.db, u.teamId)).length, 0, 'nothing booked, not even a period');

@@ -108,7 +108,10 @@ describe(`First start (${TEST_DIALECT})`, () => {
       const end = lines.findIndex((l, i) => i > start && /^\+-+\+$/.test(l));
       assert.ok(start >= 0 && end > start, first);
       const block = lines.slice(start, end + 1);
-      assert.ok(block.every((l) => l.length === block[0]!.length && /^[+|]/.test(l)), block.join('\n'));
+      assert.ok(
+        block.every((l) => l.length === block[0]!.length && /^[+|]/.test(l)),
+        block.join('\n'),
+      );
       assert.ok(block.some((l) => l.includes(password) && l.includes('password:')));
       assert.ok(block.some((l) => l.includes('owner@vidmill.local')));
 

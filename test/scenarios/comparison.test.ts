@@ -107,8 +107,7 @@ describe(`Compare with (${TEST_DIALECT})`, function () {
     () => h,
     () => u,
   );
-  const compare = (left: string, right: string, user: TestUser = u) =>
-    h.request.get(`/api/v1/videos/${left}/compare-with/${right}`).set('X-API-Key', user.apiKey);
+  const compare = (left: string, right: string, user: TestUser = u) => h.request.get(`/api/v1/videos/${left}/compare-with/${right}`).set('X-API-Key', user.apiKey);
   /** A master and a processed video of it, both fully ingested with real web videos. */
   const pair = async (processed: Partial<VideoOpts> = {}) => {
     const master = await video({ name: 'Master' });
@@ -288,7 +287,10 @@ describe(`Compare with (${TEST_DIALECT})`, function () {
       const urls = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1]!.replace(/&#38;/g, '&'));
       assert.deepEqual(urls.filter((x) => x !== 'data:,').length, 2, urls.join('\n'));
       const [leftVideo, rightVideo] = urls.filter((x) => x !== 'data:,');
-      for (const [url, id] of [[leftVideo!, master], [rightVideo!, derived]] as const) {
+      for (const [url, id] of [
+        [leftVideo!, master],
+        [rightVideo!, derived],
+      ] as const) {
         const u2 = new URL(url);
         assert.equal(u2.origin, 'https://vidmill.example.com');
         assert.match(u2.pathname, new RegExp(`^/base/media/v1/videos/${id}/assets/`));
@@ -387,8 +389,7 @@ describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
     });
   const L = `document.getElementById('left')`;
   const R = `document.getElementById('right')`;
-  const times = () =>
-    inPage<{ l: number; r: number; lPaused: boolean; rPaused: boolean }>(`({ l: ${L}.currentTime, r: ${R}.currentTime, lPaused: ${L}.paused, rPaused: ${R}.paused })`);
+  const times = () => inPage<{ l: number; r: number; lPaused: boolean; rPaused: boolean }>(`({ l: ${L}.currentTime, r: ${R}.currentTime, lPaused: ${L}.paused, rPaused: ${R}.paused })`);
   const clipOfRight = () => inPage<string>(`getComputedStyle(${R}).clipPath`);
 
   it('plays both web videos in sync, seeks, steps frames, moves the wipe and saves a screenshot', async () => {
@@ -433,14 +434,19 @@ describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
     const first = samples[0];
     const last = samples[samples.length - 1];
     const worst = Math.max(...samples.map((s) => Math.abs(s.l - s.r)));
-    console.log(`      ${samples.length} samples over 2 s: left ${first!.l.toFixed(3)} -> ${last!.l.toFixed(3)} s, right ${first!.r.toFixed(3)} -> ${last!.r.toFixed(3)} s, worst drift ${(worst * 1000).toFixed(1)} ms`);
+    console.log(
+      `      ${samples.length} samples over 2 s: left ${first!.l.toFixed(3)} -> ${last!.l.toFixed(3)} s, right ${first!.r.toFixed(3)} -> ${last!.r.toFixed(3)} s, worst drift ${(worst * 1000).toFixed(1)} ms`,
+    );
     assert.ok(last!.l - first!.l > 1.2, `the left video advanced ${last!.l - first!.l} s`);
     assert.ok(last!.r - first!.r > 1.2, `the right video advanced ${last!.r - first!.r} s`);
     assert.ok(worst < 0.1, `drift up to ${worst} s`);
 
     // The right video follows. Pushed 0.12 s ahead while playing, it is slowed down (playbackRate
     // nudge, no seek) until within one frame; pushed 0.6 s ahead, it seeks back.
-    for (const [push, how] of [[0.12, 'slowed down'], [0.6, 'sought back']] as const) {
+    for (const [push, how] of [
+      [0.12, 'slowed down'],
+      [0.6, 'sought back'],
+    ] as const) {
       await inPage(`${R}.currentTime = ${L}.currentTime + ${push}`);
       const pushed = Date.now();
       if (push < 0.3) await until(`${R}.playbackRate < ${L}.playbackRate`, 2_000);
@@ -464,8 +470,7 @@ describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
     // Frame steps: one frame forward, two back; both follow.
     const frame = 1 / FPS;
     const frameOf = (t: number) => Math.floor(t * FPS + 1e-6);
-    const atFrame = (want: number) =>
-      until(`[${L}, ${R}].every((v) => !v.seeking && Math.floor(v.currentTime * ${FPS} + 1e-6) === ${want})`);
+    const atFrame = (want: number) => until(`[${L}, ${R}].every((v) => !v.seeking && Math.floor(v.currentTime * ${FPS} + 1e-6) === ${want})`);
     await page.locator('#fwd').click();
     await atFrame(frameOf(sought.l) + 1);
     const stepped = await times();
@@ -525,7 +530,10 @@ describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
     assert.ok(narrow.scroll <= 390 && narrow.stage <= 390 && narrow.stage > 300, JSON.stringify(narrow));
 
     // Nothing but this server was asked for anything, and the CSP blocked nothing.
-    assert.deepEqual(requested.filter((r) => !r.startsWith(`${base}/`)), []);
+    assert.deepEqual(
+      requested.filter((r) => !r.startsWith(`${base}/`)),
+      [],
+    );
     assert.deepEqual(problems, []);
   });
 });

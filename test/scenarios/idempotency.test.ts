@@ -75,12 +75,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
 
   it('the body is compared canonically: the same JSON with other key order and spacing replays', async () => {
     const first = await createProject('canonical', { name: 'Canon' });
-    const retry = await h.request
-      .post('/api/v1/projects')
-      .set('X-API-Key', u.apiKey)
-      .set('Idempotency-Key', 'canonical')
-      .set('Content-Type', 'application/json')
-      .send('{ "name" :  "Canon" }');
+    const retry = await h.request.post('/api/v1/projects').set('X-API-Key', u.apiKey).set('Idempotency-Key', 'canonical').set('Content-Type', 'application/json').send('{ "name" :  "Canon" }');
     assert.equal(retry.headers['idempotent-replayed'], 'true');
     assert.deepEqual(retry.body, first.body);
   });
@@ -159,7 +154,10 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
   it('an Idempotency-Key of 256 characters is 400 VALIDATION_ERROR naming the header; 255 characters are accepted', async () => {
     const res = await createProject('k'.repeat(256), { name: 'Long key' });
     expectError(res, 400, 'VALIDATION_ERROR');
-    assert.ok(res.body.validationErrors.some((e: any) => /idempotency-key/i.test(e.field)), JSON.stringify(res.body.validationErrors));
+    assert.ok(
+      res.body.validationErrors.some((e: any) => /idempotency-key/i.test(e.field)),
+      JSON.stringify(res.body.validationErrors),
+    );
     assert.deepEqual(await storedKeys(), []);
     assert.equal((await createProject('k'.repeat(255), { name: 'Long key' })).status, 201);
     assert.equal((await createProject('k'.repeat(255), { name: 'Long key' })).headers['idempotent-replayed'], 'true');
@@ -247,22 +245,24 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
       await h.services.ledger.topUp(u.teamId, 100_000_000);
       const worker = h.startWorker();
       server.serve('/media/source.mp4', fixtureBytes({ seconds: 2 }));
-      const source = await h.request.post('/api/v1/videos/in/https').set('X-API-Key', u.apiKey).send({ name: 'Source', url: `${server.origin}/media/source.mp4` });
+      const source = await h.request
+        .post('/api/v1/videos/in/https')
+        .set('X-API-Key', u.apiKey)
+        .send({ name: 'Source', url: `${server.origin}/media/source.mp4` });
       assert.equal(source.status, 202, JSON.stringify(source.body));
-      const ingestion = await waitFor('ingestion of the source', async () => {
-        const s = (await videosStore.byId(h.database.db, source.body.videoId))?.ingestion;
-        return s && ['DONE', 'FAILED'].includes(s.status) ? s : undefined;
-      }, { timeoutMs: 90_000 });
+      const ingestion = await waitFor(
+        'ingestion of the source',
+        async () => {
+          const s = (await videosStore.byId(h.database.db, source.body.videoId))?.ingestion;
+          return s && ['DONE', 'FAILED'].includes(s.status) ? s : undefined;
+        },
+        { timeoutMs: 90_000 },
+      );
       assert.equal(ingestion.status, 'DONE', JSON.stringify(ingestion.error));
       // Only the API is under test: the processing job itself need not run.
       await worker.stop();
 
-      const start = () =>
-        h.request
-          .post(`/api/v1/videos/${source.body.videoId}/processing/start?videoName=Processed`)
-          .set('X-API-Key', u.apiKey)
-          .set('Idempotency-Key', 'start-once')
-          .send(UPSCALE_4K);
+      const start = () => h.request.post(`/api/v1/videos/${source.body.videoId}/processing/start?videoName=Processed`).set('X-API-Key', u.apiKey).set('Idempotency-Key', 'start-once').send(UPSCALE_4K);
       const first = await start();
       assert.equal(first.status, 202, JSON.stringify(first.body));
       const retry = await start();
@@ -270,7 +270,10 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
       assert.equal(retry.headers['idempotent-replayed'], 'true');
       assert.deepEqual(retry.body, first.body);
       const processed = await h.database.db('videos').where({ master_video_id: source.body.videoId }).select('id');
-      assert.deepEqual(processed.map((v: any) => v.id), [first.body.videoId]);
+      assert.deepEqual(
+        processed.map((v: any) => v.id),
+        [first.body.videoId],
+      );
       const charges = await h.database.db('ledger_transactions').where({ team_id: u.teamId, video_id: first.body.videoId }).select('amount_micros');
       assert.equal(charges.length, 1);
       assert.ok(Number(charges[0].amount_micros) < 0, 'the job costs something');

@@ -25,15 +25,27 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     server.serve(p, data);
     return server.origin + p;
   };
-  const { get, post } = apiRequests(() => h, () => u);
+  const { get, post } = apiRequests(
+    () => h,
+    () => u,
+  );
   const ingestionOf = async (videoId: string) => (await videosStore.byId(h.database.db, videoId))?.ingestion;
   const waitIngested = (videoId: string, want = ['DONE', 'FAILED']) =>
-    waitFor(`ingestion of ${videoId}`, async () => {
-      const i = await ingestionOf(videoId);
-      return i && want.includes(i.status) ? i : undefined;
-    }, { timeoutMs: 90_000 });
+    waitFor(
+      `ingestion of ${videoId}`,
+      async () => {
+        const i = await ingestionOf(videoId);
+        return i && want.includes(i.status) ? i : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
   const eventsOf = async (videoId: string) =>
-    (await h.database.db('webhook_events').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('event_type', 'data'))
+    (
+      await h.database
+        .db('webhook_events')
+        .orderBy([{ column: 'occurred_at' }, { column: 'created_at' }])
+        .select('event_type', 'data')
+    )
       .filter((r: any) => JSON.parse(r.data).videoId === videoId)
       .map((r: any) => r.event_type as string);
 
@@ -99,11 +111,14 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     assert.ok(assets.thumbnails.length >= 3);
     assert.ok(assets.fullFrames.length >= 1);
     const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, '');
-    const thumb = await h.request.get(local(assets.thumbnails[0].url)).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const thumb = await h.request
+      .get(local(assets.thumbnails[0].url))
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     assert.equal(thumb.status, 200);
     assert.equal(thumb.headers['content-type'], 'image/jpeg');
     assert.deepEqual([...(thumb.body as Buffer).subarray(0, 3)], [0xff, 0xd8, 0xff]);
@@ -161,7 +176,10 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     assert.deepEqual((await get(`/v1/videos/${videoId}`)).body.ingestion.ingestionState.error, state.error);
     assert.deepEqual((await eventsOf(videoId)).slice(2), ['video_in_ingestion.started', 'video_in_ingestion.failed']);
     const payloads = await deliveryPayloads(h, videoId);
-    assert.deepEqual(payloads.map((p) => p.eventType), ['video_in.done', 'video_in_ingestion.failed']);
+    assert.deepEqual(
+      payloads.map((p) => p.eventType),
+      ['video_in.done', 'video_in_ingestion.failed'],
+    );
     assert.ok(!('error' in payloads[0].data), 'no error on a success event');
     assert.deepEqual(payloads[1].data, { type: 'VIDEO', videoId, error: state.error });
     assert.equal((await get(`/v1/videos/${videoId}/derived`)).body.totalElements, 0);

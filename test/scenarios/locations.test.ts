@@ -154,19 +154,25 @@ describe(`Bucket input and output locations (${TEST_DIALECT})`, () => {
 
       const first = await as(u).get(`${INPUTS}?pageNumber=0&pageSize=2&sortBy=createdAt&sortDirection=ASC`);
       assert.equal(first.status, 200);
-      assert.deepEqual(
-        { ...first.body, items: first.body.items.map((l: any) => l.id) },
-        { pageNumber: 0, pageSize: 2, numberOfElements: 2, totalPages: 2, totalElements: 3, items: ids.slice(0, 2) },
-      );
+      assert.deepEqual({ ...first.body, items: first.body.items.map((l: any) => l.id) }, { pageNumber: 0, pageSize: 2, numberOfElements: 2, totalPages: 2, totalElements: 3, items: ids.slice(0, 2) });
       const second = await as(u).get(`${INPUTS}?pageNumber=1&pageSize=2`);
-      assert.deepEqual(second.body.items.map((l: any) => l.id), ids.slice(2));
+      assert.deepEqual(
+        second.body.items.map((l: any) => l.id),
+        ids.slice(2),
+      );
       const desc = await as(u).get(`${INPUTS}?sortDirection=DESC`);
-      assert.deepEqual(desc.body.items.map((l: any) => l.id), [...ids].reverse());
+      assert.deepEqual(
+        desc.body.items.map((l: any) => l.id),
+        [...ids].reverse(),
+      );
 
       h.clock.advance(1000);
       assert.equal((await as(u).patch(`${INPUTS}/${ids[0]}`, { name: 'a, renamed' })).status, 200);
       const byUpdate = await as(u).get(`${INPUTS}?sortBy=updatedAt&sortDirection=ASC`);
-      assert.deepEqual(byUpdate.body.items.map((l: any) => l.id), [ids[1], ids[2], ids[0]]);
+      assert.deepEqual(
+        byUpdate.body.items.map((l: any) => l.id),
+        [ids[1], ids[2], ids[0]],
+      );
 
       const outputs = await as(u).get(OUTPUTS);
       assert.equal(outputs.body.totalElements, 1);
@@ -184,7 +190,10 @@ describe(`Bucket input and output locations (${TEST_DIALECT})`, () => {
       const all = await as(u).get(OUTPUTS);
       assert.deepEqual(all.body.items.map((l: any) => l.id).sort(), [mine.id, theirs.id].sort());
       const filtered = await as(u).get(`${OUTPUTS}?teamId=${second.id}`);
-      assert.deepEqual(filtered.body.items.map((l: any) => l.id), [theirs.id]);
+      assert.deepEqual(
+        filtered.body.items.map((l: any) => l.id),
+        [theirs.id],
+      );
     });
 
     it('teamId of a team the user is not a member of is 403 FORBIDDEN', async () => {

@@ -128,7 +128,9 @@ describe(`Outbound guard: a bucket endpoint at a non-public address is 400 INVAL
     if (listener6.listening) await new Promise<void>((r) => listener6.close(() => r()));
     const forms = new Set(tried.map((t) => t.form)).size;
     const fields = new Set(tried.map((t) => t.field)).size;
-    console.log(`      SSRF matrix (${TEST_DIALECT}): ${fields} fields x ${forms} address forms = ${tried.length} cases, each 400 INVALID_BUCKET_ENDPOINT; connections received by the loopback listener: ${connections}`);
+    console.log(
+      `      SSRF matrix (${TEST_DIALECT}): ${fields} fields x ${forms} address forms = ${tried.length} cases, each 400 INVALID_BUCKET_ENDPOINT; connections received by the loopback listener: ${connections}`,
+    );
   });
 
   it('malformed endpoints are 400, never 5xx', async () => {
@@ -167,7 +169,10 @@ describe(`Outbound guard: a bucket endpoint at a non-public address is 400 INVAL
         assert.equal(res.body.endpoint, 'https://s3.example.com');
       }
       const created = await api(h.request.get('/api/v1/input-locations/bucket'));
-      assert.ok(created.body.items.every((l: any) => l.name === 'stored input'), 'no location was created through the API');
+      assert.ok(
+        created.body.items.every((l: any) => l.name === 'stored input'),
+        'no location was created through the API',
+      );
       const count = async (table: string) => Number((await h.services.db(table).count({ n: '*' }).first())?.n);
       assert.equal(await count('videos'), 1, 'only the stored video exists');
       assert.equal(await count('video_out_operations'), 0);

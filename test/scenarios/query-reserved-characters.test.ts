@@ -12,7 +12,15 @@ import { createHarness, Harness, TestUser } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
 
 const doc = loadContract();
-const resolve = (x: any): any => (x?.$ref ? resolve(x.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc)) : x);
+const resolve = (x: any): any =>
+  x?.$ref
+    ? resolve(
+        x.$ref
+          .split('/')
+          .slice(1)
+          .reduce((o: any, k: string) => o[k], doc),
+      )
+    : x;
 
 /** Query parameters taking a date-time or free text, by operation. */
 function textQueryParameters(): { method: string; path: string; name: string; format?: string }[] {
@@ -34,7 +42,10 @@ describe(`Reserved characters in query values (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
   let m: TestUser;
-  const { get } = apiRequests(() => h, () => u);
+  const { get } = apiRequests(
+    () => h,
+    () => u,
+  );
 
   before(async () => {
     h = await createHarness();

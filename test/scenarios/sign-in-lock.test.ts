@@ -108,7 +108,10 @@ describe(`Sign-in lock under parallel guesses (${TEST_DIALECT})`, () => {
   after(() => h.close());
 
   const signIn = (request: supertest.Agent, email: string, password: string) => () =>
-    request.get('/api/v1/api-keys').set('Authorization', basic(email, password)).then((res) => res);
+    request
+      .get('/api/v1/api-keys')
+      .set('Authorization', basic(email, password))
+      .then((res) => res);
 
   let victim: TestUser;
   beforeEach(async () => {

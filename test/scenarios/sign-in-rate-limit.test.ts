@@ -32,8 +32,7 @@ describe(`Sign-in rate limits (${TEST_DIALECT})`, () => {
   };
   afterEach(() => h.close());
 
-  const signIn = (email: string, password: string, request: supertest.Agent = h.request) =>
-    request.get('/api/v1/api-keys').set('Authorization', basic(email, password));
+  const signIn = (email: string, password: string, request: supertest.Agent = h.request) => request.get('/api/v1/api-keys').set('Authorization', basic(email, password));
 
   it('over VIDMILL_LOGIN_RATE_LIMIT_PER_ADDRESS sign-ins a minute from one address is 429 with Retry-After, and no password is verified', async () => {
     await start({ perAddressPerMinute: 3, perEmailPerMinute: 100 });
@@ -80,7 +79,12 @@ describe(`Sign-in rate limits (${TEST_DIALECT})`, () => {
   (TEST_DIALECT === 'postgres' ? it : it.skip)('ended sign-in windows are swept from the shared table (clients choose the keys)', async () => {
     await start({ perAddressPerMinute: 100, perEmailPerMinute: 100 });
     for (let i = 0; i < 3; i++) await signIn(`guess-${i}@example.com`, 'guess');
-    const rows = () => h.services.db('rate_limits').where('key', 'like', 'signin-%').count({ n: '*' }).then(([r]) => Number(r!.n));
+    const rows = () =>
+      h.services
+        .db('rate_limits')
+        .where('key', 'like', 'signin-%')
+        .count({ n: '*' })
+        .then(([r]) => Number(r!.n));
     assert.equal(await rows(), 4); // one address, three e-mails
     assert.equal(await sweepEndedRateWindows(h.services.db, new Date()), 0);
     assert.equal(await sweepEndedRateWindows(h.services.db, new Date(Date.now() + 61_000)), 4);

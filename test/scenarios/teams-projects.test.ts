@@ -25,7 +25,10 @@ function teamSelectingOperations(): { operationId: string; method: string; path:
 describe(`Account, teams and projects (${TEST_DIALECT})`, () => {
   let h: Harness;
   let u: TestUser;
-  const { get } = apiRequests(() => h, () => u);
+  const { get } = apiRequests(
+    () => h,
+    () => u,
+  );
 
   beforeEach(async () => {
     h = await createHarness();
@@ -149,7 +152,10 @@ describe(`Account, teams and projects (${TEST_DIALECT})`, () => {
       assert.equal(page.status, 200);
       assert.equal(page.body.totalElements, 4);
       assert.equal(page.body.totalPages, 2);
-      assert.deepEqual(page.body.items.map((p: any) => p.name), ['a', 'Default Project']);
+      assert.deepEqual(
+        page.body.items.map((p: any) => p.name),
+        ['a', 'Default Project'],
+      );
       const past = await get('/v1/projects?pageSize=2&pageNumber=9');
       assert.equal(past.body.numberOfElements, 0);
       assert.equal(past.body.totalElements, 4);
@@ -158,7 +164,7 @@ describe(`Account, teams and projects (${TEST_DIALECT})`, () => {
       assert.ok(filtered.body.items.every((p: any) => p.teamId === u.teamId));
     });
 
-    it('patchProject renames and moves updatedAt; another team\'s project is 404', async () => {
+    it("patchProject renames and moves updatedAt; another team's project is 404", async () => {
       const created = (await h.request.post('/api/v1/projects').set('X-API-Key', u.apiKey).send({ name: 'old' })).body;
       h.clock.advance(5000);
       const res = await h.request.patch(`/api/v1/projects/${created.id}`).set('X-API-Key', u.apiKey).send({ name: 'new' });

@@ -34,7 +34,10 @@ describe(`Video in (${TEST_DIALECT})`, function () {
     server.serve(p, data, opts);
     return server.origin + p;
   };
-  const { get, post } = apiRequests(() => h, () => u);
+  const { get, post } = apiRequests(
+    () => h,
+    () => u,
+  );
   const status = async (videoId: string) => (await get(`/v1/videos/${videoId}/in/status`)).body;
   const uploadStatus = async (videoId: string) => (await videosStore.byId(h.database.db, videoId))?.upload?.status;
   const waitUpload = (videoId: string, want: string[]) =>
@@ -43,7 +46,12 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       return s && want.includes(s) ? s : undefined;
     });
   const events = async (videoId: string) =>
-    (await h.database.db('webhook_events').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('event_type', 'data'))
+    (
+      await h.database
+        .db('webhook_events')
+        .orderBy([{ column: 'occurred_at' }, { column: 'created_at' }])
+        .select('event_type', 'data')
+    )
       .filter((r: any) => JSON.parse(r.data).videoId === videoId)
       .map((r: any) => r.event_type as string);
   const stored = async (videoId: string) => {
@@ -148,7 +156,15 @@ describe(`Video in (${TEST_DIALECT})`, function () {
     const rejects = async (body: object, status: number, code: string, query = '') => {
       const res = await post(`/v1/videos/in/https${query}`, { name: 'Bad', ...body });
       expectError(res, status, code);
-      assert.equal(await h.database.db('videos').count({ n: '*' }).first().then((r: any) => Number(r.n)), 0, 'no video is created');
+      assert.equal(
+        await h.database
+          .db('videos')
+          .count({ n: '*' })
+          .first()
+          .then((r: any) => Number(r.n)),
+        0,
+        'no video is created',
+      );
     };
     it('ftp, file and data URLs are 400', async () => {
       await rejects({ url: 'ftp://example.com/v.mp4' }, 400, 'INVALID_HTTPS_URL');
@@ -189,7 +205,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       await rejects({ url }, 400, 'VALIDATION_ERROR', '?maxConcurrentConnections=0');
       await rejects({ url }, 400, 'VALIDATION_ERROR', '?maxConcurrentConnections=33');
     });
-    it("a projectId of another team is 404", async () => {
+    it('a projectId of another team is 404', async () => {
       const other = await h.user();
       const theirs = (await get('/v1/projects/default', other)).body.id;
       await rejects({ url: serve(Buffer.alloc(10, 1)), projectId: theirs }, 404, 'RESOURCE_NOT_FOUND');
@@ -283,12 +299,15 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       const videoId = res.body.videoId;
       // As a worker that claimed the job for the last time and died: running, lease expired.
       await h.database.db('videos').where({ id: videoId }).update({ upload_status: 'IN_PROGRESS' });
-      await h.database.db('jobs').where({ kind: 'video-in.copy' }).update({
-        status: 'running',
-        attempts: h.database.db.ref('max_attempts'),
-        lease_owner: 'dead-worker#1',
-        lease_expires_at: new Date(h.clock.now().getTime() - 1000),
-      });
+      await h.database
+        .db('jobs')
+        .where({ kind: 'video-in.copy' })
+        .update({
+          status: 'running',
+          attempts: h.database.db.ref('max_attempts'),
+          lease_owner: 'dead-worker#1',
+          lease_expires_at: new Date(h.clock.now().getTime() - 1000),
+        });
       h.startWorker();
       await waitUpload(videoId, ['FAILED']);
       const failed = await status(videoId);
@@ -321,10 +340,13 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       expectError(await get(`/v1/videos/${videoId}/in/status`), 404, 'RESOURCE_NOT_FOUND');
       assert.ok((await events(videoId)).includes('video.deleted'));
       await waitFor('purge', async () => (await h.database.db('jobs').where({ kind: 'video.purge-blobs', status: 'done' })).length === 1);
-      assert.deepEqual(readdirDeep(path.join(h.blobDir)).filter((f) => f.includes(videoId)), []);
+      assert.deepEqual(
+        readdirDeep(path.join(h.blobDir)).filter((f) => f.includes(videoId)),
+        [],
+      );
     });
 
-    it('status of another team\'s video, and of a video not made by video in, is 404', async () => {
+    it("status of another team's video, and of a video not made by video in, is 404", async () => {
       const res = await post('/v1/videos/in/https', { name: 'Mine', url: serve(Buffer.alloc(100, 1)) });
       const other = await h.user();
       expectError(await get(`/v1/videos/${res.body.videoId}/in/status`, other), 404, 'RESOURCE_NOT_FOUND');

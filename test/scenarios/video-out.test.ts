@@ -37,7 +37,10 @@ describe(`Video out (${TEST_DIALECT})`, function () {
   let u: TestUser;
 
   const db = () => h.database.db;
-  const { get, post, del } = apiRequests(() => h, () => u);
+  const { get, post, del } = apiRequests(
+    () => h,
+    () => u,
+  );
   const bucket = (overrides: Record<string, unknown> = {}) => ({
     bucket: BUCKET,
     endpoint: s3.endpoint,
@@ -55,7 +58,11 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       return s && want.includes(s) ? s : undefined;
     });
   const events = async (videoId: string) =>
-    (await db()('webhook_events').orderBy([{ column: 'occurred_at' }, { column: 'created_at' }]).select('event_type', 'data'))
+    (
+      await db()('webhook_events')
+        .orderBy([{ column: 'occurred_at' }, { column: 'created_at' }])
+        .select('event_type', 'data')
+    )
       .filter((r: any) => JSON.parse(r.data).videoId === videoId)
       .map((r: any) => r.event_type as string);
   const readObject = async (key: string) => {
@@ -87,8 +94,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       .slice(from)
       .filter((r) => r.method === 'PUT' && r.url.startsWith(`/${BUCKET}/${prefix}`) && /[?&]uploadId=/.test(r.url))
       .map((r) => ({ part: Number(/partNumber=(\d+)/.exec(r.url)?.[1]), refused: r.refusedWith }));
-  const jobsDone = (kind: string, n = 1) =>
-    waitFor(`${n} ${kind} job(s) done`, async () => (await db()('jobs').where({ kind, status: 'done' })).length >= n);
+  const jobsDone = (kind: string, n = 1) => waitFor(`${n} ${kind} job(s) done`, async () => (await db()('jobs').where({ kind, status: 'done' })).length >= n);
 
   /** A stored video of the user (default: `u`, DATA): a master copied in (upload DONE), or a clip whose processing is `stage`. */
   const storedVideo = ({ user, ...opts }: StoredVideoOptions & { user?: TestUser } = {}) => storeVideo(h, user ?? u, { data: DATA, ...opts });
@@ -102,8 +108,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
     await s3.close();
   });
   /** Platform storage of the harness: local disk, or S3 (the local S3 server's `platform` bucket) for tests that say so. */
-  const s3Platform = () =>
-    new S3BlobStore({ bucket: 'platform', endpoint: s3.endpoint, region: s3.region, accessKey: keys.accessKey, secretKey: keys.secretAccessKey, forcePathStyle: true });
+  const s3Platform = () => new S3BlobStore({ bucket: 'platform', endpoint: s3.endpoint, region: s3.region, accessKey: keys.accessKey, secretKey: keys.secretAccessKey, forcePathStyle: true });
   beforeEach(async function () {
     s3.refuse = undefined;
     // The local S3 server is on 127.0.0.1: private addresses allowed (test/scenarios/outbound-guard.test.ts covers the default).
@@ -140,7 +145,13 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       assert.deepEqual({ ...status.body.output.state, updatedAt: undefined }, { status: 'DONE', progressPercentage: 100, etaSeconds: 0, updatedAt: undefined });
       assert.equal((await get(`/v1/videos/${videoId}`)).body.output.state.status, 'DONE');
       assert.deepEqual(await events(videoId), ['video_out.started', 'video_out.done']);
-      assert.deepEqual(uploadParts(prefix).map((p) => p.part).sort(), [1, 2, 3], 'three 8 MiB parts');
+      assert.deepEqual(
+        uploadParts(prefix)
+          .map((p) => p.part)
+          .sort(),
+        [1, 2, 3],
+        'three 8 MiB parts',
+      );
       assert.deepEqual(await openUploads(prefix), [], 'no unfinished upload is left');
       assert.equal((await db()('video_out_parts').where({ video_id: videoId })).length, 0);
 
@@ -194,7 +205,10 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       const ranged = s3.requests.filter((r) => r.method === 'GET' && r.url.startsWith(`/platform/videos/${videoId}/file`));
       assert.equal(ranged.length, 3, 'one ranged GetObject per part');
       const link = new URL((await post(`/v1/videos/${videoId}/out/https`)).body.presignedUrl);
-      const part = await h.request.get(link.pathname + link.search).set('Range', 'bytes=8388600-8388615').buffer(true);
+      const part = await h.request
+        .get(link.pathname + link.search)
+        .set('Range', 'bytes=8388600-8388615')
+        .buffer(true);
       assert.equal(part.status, 206);
       assert.equal(part.headers['content-range'], `bytes 8388600-8388615/${DATA.length}`);
     });
@@ -339,7 +353,10 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       assert.equal(payload.eventType, 'video_out.failed');
       assert.deepEqual(payload.data.error, failed.error);
       assert.deepEqual(await openUploads(prefix), [`${prefix}/beach.mp4`], 'the upload is kept for a restart');
-      const sent = uploadParts(prefix).filter((p) => !p.refused).map((p) => p.part).sort();
+      const sent = uploadParts(prefix)
+        .filter((p) => !p.refused)
+        .map((p) => p.part)
+        .sort();
       assert.deepEqual(sent, [1, 3]);
 
       expectError(await copy(videoId, `other/${randomUUID()}`), 409, 'ONGOING_COPY_TO_OUTPUT_NEEDS_TO_BE_RESTARTED_OR_ABANDONED');
@@ -351,8 +368,15 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       assert.equal(restarted.body.output.state.status, 'IN_PROGRESS');
       assert.ok(!('errorMessage' in restarted.body.output.state) && !('error' in restarted.body.output.state));
       await waitOutput(videoId, ['DONE']);
-      assert.deepEqual(uploadParts(prefix, mark).map((p) => p.part), [2], 'only the missing part is sent again');
-      assert.ok(s3.requests.slice(mark).some((r) => r.method === 'GET' && /[?&]uploadId=/.test(r.url)), 'ListParts asked what was stored');
+      assert.deepEqual(
+        uploadParts(prefix, mark).map((p) => p.part),
+        [2],
+        'only the missing part is sent again',
+      );
+      assert.ok(
+        s3.requests.slice(mark).some((r) => r.method === 'GET' && /[?&]uploadId=/.test(r.url)),
+        'ListParts asked what was stored',
+      );
       assert.ok((await readObject(`${prefix}/beach.mp4`)).data.equals(DATA));
       assert.deepEqual(await events(videoId), ['video_out.started', 'video_out.failed', 'video_out.done']);
       assert.deepEqual(await openUploads(prefix), []);
@@ -374,7 +398,10 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       const mark = s3.requests.length;
       assert.equal((await post(`/v1/videos/${videoId}/out/restart`)).status, 202);
       await waitOutput(videoId, ['DONE']);
-      assert.deepEqual(uploadParts(prefix, mark).map((p) => p.part), [3]);
+      assert.deepEqual(
+        uploadParts(prefix, mark).map((p) => p.part),
+        [3],
+      );
       assert.ok((await readObject(`${prefix}/beach.mp4`)).data.equals(DATA));
     });
 
@@ -418,7 +445,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       assert.ok((await readObject(`${prefix}/beach.mp4`)).data.equals(DATA));
     });
 
-    it('deleting a video whose copy failed aborts the copy\'s multipart upload too', async () => {
+    it("deleting a video whose copy failed aborts the copy's multipart upload too", async () => {
       const videoId = await storedVideo();
       const prefix = `deleted/${randomUUID()}`;
       refusePart(prefix, 2);
@@ -448,12 +475,14 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       const prefix = `orphan/${randomUUID()}`;
       await copy(videoId, prefix);
       await db()('videos').where({ id: videoId }).update({ output_status: 'IN_PROGRESS' });
-      await db()('jobs').where({ kind: 'video-out.copy' }).update({
-        status: 'running',
-        attempts: db().ref('max_attempts'),
-        lease_owner: 'dead-worker#1',
-        lease_expires_at: new Date(h.clock.now().getTime() - 1000),
-      });
+      await db()('jobs')
+        .where({ kind: 'video-out.copy' })
+        .update({
+          status: 'running',
+          attempts: db().ref('max_attempts'),
+          lease_owner: 'dead-worker#1',
+          lease_expires_at: new Date(h.clock.now().getTime() - 1000),
+        });
       h.startWorker();
       await waitOutput(videoId, ['FAILED']);
       assert.match((await get(`/v1/videos/${videoId}/out/status`)).body.output.state.errorMessage, /^COPY_FAILED: .*lost/);
@@ -483,7 +512,9 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       }
       await upload.complete();
       client.destroy();
-      await db()('video_out_operations').where({ video_id: videoId }).update({ upload_json: JSON.stringify(descriptor) });
+      await db()('video_out_operations')
+        .where({ video_id: videoId })
+        .update({ upload_json: JSON.stringify(descriptor) });
       await db()('videos').where({ id: videoId }).update({ output_status: 'IN_PROGRESS' });
 
       const mark = s3.requests.length;
@@ -498,14 +529,16 @@ describe(`Video out (${TEST_DIALECT})`, function () {
   describe('generateVideoDownloadUrl', () => {
     const fetchLink = (url: string, headers: Record<string, string> = {}, method: 'get' | 'head' = 'get') => {
       const u = new URL(url);
-      let req = h.request[method](u.pathname + u.search).buffer(true).parse((res, done) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const body = Buffer.concat(chunks);
-          done(null, /json/.test(String(res.headers['content-type'])) ? JSON.parse(body.toString() || 'null') : body);
+      let req = h.request[method](u.pathname + u.search)
+        .buffer(true)
+        .parse((res, done) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const body = Buffer.concat(chunks);
+            done(null, /json/.test(String(res.headers['content-type'])) ? JSON.parse(body.toString() || 'null') : body);
+          });
         });
-      });
       for (const [k, v] of Object.entries(headers)) req = req.set(k, v);
       return req;
     };
@@ -515,16 +548,19 @@ describe(`Video out (${TEST_DIALECT})`, function () {
       const res = await post(`/v1/videos/${videoId}/out/https`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const expiresAt = new Date(Math.floor((h.clock.now().getTime() + 15 * 60_000) / 1000) * 1000).toISOString();
-      assert.deepEqual({ ...res.body, presignedUrl: undefined }, {
-        videoId,
-        presignedUrl: undefined,
-        expiresAt,
-        fileSize: DATA.length,
-        mimeType: 'video/mp4',
-        fileExtension: 'mp4',
-        suggestedFileName: 'Beach Sunset.mp4',
-        crc32cChecksum: crc32c(DATA),
-      });
+      assert.deepEqual(
+        { ...res.body, presignedUrl: undefined },
+        {
+          videoId,
+          presignedUrl: undefined,
+          expiresAt,
+          fileSize: DATA.length,
+          mimeType: 'video/mp4',
+          fileExtension: 'mp4',
+          suggestedFileName: 'Beach Sunset.mp4',
+          crc32cChecksum: crc32c(DATA),
+        },
+      );
       assert.match(res.body.presignedUrl, new RegExp(`/media/v1/videos/${videoId}/download\\?expires=\\d+&signature=`));
 
       const whole = await fetchLink(res.body.presignedUrl);
@@ -594,7 +630,11 @@ describe(`Video out (${TEST_DIALECT})`, function () {
         const rows = await db()('video_download_usage').where({ video_id: videoId }).orderBy('bytes', 'desc');
         return rows.length >= 2 && rows;
       });
-      assert.deepEqual(usage.map((r: any) => Number(r.bytes)), [DATA.length, 1000], 'one row per response with a body');
+      assert.deepEqual(
+        usage.map((r: any) => Number(r.bytes)),
+        [DATA.length, 1000],
+        'one row per response with a body',
+      );
 
       assert.deepEqual(await h.services.videoOut.billDownloads(), { batches: 1, bytes: DATA.length + 1000 });
       const rows = await db()('ledger_transactions').where({ team_id: u.teamId, category: 'DOWNLOAD_HTTPS' });

@@ -361,7 +361,11 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
     it('with a mismatching list: 409 CONFLICTING_DERIVED_VIDEO_IDS and nothing deleted, no event, no purge', async () => {
       const f = await family();
       const stranger = randomUUID();
-      for (const body of [[f.clip, f.processedClip], [f.clip, f.processedClip, f.processed, stranger], [f.clip, f.processedClip, stranger]]) {
+      for (const body of [
+        [f.clip, f.processedClip],
+        [f.clip, f.processedClip, f.processed, stranger],
+        [f.clip, f.processedClip, stranger],
+      ]) {
         expectError(await api().delete(`/v1/videos/${f.master}`, body), 409, 'CONFLICTING_DERIVED_VIDEO_IDS');
       }
       expectError(await api().delete(`/v1/videos/${f.clip}`, [f.processed]), 409, 'CONFLICTING_DERIVED_VIDEO_IDS');
@@ -415,7 +419,16 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       await db()('video_in_operations').insert({ video_id: f.master, source_kind: 'HTTPS', source_url: 'https://example.com/v.mov', max_connections: 4, created_at: now, updated_at: now });
       await db()('video_in_parts').insert({ video_id: f.master, part_number: 1, crc32c: 42 });
       for (const id of [f.master, f.clip]) {
-        await db()('video_assets').insert({ id: randomUUID(), video_id: id, kind: 'THUMBNAIL', ordinal: 0, blob_key: `videos/${id}/thumbnails/0.jpg`, content_type: 'image/jpeg', size: 3, created_at: now });
+        await db()('video_assets').insert({
+          id: randomUUID(),
+          video_id: id,
+          kind: 'THUMBNAIL',
+          ordinal: 0,
+          blob_key: `videos/${id}/thumbnails/0.jpg`,
+          content_type: 'image/jpeg',
+          size: 3,
+          created_at: now,
+        });
       }
       assert.equal((await api().delete(`/v1/videos/${f.master}`)).status, 200);
       for (const table of ['video_in_operations', 'video_in_parts']) assert.equal((await db()(table).where({ video_id: f.master })).length, 0, table);
@@ -430,7 +443,16 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       await blobs.put(`videos/${f.master}/file`, Buffer.from('master'));
       await videosStore.setStored(db(), f.master, { blobKey: `videos/${f.master}/file` }, now);
       await blobs.put(`videos/${f.clip}/thumbnails/0.jpg`, Buffer.from('jpg'));
-      await db()('video_assets').insert({ id: randomUUID(), video_id: f.clip, kind: 'THUMBNAIL', ordinal: 0, blob_key: `videos/${f.clip}/thumbnails/0.jpg`, content_type: 'image/jpeg', size: 3, created_at: now });
+      await db()('video_assets').insert({
+        id: randomUUID(),
+        video_id: f.clip,
+        kind: 'THUMBNAIL',
+        ordinal: 0,
+        blob_key: `videos/${f.clip}/thumbnails/0.jpg`,
+        content_type: 'image/jpeg',
+        size: 3,
+        created_at: now,
+      });
       await blobs.put(`videos/${f.processedClip}/web.mp4`, Buffer.from('mp4'));
       // Data of a video that is not deleted stays.
       await blobs.put(`videos/${f.processed}/file`, Buffer.from('other'));
@@ -439,7 +461,13 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       const upload = await blobs.createUpload(`videos/${cut}/file`, 10, { partSize: 5 });
       await upload.writePart(1, Buffer.from('12345'));
       await db()('video_in_operations').insert({
-        video_id: cut, source_kind: 'HTTPS', source_url: 'https://example.com/v.mov', max_connections: 4, upload_json: JSON.stringify(upload.descriptor), created_at: now, updated_at: now,
+        video_id: cut,
+        source_kind: 'HTTPS',
+        source_url: 'https://example.com/v.mov',
+        max_connections: 4,
+        upload_json: JSON.stringify(upload.descriptor),
+        created_at: now,
+        updated_at: now,
       });
 
       assert.equal((await api().delete(`/v1/videos/${f.clip}`)).status, 200);
@@ -467,7 +495,12 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       await upload.abort();
       const now = h.clock.now();
       await db()('video_in_operations').insert({
-        video_id: id, source_kind: 'HTTPS', max_connections: 1, upload_json: JSON.stringify(upload.descriptor), created_at: now, updated_at: now,
+        video_id: id,
+        source_kind: 'HTTPS',
+        max_connections: 1,
+        upload_json: JSON.stringify(upload.descriptor),
+        created_at: now,
+        updated_at: now,
       });
       assert.equal((await api().delete(`/v1/videos/${id}`)).status, 200);
       h.startWorker();

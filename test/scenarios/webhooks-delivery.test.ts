@@ -134,8 +134,14 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     e = await event(d.id);
     assert.equal(e.successful, true);
     assert.equal(e.payload.attemptCount, 3);
-    assert.deepEqual(e.responses.map((r: any) => r.statusCode), [500, 500, 204]);
-    assert.deepEqual(receiver.received.map((r) => r.json.attemptCount), [1, 2, 3]);
+    assert.deepEqual(
+      e.responses.map((r: any) => r.statusCode),
+      [500, 500, 204],
+    );
+    assert.deepEqual(
+      receiver.received.map((r) => r.json.attemptCount),
+      [1, 2, 3],
+    );
     assert.ok(receiver.received.every((r) => r.verified));
   });
 
@@ -284,11 +290,14 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     assert.equal(receiver.received.length, 5);
   });
 
-  it('a crashed worker\'s lease expires and another worker delivers (at least once)', async () => {
+  it("a crashed worker's lease expires and another worker delivers (at least once)", async () => {
     await webhook();
     const d = (await emit())[0]!;
     const now = h.clock.now();
-    await h.services.db('webhook_deliveries').where({ id: d.id }).update({ lease_owner: 'dead-worker', lease_expires_at: new Date(now.getTime() + 60_000) });
+    await h.services
+      .db('webhook_deliveries')
+      .where({ id: d.id })
+      .update({ lease_owner: 'dead-worker', lease_expires_at: new Date(now.getTime() + 60_000) });
     await worker.drain();
     assert.equal(receiver.received.length, 0, 'leased to another worker');
     assert.equal((await event(d.id)).successful, null);
@@ -301,10 +310,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
   it('the URL guard is checked again at delivery', async () => {
     await webhook();
     const d = (await emit())[0]!;
-    const strict = new DeliveryWorker(
-      { db: h.services.db, clock: h.clock, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: false }, log: pino({ level: 'silent' }) },
-      {},
-    );
+    const strict = new DeliveryWorker({ db: h.services.db, clock: h.clock, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: false }, log: pino({ level: 'silent' }) }, {});
     workers.push(strict);
     await strict.drain();
     const e = await event(d.id);
@@ -349,7 +355,10 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     await worker.drain();
     const replayed = await event(bad.id);
     assert.equal(replayed.successful, true);
-    assert.deepEqual(replayed.responses.map((r: any) => r.statusCode), [500, 200]);
+    assert.deepEqual(
+      replayed.responses.map((r: any) => r.statusCode),
+      [500, 200],
+    );
 
     const bulk = await api.post(`${BASE}/events/replay`, { testMode: 'ONLY' });
     assert.equal(bulk.status, 202);
@@ -375,7 +384,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     expectError(await api.get(`${BASE}/events/${real.id}`), 404, 'RESOURCE_NOT_FOUND');
   });
 
-  it('a deleted webhook\'s events and attempts stay readable (by id and in the event list) for the retention; its pending delivery is not sent; replay is 409', async () => {
+  it("a deleted webhook's events and attempts stay readable (by id and in the event list) for the retention; its pending delivery is not sent; replay is 409", async () => {
     const w = await webhook();
     receiver.answer(() => ({ status: 500 }));
     const d = (await emit())[0]!;
@@ -393,7 +402,10 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     assert.deepEqual(kept.responses, pending.responses);
     assert.deepEqual(kept.payload, pending.payload);
     const list = (await api.get(`${BASE}/events?teamId=${u.teamId}&pageSize=100`)).body.items;
-    assert.deepEqual(list.map((x: any) => x.id), [d.id]);
+    assert.deepEqual(
+      list.map((x: any) => x.id),
+      [d.id],
+    );
 
     // The retry that was due is not sent, and says why.
     h.clock.set(new Date(pending.nextAttemptEarliestAt));
@@ -415,7 +427,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     assert.equal(await webhooksStore.byId(h.services.db, w.id), undefined);
   });
 
-  it('a deactivated webhook\'s pending delivery is not sent; replay is 409', async () => {
+  it("a deactivated webhook's pending delivery is not sent; replay is 409", async () => {
     const b = await webhook();
     const ds = await emit();
     assert.equal(ds.length, 1);

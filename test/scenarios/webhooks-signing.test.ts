@@ -48,7 +48,10 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
   let worker: DeliveryWorker;
   let dir: string;
 
-  const { get } = apiRequests(() => h, () => u);
+  const { get } = apiRequests(
+    () => h,
+    () => u,
+  );
   const keyFromApi = async (id: string): Promise<string | undefined> => {
     const res = await get(`${KEYS}/${id}`);
     return res.status === 200 ? res.body.publicKey : undefined;
@@ -107,7 +110,10 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
   it('getWebhookPublicKeysJwks: the same keys as JWKs (kid = id) that jose imports', async () => {
     const [list, jwks] = await Promise.all([get(KEYS), get(`${KEYS}/jwks`)]);
     assert.equal(jwks.status, 200);
-    assert.deepEqual(jwks.body.keys.map((k: any) => k.kid), list.body.map((k: any) => k.id));
+    assert.deepEqual(
+      jwks.body.keys.map((k: any) => k.kid),
+      list.body.map((k: any) => k.id),
+    );
     const jwk = jwks.body.keys[0];
     assert.deepEqual([jwk.kty, jwk.crv, jwk.alg, jwk.use], ['EC', 'P-256', 'ES256', 'sig']);
     const imported = (await importJWK(jwk, 'ES256')) as any;
@@ -138,7 +144,9 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     writeFileSync(path.join(dir, 'body.json'), r.body);
     const java = (body: string) => {
       writeFileSync(path.join(dir, 'body.json'), body);
-      return execFileSync('java', ['-cp', dir, 'VerifyWebhook', spki!, String(r.headers['x-vidmill-timestamp']), path.join(dir, 'body.json'), String(r.headers['x-vidmill-signature'])], { stdio: 'pipe' }).toString();
+      return execFileSync('java', ['-cp', dir, 'VerifyWebhook', spki!, String(r.headers['x-vidmill-timestamp']), path.join(dir, 'body.json'), String(r.headers['x-vidmill-signature'])], {
+        stdio: 'pipe',
+      }).toString();
     };
     assert.match(java(r.body), /VALID/);
     assert.throws(() => java(r.body + ' '), /INVALID|Command failed/);
@@ -169,7 +177,9 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     writeFileSync(path.join(dir, 'verify.py'), script);
     const py = (body: string) => {
       writeFileSync(path.join(dir, 'py-body.json'), body);
-      return execFileSync('python3', [path.join(dir, 'verify.py'), spki!, String(r.headers['x-vidmill-timestamp']), path.join(dir, 'py-body.json'), String(r.headers['x-vidmill-signature'])], { stdio: 'pipe' }).toString();
+      return execFileSync('python3', [path.join(dir, 'verify.py'), spki!, String(r.headers['x-vidmill-timestamp']), path.join(dir, 'py-body.json'), String(r.headers['x-vidmill-signature'])], {
+        stdio: 'pipe',
+      }).toString();
     };
     assert.match(py(r.body), /^VALID/);
     assert.throws(() => py(r.body.replace('"attemptCount":1', '"attemptCount":2')));
@@ -254,12 +264,20 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.equal(await h.services.signingKeys.rotateWhenDue(), undefined, 'one pending key at a time: nothing more to do');
 
     const pending = await list();
-    assert.deepEqual(pending.map((k) => k.id), [old!.id, rotation.key.id], 'oldest first; the next key is listed before it signs');
+    assert.deepEqual(
+      pending.map((k) => k.id),
+      [old!.id, rotation.key.id],
+      'oldest first; the next key is listed before it signs',
+    );
     assert.equal(pending[0]!.expiresAt, null, 'the signing key is still the only one without expiresAt');
     assert.equal(pending[0]!.activatesAt, undefined);
     assert.equal(Date.parse(pending[1]!.activatesAt!), periodEnd);
     assert.equal(Date.parse(pending[1]!.expiresAt!), periodEnd + DAY);
-    assert.deepEqual((await get(`${KEYS}/jwks`)).body.keys.map((k: any) => k.kid), [old!.id, rotation.key.id], 'the JWKS carries it too');
+    assert.deepEqual(
+      (await get(`${KEYS}/jwks`)).body.keys.map((k: any) => k.kid),
+      [old!.id, rotation.key.id],
+      'the JWKS carries it too',
+    );
     assert.equal((await get(`${KEYS}/${rotation.key.id}`)).body.activatesAt, pending[1]!.activatesAt);
 
     h.clock.set(new Date(periodEnd - 1000));
@@ -270,7 +288,10 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.ok(fresh.verified, fresh.verifyError);
 
     const during = await list();
-    assert.deepEqual(during.map((k) => k.id), [old!.id, rotation.key.id]);
+    assert.deepEqual(
+      during.map((k) => k.id),
+      [old!.id, rotation.key.id],
+    );
     assert.equal(Date.parse(during[0]!.expiresAt!), periodEnd + DAY, 'grace of 24 h from the switch');
     assert.equal(during[1]!.expiresAt, null);
     assert.equal(during[1]!.activatesAt, undefined);
@@ -278,7 +299,10 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     const v = new WebhookVerifier({ now: () => new Date(Number(oldDelivery.headers['x-vidmill-timestamp']) * 1000), fetchKey: keyFromApi });
     await v.verify(oldDelivery.headers, oldDelivery.body);
     h.clock.advance(DAY + 1000);
-    assert.deepEqual((await list()).map((k) => k.id), [rotation.key.id]);
+    assert.deepEqual(
+      (await list()).map((k) => k.id),
+      [rotation.key.id],
+    );
     expectError(await get(`${KEYS}/${old!.id}`), 404, 'RESOURCE_NOT_FOUND');
     assert.equal(await h.services.signingKeys.sweepExpired(), 1);
   });
@@ -306,7 +330,10 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.equal(signer(r), rotated.key.id);
     assert.ok(r.verified, r.verifyError);
     const keys = await list();
-    assert.deepEqual(keys.slice(-2).map((k) => k.id), [current!.id, rotated.key.id]);
+    assert.deepEqual(
+      keys.slice(-2).map((k) => k.id),
+      [current!.id, rotated.key.id],
+    );
     assert.ok(keys.at(-2)!.expiresAt);
     assert.equal(keys.at(-1)!.expiresAt, null);
   });
@@ -345,7 +372,10 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     // A client that fetches after the second switch: two replaced keys are in their grace period.
     const keys = await list();
     assert.ok(keys.filter((k) => k.expiresAt !== null).length >= 2, JSON.stringify(keys));
-    assert.deepEqual(keys.slice(-2).map((k) => k.id), [first.key.id, second.key.id]);
+    assert.deepEqual(
+      keys.slice(-2).map((k) => k.id),
+      [first.key.id, second.key.id],
+    );
     const late = new ReferenceKeyCache();
     await late.refresh();
     assert.deepEqual([...late.keys.keys()].sort(), [first.key.id, second.key.id].sort(), 'active = the new key, expiring = the one it replaced');

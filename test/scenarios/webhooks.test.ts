@@ -107,7 +107,7 @@ describe(`Webhooks API (${TEST_DIALECT})`, () => {
     assert.equal(list.body.items.filter((w: any) => w.active).length, 10);
   });
 
-  it('deleteWebhookById: 204, then 404; another team\'s webhook is 404 everywhere', async () => {
+  it("deleteWebhookById: 204, then 404; another team's webhook is 404 everywhere", async () => {
     const w = await created();
     const other = await h.user();
     expectError(await as(other).get(`${BASE}/${w.id}`), 404, 'RESOURCE_NOT_FOUND');
@@ -221,7 +221,13 @@ describe(`Webhooks API (${TEST_DIALECT})`, () => {
     const db = h.services.db;
     const now = h.clock.now();
     const rows = Array.from({ length: 998 }, () => ({
-      id: randomUUID(), team_id: u.teamId, event_type: 'video_processing.done', occurred_at: now, data: '{}', test: true, created_at: now,
+      id: randomUUID(),
+      team_id: u.teamId,
+      event_type: 'video_processing.done',
+      occurred_at: now,
+      data: '{}',
+      test: true,
+      created_at: now,
     }));
     for (let i = 0; i < rows.length; i += 100) await db('webhook_events').insert(rows.slice(i, i + 100));
     expectError(await as(u).post(`${BASE}/${w.id}/test`), 409, 'TOO_MANY_WEBHOOK_TEST_EVENTS');

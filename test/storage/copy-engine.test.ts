@@ -100,7 +100,10 @@ describe('Ranged parallel copy engine (HTTPS source with a self-signed certifica
     const upload = await disk.createUpload('videos/c/master', pinned.size, { partSize: 1 * MIB });
     await assert.rejects(copyRanges({ source, pinned, upload, concurrency: 2, retryDelayMs: () => 1 }), SourceChangedError);
     assert.equal(await disk.stat('videos/c/master'), undefined);
-    assert.ok(rangedRequests().some((r) => r.status === 200), 'the origin answered the stale If-Range with the whole new file');
+    assert.ok(
+      rangedRequests().some((r) => r.status === 200),
+      'the origin answered the stale If-Range with the whole new file',
+    );
   });
 
   it('copies a file served from disk (serveFile, as the benchmark does): ranges, a dropped part, a throttled connection, a change', async () => {
@@ -208,13 +211,16 @@ describe('Ranged parallel copy engine (HTTPS source with a self-signed certifica
 
     const clients: Array<{ destroy(): void }> = [];
     const bucketSource = (key: string) => {
-      const client = createBucketClient({
-        bucket: 'customer',
-        endpoint: s3.endpoint,
-        region: s3.region,
-        forcePathStyle: true,
-        credentials: { accessKey: s3.credentials.accessKey, secretAccessKey: s3.credentials.secretAccessKey },
-      }, { allowPrivateUrls: true }); // the local S3 server is on 127.0.0.1
+      const client = createBucketClient(
+        {
+          bucket: 'customer',
+          endpoint: s3.endpoint,
+          region: s3.region,
+          forcePathStyle: true,
+          credentials: { accessKey: s3.credentials.accessKey, secretAccessKey: s3.credentials.secretAccessKey },
+        },
+        { allowPrivateUrls: true },
+      ); // the local S3 server is on 127.0.0.1
       clients.push(client);
       return new BucketRangeSource(client, 'customer', key);
     };

@@ -38,7 +38,7 @@ describe('better-sqlite3-statement-cache (run-time patch of the connections Knex
     await db.raw(sql, [1]);
     const before = statementCacheHits();
     await db.raw(sql, [2]);
-    assert.equal(statementCacheHits() - before, 1, "Knex no longer prepares through connection.prepare (the patch has no effect)");
+    assert.equal(statementCacheHits() - before, 1, 'Knex no longer prepares through connection.prepare (the patch has no effect)');
     assert.ok(cache.has(sql));
   });
 

@@ -26,10 +26,7 @@ describe('Download file names', () => {
 
   it('Content-Disposition: a plain ASCII name as is; otherwise a readable ASCII fallback and filename*=UTF-8 (RFC 6266, RFC 8187)', () => {
     assert.equal(contentDisposition('attachment', 'Beach Sunset (processed).mp4'), 'attachment; filename="Beach Sunset (processed).mp4"');
-    assert.equal(
-      contentDisposition('attachment', 'Café (processed).mp4'),
-      `attachment; filename="Cafe (processed).mp4"; filename*=UTF-8''Caf%C3%A9%20%28processed%29.mp4`,
-    );
+    assert.equal(contentDisposition('attachment', 'Café (processed).mp4'), `attachment; filename="Cafe (processed).mp4"; filename*=UTF-8''Caf%C3%A9%20%28processed%29.mp4`);
     assert.equal(contentDisposition('inline', '日本 100%.jpg'), `inline; filename="__ 100_.jpg"; filename*=UTF-8''%E6%97%A5%E6%9C%AC%20100%25.jpg`);
     assert.equal(contentDisposition('attachment', 'say "hi".mp4'), `attachment; filename="say _hi_.mp4"; filename*=UTF-8''say%20%22hi%22.mp4`);
   });

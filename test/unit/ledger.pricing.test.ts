@@ -78,12 +78,24 @@ describe('Ledger money and pricing', () => {
     ]);
     assert.equal(job.gigapixels, 330);
     assert.equal(job.discountPercentage, 8.25);
-    assert.deepEqual(job.products.map((p) => p.normalCostMicros), [9_870_000, 2_475_000, 298_000]);
-    assert.deepEqual(job.products.map((p) => p.costMicros), [9_056_000, 2_271_000, 298_000]);
-    assert.deepEqual(job.products.map((p) => p.discountPercentage), [8.25, 8.25, 0]);
+    assert.deepEqual(
+      job.products.map((p) => p.normalCostMicros),
+      [9_870_000, 2_475_000, 298_000],
+    );
+    assert.deepEqual(
+      job.products.map((p) => p.costMicros),
+      [9_056_000, 2_271_000, 298_000],
+    );
+    assert.deepEqual(
+      job.products.map((p) => p.discountPercentage),
+      [8.25, 8.25, 0],
+    );
     assert.equal(job.costMicros, 11_625_000);
     assert.equal(job.discountMicros, job.normalCostMicros - job.costMicros);
-    assert.deepEqual(job.products.map((p) => p.costCredits), [987, 330, 38]);
+    assert.deepEqual(
+      job.products.map((p) => p.costCredits),
+      [987, 330, 38],
+    );
     assert.throws(() => priceJob(DEFAULT_PRICE_LIST, [{ productName: 'Nope', category: 'ENCODER', amount: 1 }]), /No price/);
     assert.throws(() => priceJob(DEFAULT_PRICE_LIST, [{ productName: 'AV1', category: 'ENCODER', amount: -1 }]), /Invalid amount/);
   });
@@ -94,7 +106,13 @@ describe('Ledger money and pricing', () => {
     const small = appraiseJob({ container: 'MP4', encodingConfiguration: { codec: 'H264' } }, { width: 640, height: 480, rate: '25:1', durationMs: 4000 });
     assert.equal(small.estimate.gigapixels, 0.03072);
     assert.equal(small.priced.costMicros, 1000);
-    assert.deepEqual(small.priced.products.map((p) => [p.productName, p.costMicros]), [['H.264 / AVC', 1000], ['Processing', 0]]);
+    assert.deepEqual(
+      small.priced.products.map((p) => [p.productName, p.costMicros]),
+      [
+        ['H.264 / AVC', 1000],
+        ['Processing', 0],
+      ],
+    );
     // 1920x1080, 3 s at 25 fps: 0.15552 GP, 0.0014774 USD exact; rounding each product gave 0.001.
     const threeSeconds = appraiseJob({ container: 'MP4', encodingConfiguration: { codec: 'H264' } }, { width: 1920, height: 1080, rate: '25:1', durationMs: 3000 });
     assert.equal(threeSeconds.estimate.gigapixels, 0.15552);
@@ -151,16 +169,40 @@ describe('Ledger money and pricing', () => {
         assert.ok(priced.costMicros > 0, 'never free');
         assert.ok(priced.costMicros >= exact - 1e-6 && priced.costMicros < exact + 1000, `${priced.costMicros} for ${exact}`);
         // Items add up to the totals; each normal cost is its cost plus its discount.
-        assert.equal(priced.products.reduce((s, p) => s + p.costMicros, 0), priced.costMicros);
-        assert.equal(priced.products.reduce((s, p) => s + p.normalCostMicros, 0), priced.normalCostMicros);
+        assert.equal(
+          priced.products.reduce((s, p) => s + p.costMicros, 0),
+          priced.costMicros,
+        );
+        assert.equal(
+          priced.products.reduce((s, p) => s + p.normalCostMicros, 0),
+          priced.normalCostMicros,
+        );
         assert.ok(priced.products.every((p) => p.costMicros % 1000 === 0 && p.normalCostMicros >= p.costMicros && p.costMicros >= 0));
-        assert.equal(priced.products.reduce((s, p) => s + p.costCredits, 0), priced.costCredits);
-        assert.equal(priced.costCredits, Math.ceil(charge.reduce((s, u) => s + u.amount * (u.category === 'PROCESSING' ? 1 : u.category === 'ENCODER' ? DEFAULT_PRICE_LIST.encoders[u.productName]!.credits : DEFAULT_PRICE_LIST.filters[u.productName]!.credits), 0) - 1e-6));
+        assert.equal(
+          priced.products.reduce((s, p) => s + p.costCredits, 0),
+          priced.costCredits,
+        );
+        assert.equal(
+          priced.costCredits,
+          Math.ceil(
+            charge.reduce(
+              (s, u) =>
+                s + u.amount * (u.category === 'PROCESSING' ? 1 : u.category === 'ENCODER' ? DEFAULT_PRICE_LIST.encoders[u.productName]!.credits : DEFAULT_PRICE_LIST.filters[u.productName]!.credits),
+              0,
+            ) - 1e-6,
+          ),
+        );
         // What the API shows: the same numbers, items adding up to the totals.
         const view = walletView(priced, charge);
         assert.equal(mills(view.cost.totalProcessingCostUsd), priced.costMicros / 1000);
-        assert.equal(view.jobItems.reduce((s: number, i: any) => s + mills(i.costUsd), 0), mills(view.cost.totalProcessingCostUsd));
-        assert.equal(view.jobItems.reduce((s: number, i: any) => s + mills(i.normalCostUsd), 0), mills(view.cost.totalNormalProcessingCostUsd));
+        assert.equal(
+          view.jobItems.reduce((s: number, i: any) => s + mills(i.costUsd), 0),
+          mills(view.cost.totalProcessingCostUsd),
+        );
+        assert.equal(
+          view.jobItems.reduce((s: number, i: any) => s + mills(i.normalCostUsd), 0),
+          mills(view.cost.totalNormalProcessingCostUsd),
+        );
         assert.equal(mills(view.cost.totalNormalProcessingCostUsd) - mills(view.cost.totalProcessingCostUsd), mills(view.cost.totalProcessingDiscountUsd));
         for (const [i, item] of view.jobItems.entries()) assert.equal(item.unitPriceUsd, unitPriceToUsd(priced.products[i]!.unitPriceMicros));
       }),
@@ -184,7 +226,10 @@ describe('Ledger money and pricing', () => {
     assert.deepEqual(loadConfig({}).priceList, DEFAULT_PRICE_LIST);
     const bad = path.join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ ...DEFAULT_PRICE_LIST, storage: { usd: 0.0000001, credits: 1.5 } }));
-    assert.throws(() => loadConfig({ VIDMILL_PRICE_LIST_FILE: bad }), (e: unknown) => e instanceof ConfigError && /storage/.test(e.message));
+    assert.throws(
+      () => loadConfig({ VIDMILL_PRICE_LIST_FILE: bad }),
+      (e: unknown) => e instanceof ConfigError && /storage/.test(e.message),
+    );
     assert.throws(() => loadConfig({ VIDMILL_PRICE_LIST_FILE: path.join(dir, 'missing.json') }), ConfigError);
   });
 });

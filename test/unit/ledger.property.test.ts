@@ -36,7 +36,12 @@ const command: fc.Arbitrary<Cmd> = fc.oneof(
   fc.record({ kind: fc.constant('refund' as const), job: fc.integer({ min: 0, max: 6 }) }),
   fc.record({ kind: fc.constant('topUp' as const), micros: fc.integer({ min: 1, max: 500_000_000 }) }),
   fc.record({ kind: fc.constant('adjust' as const), micros: fc.integer({ min: -50_000_000, max: 50_000_000 }), balance: fc.constantFrom('processing' as const, 'utilities' as const) }),
-  fc.record({ kind: fc.constant('utility' as const), job: fc.integer({ min: 0, max: 6 }), gb: fc.double({ min: 0, max: 500, noNaN: true }), category: fc.constantFrom('STORAGE' as const, 'DOWNLOAD_S3' as const, 'DOWNLOAD_HTTPS' as const) }),
+  fc.record({
+    kind: fc.constant('utility' as const),
+    job: fc.integer({ min: 0, max: 6 }),
+    gb: fc.double({ min: 0, max: 500, noNaN: true }),
+    category: fc.constantFrom('STORAGE' as const, 'DOWNLOAD_S3' as const, 'DOWNLOAD_HTTPS' as const),
+  }),
   fc.record({ kind: fc.constant('time' as const), hours: fc.integer({ min: 1, max: 24 * 40 }) }),
 );
 
@@ -152,14 +157,21 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
           assert.equal(viaAggregates.count, items.length);
           assert.equal(viaScan.count, items.length);
           const onePass = await ledgerStore.pageWithPeriod(db, { id: periodId }, whole, { pageNumber: 0, pageSize: 100_000, sortDirection: 'ASC' });
-          assert.deepEqual(onePass.items.map((t) => t.seq), items.map((t) => t.seq));
+          assert.deepEqual(
+            onePass.items.map((t) => t.seq),
+            items.map((t) => t.seq),
+          );
           const viaPage = summaryFromAggregates(onePass.aggregates, whole)!;
           assert.ok(viaPage, 'the whole-period filter is served from the aggregates');
           for (const s of [viaAggregates, viaScan, viaPage]) {
             const got = new Map(s.totals.map((t) => [t.category, { credit: t.credit, debit: t.debit }]));
             for (const [cat, e] of expected) assert.deepEqual(got.get(cat as any) ?? { credit: 0, debit: 0 }, e, `totals of ${cat}`);
             const net = s.totals.reduce((x, t) => x + t.credit - t.debit, 0);
-            assert.equal(net, items.reduce((x, t) => x + t.amountMicros, 0), 'net total equals the sum of the items');
+            assert.equal(
+              net,
+              items.reduce((x, t) => x + t.amountMicros, 0),
+              'net total equals the sum of the items',
+            );
           }
         }
       }),

@@ -33,7 +33,11 @@ describe('openapi-validator-route-cache (run-time patch of express-openapi-valid
     const cached = validatorPathToRegexpModule().pathToRegexp;
     assert.notEqual(cached, original, 'installed');
     for (const route of routes) {
-      for (const options of [{ sensitive: false, strict: false }, { sensitive: true, strict: false }, { sensitive: false, strict: true }]) {
+      for (const options of [
+        { sensitive: false, strict: false },
+        { sensitive: true, strict: false },
+        { sensitive: false, strict: true },
+      ]) {
         const a = cached(route, options);
         const b = original(route, options);
         assert.equal(a.regexp.source, b.regexp.source, route);

@@ -8,16 +8,42 @@ describe('Outbound URL guard', () => {
   it('classifies addresses: public unicast only', () => {
     for (const a of ['1.1.1.1', '8.8.8.8', '93.184.215.14', '2606:4700::1111', '::ffff:1.1.1.1']) assert.equal(isPublicAddress(a), true, a);
     for (const a of [
-      '0.0.0.0', '10.0.0.1', '100.64.0.1', '100.127.255.255', '127.0.0.1', '169.254.169.254', '172.16.0.1', '172.31.255.255', '192.168.0.1',
-      '224.0.0.1', '239.255.255.255', '255.255.255.255', '::', '::1', 'fc00::1', 'fd00::1', 'fe80::1', 'ff02::1',
-      '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '2002:c0a8:101::1', 'not-an-ip',
+      '0.0.0.0',
+      '10.0.0.1',
+      '100.64.0.1',
+      '100.127.255.255',
+      '127.0.0.1',
+      '169.254.169.254',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.0.1',
+      '224.0.0.1',
+      '239.255.255.255',
+      '255.255.255.255',
+      '::',
+      '::1',
+      'fc00::1',
+      'fd00::1',
+      'fe80::1',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:10.0.0.1',
+      '64:ff9b::a00:1',
+      '2002:c0a8:101::1',
+      'not-an-ip',
     ]) {
       assert.equal(isPublicAddress(a), false, a);
     }
   });
 
   it('form: https on 443 without credentials; the private-URL setting also allows http and any port', () => {
-    const refused = (u: string, allow = false) => assert.throws(() => parseOutboundUrl(u, { allowPrivateUrls: allow }), (e: any) => e instanceof DomainError && e.errorCode === 'INVALID_HTTPS_URL', u);
+    const refused = (u: string, allow = false) =>
+      assert.throws(
+        () => parseOutboundUrl(u, { allowPrivateUrls: allow }),
+        (e: any) => e instanceof DomainError && e.errorCode === 'INVALID_HTTPS_URL',
+        u,
+      );
     refused('http://1.1.1.1/');
     refused('https://1.1.1.1:8443/');
     refused('https://a:b@1.1.1.1/');
@@ -31,7 +57,12 @@ describe('Outbound URL guard', () => {
     const resolveTo = (addrs: string[]) => async () => addrs;
     await checkOutboundUrl('https://hooks.example.com/', { allowPrivateUrls: false }, resolveTo(['1.1.1.1']));
     await assert.rejects(checkOutboundUrl('https://hooks.example.com/', { allowPrivateUrls: false }, resolveTo(['1.1.1.1', '10.0.0.5'])), /non-public/);
-    await assert.rejects(checkOutboundUrl('https://hooks.example.com/', { allowPrivateUrls: false }, async () => { throw new Error('ENOTFOUND'); }), /does not resolve/);
+    await assert.rejects(
+      checkOutboundUrl('https://hooks.example.com/', { allowPrivateUrls: false }, async () => {
+        throw new Error('ENOTFOUND');
+      }),
+      /does not resolve/,
+    );
     await checkOutboundUrl('https://hooks.example.com/', { allowPrivateUrls: true }, resolveTo(['10.0.0.5']));
   });
 
@@ -41,12 +72,14 @@ describe('Outbound URL guard', () => {
     const port = (server.address() as AddressInfo).port;
     const get = (allow: boolean) =>
       new Promise<string>((resolve, reject) => {
-        http.get({ host: 'localhost', port, path: '/', lookup: guardedLookup({ allowPrivateUrls: allow }), family: 4 }, (res) => {
-          res.setEncoding('utf8');
-          let b = '';
-          res.on('data', (c) => (b += c));
-          res.on('end', () => resolve(b));
-        }).on('error', reject);
+        http
+          .get({ host: 'localhost', port, path: '/', lookup: guardedLookup({ allowPrivateUrls: allow }), family: 4 }, (res) => {
+            res.setEncoding('utf8');
+            let b = '';
+            res.on('data', (c) => (b += c));
+            res.on('end', () => resolve(b));
+          })
+          .on('error', reject);
       });
     try {
       await assert.rejects(get(false), (e: any) => e.code === 'ERR_NON_PUBLIC_ADDRESS');
@@ -103,8 +136,14 @@ describe('Outbound URL guard', () => {
     for (const endpoint of ['http://minio.example.com:9000', 'https://key:secret@minio.example.com', 'ftp://minio.example.com', 'not a url']) {
       await assert.rejects(checkBucketEndpoint(endpoint, { allowPrivateUrls: false }, publicDns), refusal, endpoint);
     }
-    await assert.rejects(checkBucketEndpoint('https://gone.example.com', { allowPrivateUrls: false }, async () => []), /does not resolve/);
-    await assert.rejects(checkBucketEndpoint('https://internal.example.com', { allowPrivateUrls: false }, async () => ['1.1.1.1', '10.1.2.3']), (e: any) => refusal(e) && !/10\.1\.2\.3/.test(e.message));
+    await assert.rejects(
+      checkBucketEndpoint('https://gone.example.com', { allowPrivateUrls: false }, async () => []),
+      /does not resolve/,
+    );
+    await assert.rejects(
+      checkBucketEndpoint('https://internal.example.com', { allowPrivateUrls: false }, async () => ['1.1.1.1', '10.1.2.3']),
+      (e: any) => refusal(e) && !/10\.1\.2\.3/.test(e.message),
+    );
     await checkBucketEndpoint('http://127.0.0.1:9000', { allowPrivateUrls: true });
     await assert.rejects(checkBucketEndpoint('ftp://127.0.0.1', { allowPrivateUrls: true }), refusal);
   });
@@ -118,7 +157,10 @@ describe('Outbound URL guard', () => {
   });
 
   it('HTTPS sources and webhooks keep their own rule: https on port 443 only, INVALID_HTTPS_URL', async () => {
-    await assert.rejects(checkOutboundUrl('https://hooks.example.com:8443/', { allowPrivateUrls: false }, async () => ['1.1.1.1']), (e: any) => e.errorCode === 'INVALID_HTTPS_URL');
+    await assert.rejects(
+      checkOutboundUrl('https://hooks.example.com:8443/', { allowPrivateUrls: false }, async () => ['1.1.1.1']),
+      (e: any) => e.errorCode === 'INVALID_HTTPS_URL',
+    );
     await assert.rejects(checkOutboundUrl('https://0x7f000001/', { allowPrivateUrls: false }), (e: any) => e.errorCode === 'INVALID_HTTPS_URL');
   });
 });

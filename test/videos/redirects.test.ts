@@ -45,7 +45,10 @@ describe('Redirects of HTTPS range sources', () => {
     const err = await source.probe().catch((e) => e);
     assert.ok(err instanceof RedirectRefusedError, String(err));
     assert.match(err.message, /non-public address/);
-    assert.deepEqual(server.requests.map((r) => r.path), ['/hop1', '/hop2']);
+    assert.deepEqual(
+      server.requests.map((r) => r.path),
+      ['/hop1', '/hop2'],
+    );
     const mapped = classifyHttpsProbeFailure(err, new AbortController().signal);
     assert.ok(mapped instanceof BadRequestError);
     assert.equal(mapped.errorCode, 'INVALID_HTTPS_URL');

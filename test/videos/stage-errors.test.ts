@@ -44,7 +44,12 @@ describe(`Stage errors (${TEST_DIALECT})`, () => {
       const id = randomUUID();
       const now = h.clock.now();
       await videosStore.insert(h.database.db, { id, teamId: u.teamId, projectId, userId: u.userId, name: 'old', uploadStatus: 'DONE', createdAt: now });
-      await videosStore.updateIngestion(h.database.db, id, { status: 'FAILED', error: { code: 'UNSUPPORTED_CONTENT_TYPE', message: 'ffprobe cannot read /var/lib/vidmill/work/ingest-1/file: Invalid data' } }, now);
+      await videosStore.updateIngestion(
+        h.database.db,
+        id,
+        { status: 'FAILED', error: { code: 'UNSUPPORTED_CONTENT_TYPE', message: 'ffprobe cannot read /var/lib/vidmill/work/ingest-1/file: Invalid data' } },
+        now,
+      );
       await m013.up(h.database.db);
       const v = await videosStore.byId(h.database.db, id);
       assert.equal(v?.ingestion?.error?.code, 'INGESTION_UNREADABLE_MEDIA');

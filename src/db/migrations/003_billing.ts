@@ -145,7 +145,17 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['billing_type_changes', 'credits_usage_lines', 'credits_usage', 'marketplace_agreement_events', 'ledger_period_counts', 'ledger_period_totals', 'ledger_lines', 'ledger_transactions', 'billing_periods']) {
+  for (const table of [
+    'billing_type_changes',
+    'credits_usage_lines',
+    'credits_usage',
+    'marketplace_agreement_events',
+    'ledger_period_counts',
+    'ledger_period_totals',
+    'ledger_lines',
+    'ledger_transactions',
+    'billing_periods',
+  ]) {
     await knex.schema.dropTableIfExists(table);
   }
 }

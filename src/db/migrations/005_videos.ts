@@ -111,11 +111,37 @@ export async function down(knex: Knex): Promise<void> {
     t.dropIndex(['source_video_id']);
     t.dropIndex(['clip_id']);
     for (const c of [
-      'kind', 'master_video_id', 'source_video_id', 'clip_id', 'is_sample', 'full_ingestion', 'blob_key', 'file_name', 'file_size',
-      'file_type', 'file_container', 'file_last_modified', 'file_crc32c', 'upload_status', 'upload_progress', 'upload_updated_at',
-      'upload_error_code', 'upload_error_message', 'ingestion_status', 'ingestion_progress', 'ingestion_eta_seconds',
-      'ingestion_updated_at', 'ingestion_error_code', 'ingestion_error_message', 'metadata_available', 'thumbnails_available',
-      'full_frames_available', 'web_video_available', 'metadata_json', 'quality_json',
-    ]) t.dropColumn(c);
+      'kind',
+      'master_video_id',
+      'source_video_id',
+      'clip_id',
+      'is_sample',
+      'full_ingestion',
+      'blob_key',
+      'file_name',
+      'file_size',
+      'file_type',
+      'file_container',
+      'file_last_modified',
+      'file_crc32c',
+      'upload_status',
+      'upload_progress',
+      'upload_updated_at',
+      'upload_error_code',
+      'upload_error_message',
+      'ingestion_status',
+      'ingestion_progress',
+      'ingestion_eta_seconds',
+      'ingestion_updated_at',
+      'ingestion_error_code',
+      'ingestion_error_message',
+      'metadata_available',
+      'thumbnails_available',
+      'full_frames_available',
+      'web_video_available',
+      'metadata_json',
+      'quality_json',
+    ])
+      t.dropColumn(c);
   });
 }

@@ -22,8 +22,15 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('videos', (t) => {
     for (const c of [
-      'processing_status', 'processing_progress', 'processing_eta_seconds', 'processing_updated_at',
-      'processing_error_code', 'processing_error_message', 'processing_start_ms', 'processing_end_ms',
-    ]) t.dropColumn(c);
+      'processing_status',
+      'processing_progress',
+      'processing_eta_seconds',
+      'processing_updated_at',
+      'processing_error_code',
+      'processing_error_message',
+      'processing_start_ms',
+      'processing_end_ms',
+    ])
+      t.dropColumn(c);
   });
 }

@@ -12,7 +12,9 @@ const EARLIER = 'This failure was recorded by an earlier version, which kept no 
 
 export async function up(knex: Knex): Promise<void> {
   for (const stage of ['upload', 'ingestion', 'processing', 'output']) {
-    await knex('videos').whereNotNull(`${stage}_error_code`).update({ [`${stage}_error_message`]: EARLIER });
+    await knex('videos')
+      .whereNotNull(`${stage}_error_code`)
+      .update({ [`${stage}_error_message`]: EARLIER });
   }
   await knex('videos').where({ ingestion_error_code: 'UNSUPPORTED_CONTENT_TYPE' }).update({ ingestion_error_code: 'INGESTION_UNREADABLE_MEDIA' });
 }

@@ -63,13 +63,7 @@ export class AccountsService extends TransactionalService {
     return { userId: user.id, teamId: team.id, email: user.email, ...(opts.password ? {} : { generatedPassword: password }) };
   }
 
-  async createUserWithTeam(input: {
-    email: string;
-    password: string;
-    name: string;
-    teamName: string;
-    billingType?: BillingType;
-  }): Promise<{ user: User; team: Team }> {
+  async createUserWithTeam(input: { email: string; password: string; name: string; teamName: string; billingType?: BillingType }): Promise<{ user: User; team: Team }> {
     const passwordHash = await hashPassword(input.password);
     return this.transactional(async (trx) => {
       const user = await this.insertUser(trx, input.email, input.name, passwordHash);

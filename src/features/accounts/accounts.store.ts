@@ -232,8 +232,5 @@ export function teamChoiceSql(choice: TeamChoice): { sql: string; bindings: Knex
 
 /** Subquery: ids of the API-enabled teams a user belongs to (for list filters). */
 export function apiTeamIdsOf(db: Knex, userId: string): Knex.QueryBuilder {
-  return db('memberships')
-    .join('teams', 'teams.id', 'memberships.team_id')
-    .where({ 'memberships.user_id': userId, 'teams.api_enabled': true })
-    .select('memberships.team_id');
+  return db('memberships').join('teams', 'teams.id', 'memberships.team_id').where({ 'memberships.user_id': userId, 'teams.api_enabled': true }).select('memberships.team_id');
 }

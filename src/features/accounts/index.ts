@@ -2,7 +2,7 @@
 export { accountsHandlers } from './accounts.handlers';
 export { AccountsService } from './accounts.service';
 export type { TeamCreatedHook } from './accounts.service';
-export type { BillingType, Team, TeamChoice } from './accounts.store';
+export type { BillingType, Team, TeamChoice, TeamRow } from './accounts.store';
 export { chosenTeamQuery, findTeam, setTeamBillingType, teamFromRow } from './team-records';
 export { firstStartNotice } from './first-start-notice';
 export { TeamScope, teamScopeSql, whereTeamInScope } from './team-scope';

@@ -47,13 +47,5 @@ export function apiKeysHandlers(apiKeys: ApiKeysService) {
     async deactivateApiKeyById({ principal, path }) {
       return { status: 200, body: toDto(await apiKeys.deactivate(principal.userId, path.id)) };
     },
-  } satisfies HandlerMap<
-    | 'createApiKey'
-    | 'getApiKeys'
-    | 'getApiKeyById'
-    | 'patchApiKey'
-    | 'deleteApiKeyById'
-    | 'activateApiKeyById'
-    | 'deactivateApiKeyById'
-  >;
+  } satisfies HandlerMap<'createApiKey' | 'getApiKeys' | 'getApiKeyById' | 'patchApiKey' | 'deleteApiKeyById' | 'activateApiKeyById' | 'deactivateApiKeyById'>;
 }

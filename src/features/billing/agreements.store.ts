@@ -106,12 +106,7 @@ const agreementViewRows = rowMapper(toAgreement);
 
 /** Latest history row of every agreement version, with the time of its first row. */
 function latestRows(db: Knex): Knex.QueryBuilder {
-  const firstAndLast = db('marketplace_agreement_events')
-    .select('agreement_id')
-    .max({ max_seq: 'seq' })
-    .min({ first_created_at: 'created_at' })
-    .groupBy('agreement_id')
-    .as('f');
+  const firstAndLast = db('marketplace_agreement_events').select('agreement_id').max({ max_seq: 'seq' }).min({ first_created_at: 'created_at' }).groupBy('agreement_id').as('f');
   return db('marketplace_agreement_events as e').join(firstAndLast, 'f.max_seq', 'e.seq');
 }
 
@@ -154,12 +149,8 @@ export const agreementsStore = {
   },
   /** The team's subscription in force: its newest agreement version that is SUBSCRIBED or UNSUBSCRIBE_PENDING. */
   async activeForTeam(db: Knex, teamId: string): Promise<AgreementView | undefined> {
-    const r = (await latestRows(db)
-      .select('e.*', 'f.first_created_at')
-      .where('e.team_id', teamId)
-      .whereIn('e.status', ['SUBSCRIBED', 'UNSUBSCRIBE_PENDING'])
-      .orderBy('e.seq', 'desc')
-      .first()) as AgreementViewRow | undefined;
+    const r = (await latestRows(db).select('e.*', 'f.first_created_at').where('e.team_id', teamId).whereIn('e.status', ['SUBSCRIBED', 'UNSUBSCRIBE_PENDING']).orderBy('e.seq', 'desc').first()) as
+      AgreementViewRow | undefined;
     return agreementViewRows.one(r);
   },
   async page(db: Knex, scope: TeamScope, req: PageRequest): Promise<Page<AgreementView>> {
@@ -168,7 +159,10 @@ export const agreementsStore = {
     const rows = (await base
       .clone()
       .select('e.*', 'f.first_created_at')
-      .orderBy([{ column: req.sortBy === 'updatedAt' ? 'e.created_at' : 'f.first_created_at', order: dir }, { column: 'e.seq', order: dir }])
+      .orderBy([
+        { column: req.sortBy === 'updatedAt' ? 'e.created_at' : 'f.first_created_at', order: dir },
+        { column: 'e.seq', order: dir },
+      ])
       .limit(req.pageSize)
       .offset(req.pageNumber * req.pageSize)) as AgreementViewRow[];
     const [{ n }] = (await base.clone().count({ n: '*' })) as [{ n: DbInt }];

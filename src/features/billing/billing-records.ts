@@ -6,13 +6,7 @@ export type FilterMode = 'INCLUDE' | 'EXCLUDE' | 'ONLY';
 export type TransactionType = 'PROCESSING' | 'UTILITIES';
 export type BalanceKind = 'processing' | 'utilities';
 export type AdjustmentType =
-  | 'BILLING_PERIOD_STARTED'
-  | 'CREDITS_BOUGHT'
-  | 'UTILITIES_INVOICE_PAID'
-  | 'MANUAL_ADJUSTMENT'
-  | 'PROCESSED_VIDEO_INGESTION_FAILED'
-  | 'PROCESSED_VIDEO_COMPUTE_SAVING'
-  | 'OTHER';
+  'BILLING_PERIOD_STARTED' | 'CREDITS_BOUGHT' | 'UTILITIES_INVOICE_PAID' | 'MANUAL_ADJUSTMENT' | 'PROCESSED_VIDEO_INGESTION_FAILED' | 'PROCESSED_VIDEO_COMPUTE_SAVING' | 'OTHER';
 
 export interface Line {
   category: Category;

@@ -179,11 +179,7 @@ export function billingHandlers(billing: BillingService) {
       };
     },
     async getWalletBillingPeriods({ principal, query }) {
-      const page = await billing.periods(
-        principal.userId,
-        { teamId: query.teamId, fromDate: query.fromDate, toDate: query.toDate, endedMode: query.endedMode },
-        pageRequest(query),
-      );
+      const page = await billing.periods(principal.userId, { teamId: query.teamId, fromDate: query.fromDate, toDate: query.toDate, endedMode: query.endedMode }, pageRequest(query));
       return { status: 200, body: { ...page, items: page.items.map(periodDto) } };
     },
     async getWalletBillingPeriodById({ principal, path }) {
@@ -249,4 +245,3 @@ export function billingHandlers(billing: BillingService) {
     | 'getCloudMarketplaceCreditsUsage'
   >;
 }
-

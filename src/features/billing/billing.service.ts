@@ -116,12 +116,7 @@ export class BillingService extends TransactionalService {
         validationErrors: [{ field: 'fromDate', value: fromDate, message: `must not be after ${toDate}` }],
       });
     }
-    const page = await periodsStore.page(
-      this.db,
-      scope,
-      { from: fromDate ? new Date(`${fromDate}T00:00:00Z`) : undefined, to: endOfDay(toDate), ended: q.endedMode ?? 'INCLUDE' },
-      req,
-    );
+    const page = await periodsStore.page(this.db, scope, { from: fromDate ? new Date(`${fromDate}T00:00:00Z`) : undefined, to: endOfDay(toDate), ended: q.endedMode ?? 'INCLUDE' }, req);
     return { ...page, items: await this.withCosts(page.items) };
   }
 
@@ -167,7 +162,10 @@ export class BillingService extends TransactionalService {
   }
 
   private async withCosts(periods: BillingPeriod[]): Promise<PeriodView[]> {
-    const costs = await periodsStore.utilityCosts(this.db, periods.map((p) => p.id));
+    const costs = await periodsStore.utilityCosts(
+      this.db,
+      periods.map((p) => p.id),
+    );
     return periods.map((p) => ({ ...p, storageCostMicros: costs.get(p.id)?.storage ?? 0, downloadCostMicros: costs.get(p.id)?.download ?? 0 }));
   }
 
@@ -310,7 +308,7 @@ export class BillingService extends TransactionalService {
           ...base,
           status: change.status,
           agreementStatus: change.agreementStatus ?? base.agreementStatus,
-          cancellationRequestedAt: change.status === 'UNSUBSCRIBE_PENDING' ? now : change.status === 'SUBSCRIBED' ? undefined : base.cancellationRequestedAt ?? now,
+          cancellationRequestedAt: change.status === 'UNSUBSCRIBE_PENDING' ? now : change.status === 'SUBSCRIBED' ? undefined : (base.cancellationRequestedAt ?? now),
           licenseDeprovisionedAt: change.status === 'UNSUBSCRIBED' ? now : base.licenseDeprovisionedAt,
         });
         return;

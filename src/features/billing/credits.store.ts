@@ -64,7 +64,7 @@ export const creditsStore = {
     return creditsUsageRows.one(r);
   },
   async insert(db: Knex, u: Omit<CreditsUsage, 'seq'>, lines: Line[]): Promise<number> {
-    const [row] = (await db('credits_usage')
+    const [row] = await db('credits_usage')
       .insert({
         team_id: u.teamId,
         agreement_id: u.agreementId ?? null,
@@ -79,7 +79,7 @@ export const creditsStore = {
         job_id: u.jobId ?? null,
         created_at: u.createdAt,
       })
-      .returning<(DbInt | { seq: DbInt })[]>('seq'));
+      .returning<(DbInt | { seq: DbInt })[]>('seq');
     const seq = int(typeof row === 'object' ? row.seq : row);
     if (lines.length) {
       await db('credits_usage_lines').insert(
@@ -98,11 +98,14 @@ export const creditsStore = {
     const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
     const rows = (await this.filtered(db, teamId, f, 'credits_usage')
       .select('*')
-      .orderBy([{ column: 'created_at', order: dir }, { column: 'seq', order: dir }])
+      .orderBy([
+        { column: 'created_at', order: dir },
+        { column: 'seq', order: dir },
+      ])
       .limit(req.pageSize)
       .offset(req.pageNumber * req.pageSize)) as CreditsUsageRow[];
     const [{ n }] = (await this.filtered(db, teamId, f, 'credits_usage').count({ n: '*' })) as [{ n: DbInt }];
-    const totals = (await this.filtered(db, teamId, f, 'credits_usage_lines').select('category').sum({ total: 'credits' }).groupBy<{ category: Category; total: DbInt }[]>('category'));
+    const totals = await this.filtered(db, teamId, f, 'credits_usage_lines').select('category').sum({ total: 'credits' }).groupBy<{ category: Category; total: DbInt }[]>('category');
     return {
       page: pageOf<CreditsUsage>(req, int(n), creditsUsageRows.many(rows)),
       totals: totals.map((r) => ({ category: r.category, credits: int(r.total) })),

@@ -30,8 +30,7 @@ export interface ChargeInput {
 }
 
 export type ChargeResult =
-  | { billingType: 'WALLET'; jobId: string; amountMicros: number; duplicate: boolean }
-  | { billingType: 'CLOUD_MARKETPLACE'; jobId: string; credits: number; duplicate: boolean };
+  { billingType: 'WALLET'; jobId: string; amountMicros: number; duplicate: boolean } | { billingType: 'CLOUD_MARKETPLACE'; jobId: string; credits: number; duplicate: boolean };
 
 /** What failed when a job's charge is given back. */
 export type RefundFailure = 'PROCESSING_FAILED' | 'PROCESSED_VIDEO_INGESTION_FAILED';
@@ -209,10 +208,7 @@ export class LedgerService extends TransactionalService {
    * A signed adjustment of one balance of a wallet team, with its reason. The amount is rounded
    * half away from zero to whole mills; one that rounds to zero is refused (400 INVALID_INPUT).
    */
-  async adjust(
-    teamId: string,
-    a: { amountMicros: number; adjustmentType: AdjustmentType; reason: string; balance: BalanceKind; category?: Category; videoId?: string },
-  ): Promise<void> {
+  async adjust(teamId: string, a: { amountMicros: number; adjustmentType: AdjustmentType; reason: string; balance: BalanceKind; category?: Category; videoId?: string }): Promise<void> {
     if (!Number.isSafeInteger(a.amountMicros)) throw new DomainError(400, 'INVALID_INPUT', 'Amount must be whole micro-units');
     if (!a.reason.trim()) throw new DomainError(400, 'INVALID_INPUT', 'An adjustment needs a reason');
     const amount = roundToMills(a.amountMicros);
@@ -261,7 +257,17 @@ export class LedgerService extends TransactionalService {
         const agreement = await agreementsStore.activeForTeam(trx, teamId);
         await creditsStore.insert(
           trx,
-          { teamId, agreementId: agreement?.agreementId, type: 'UTILITIES', category: p.category, credits: p.costCredits, videoId: u.videoId, products: [p], jobId: u.jobId, createdAt: this.clock.now() },
+          {
+            teamId,
+            agreementId: agreement?.agreementId,
+            type: 'UTILITIES',
+            category: p.category,
+            credits: p.costCredits,
+            videoId: u.videoId,
+            products: [p],
+            jobId: u.jobId,
+            createdAt: this.clock.now(),
+          },
           [{ category: p.category, amount: p.costCredits }],
         );
         return { billingType: 'CLOUD_MARKETPLACE', jobId: u.jobId, credits: p.costCredits, duplicate: false };

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { asDate, asOptionalDate, isPostgres, lockRowForUpdate, readBatchSqlite, readRows, SyncRead } from '../../db/database';
 import { BillingType, chosenTeamQuery, Team, TeamChoice, teamFromRow } from '../accounts';
-import type { TeamRow } from '../accounts/accounts.store';
+import type { TeamRow } from '../accounts';
 import { AdjustmentType, BalanceKind, CategoryTotal, Line, RecordFilter, TransactionType, typesOf } from './billing-records';
 import { int } from './money';
 import { BillingPeriod, BillingPeriodRow, PeriodRef, periodIdOf, toPeriod } from './periods.store';
@@ -87,9 +87,7 @@ interface PeriodTotalRow {
  * A row of the PostgreSQL page union (`pageWithPeriodPostgres`): the columns of every branch,
  * told apart by `kind` (`i` transaction, `p` period, `c` count, `t` total, `m` chosen team).
  */
-type PageUnionRow = LedgerTransactionRow &
-  PeriodCountRow &
-  PeriodTotalRow & { kind: 'i' | 'p' | 'c' | 't' | 'm'; updated_at: DbTimestamp; ended_at: Nullable<DbTimestamp> };
+type PageUnionRow = LedgerTransactionRow & PeriodCountRow & PeriodTotalRow & { kind: 'i' | 'p' | 'c' | 't' | 'm'; updated_at: DbTimestamp; ended_at: Nullable<DbTimestamp> };
 
 /** A row of `periodWithAggregates`' union: the period (`p`, its team id in `type`), its counts (`c`) and totals (`t`). */
 type AggregatesUnionRow = PeriodCountRow & PeriodTotalRow & { kind: 'p' | 'c' | 't'; period_id: string; ended_at: Nullable<DbTimestamp> };
@@ -196,7 +194,14 @@ async function pageWithPeriodPostgres(db: Knex, ref: PagePeriodRef, f: PageFilte
     else if (r.kind === 't') totals.push(r);
     else if (r.kind === 'p') p = r;
     else if (r.kind === 'm') {
-      team = teamFromRow({ id: r.team_id, name: r.reason as string, api_enabled: int(r.row_count) === 1, billing_type: r.category as string as BillingType, created_at: r.created_at, updated_at: r.updated_at });
+      team = teamFromRow({
+        id: r.team_id,
+        name: r.reason as string,
+        api_enabled: int(r.row_count) === 1,
+        billing_type: r.category as string as BillingType,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+      });
     }
   }
   // A UNION ALL keeps no order: sort the page again.
@@ -323,7 +328,7 @@ export const ledgerStore = {
   },
   /** Appends a transaction with its per-category lines and updates the period aggregates. */
   async insert(db: Knex, t: Omit<LedgerTransaction, 'seq'>, lines: Line[]): Promise<number> {
-    const [row] = (await db('ledger_transactions')
+    const [row] = await db('ledger_transactions')
       .insert({
         team_id: t.teamId,
         period_id: t.periodId,
@@ -341,7 +346,7 @@ export const ledgerStore = {
         job_id: t.jobId ?? null,
         created_at: t.createdAt,
       })
-      .returning<(DbInt | { seq: DbInt })[]>('seq'));
+      .returning<(DbInt | { seq: DbInt })[]>('seq');
     const seq = int(typeof row === 'object' ? row.seq : row);
     if (lines.length) {
       await db('ledger_lines').insert(
@@ -400,7 +405,12 @@ export const ledgerStore = {
     const cols = (kind: string, rest: string) => db.raw(`'${kind}' as kind, ${rest}`);
     const rows = (await db
       .with('p', db('billing_periods').select('id', 'team_id', 'created_at', 'updated_at', 'ended_at').where('id', id))
-      .select(cols('p', "p.id as period_id, cast(p.team_id as varchar(64)) as type, '' as category, 0 as row_count, p.created_at as first_at, p.updated_at as last_at, p.ended_at as ended_at, 0 as credit_micros, 0 as debit_micros"))
+      .select(
+        cols(
+          'p',
+          "p.id as period_id, cast(p.team_id as varchar(64)) as type, '' as category, 0 as row_count, p.created_at as first_at, p.updated_at as last_at, p.ended_at as ended_at, 0 as credit_micros, 0 as debit_micros",
+        ),
+      )
       .from('p')
       .unionAll((u) => {
         u.select(cols('c', "c.period_id, c.type, '' as category, c.row_count, c.first_at, c.last_at, null as ended_at, 0 as credit_micros, 0 as debit_micros"))
@@ -433,7 +443,10 @@ export const ledgerStore = {
     const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
     const rows = (await this.filtered(db, periodId, f, 'ledger_transactions')
       .select('*')
-      .orderBy([{ column: 'created_at', order: dir }, { column: 'seq', order: dir }])
+      .orderBy([
+        { column: 'created_at', order: dir },
+        { column: 'seq', order: dir },
+      ])
       .limit(req.pageSize)
       .offset(req.pageNumber * req.pageSize)) as LedgerTransactionRow[];
     return ledgerTransactionRows.many(rows);
@@ -450,23 +463,23 @@ export const ledgerStore = {
       const counts = (await db('ledger_period_counts').where('period_id', periodId).whereIn('type', types)) as PeriodCountRow[];
       const covered = counts.every((c) => asDate(c.first_at) >= f.from && asDate(c.last_at) <= f.to);
       if (covered) {
-        const rows = (await db('ledger_period_totals')
+        const rows = await db('ledger_period_totals')
           .select('category')
           .sum({ credit: 'credit_micros', debit: 'debit_micros' })
           .where('period_id', periodId)
           .whereIn('type', types)
-          .groupBy<CategorySumRow[]>('category'));
+          .groupBy<CategorySumRow[]>('category');
         return { count: counts.reduce((s, c) => s + int(c.row_count), 0), totals: sumTotals(rows), fromAggregates: true };
       }
     }
     const [{ n }] = (await this.filtered(db, periodId, f, 'ledger_transactions').count({ n: '*' })) as [{ n: DbInt }];
-    const rows = (await this.filtered(db, periodId, f, 'ledger_lines')
+    const rows = await this.filtered(db, periodId, f, 'ledger_lines')
       .select('category')
       .sum({
         credit: db.raw('case when amount_micros > 0 then amount_micros else 0 end'),
         debit: db.raw('case when amount_micros < 0 then -amount_micros else 0 end'),
       })
-      .groupBy<CategorySumRow[]>('category'));
+      .groupBy<CategorySumRow[]>('category');
     return { count: int(n), totals: sumTotals(rows), fromAggregates: false };
   },
   /** Processing spend: charges minus refunds (job id `refund:<job>`, whatever failed), as a positive number. */

@@ -24,7 +24,10 @@ export function periodIdOf(db: Knex, ref: PeriodRef): string | Knex.QueryBuilder
   return db('billing_periods')
     .select('id')
     .where('team_id', ref.latestOfTeam)
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
     .limit(1);
 }
 
@@ -60,7 +63,13 @@ export const periodsStore = {
     return billingPeriodRows.one(r);
   },
   async latest(db: Knex, teamId: string): Promise<BillingPeriod | undefined> {
-    const r = (await db('billing_periods').where({ team_id: teamId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first()) as BillingPeriodRow | undefined;
+    const r = (await db('billing_periods')
+      .where({ team_id: teamId })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .first()) as BillingPeriodRow | undefined;
     return billingPeriodRows.one(r);
   },
   async byId(db: Knex, id: string): Promise<BillingPeriod | undefined> {
@@ -84,7 +93,10 @@ export const periodsStore = {
     const rows = (await q
       .clone()
       .select('billing_periods.*')
-      .orderBy([{ column: `billing_periods.${col}`, order: dir }, { column: 'billing_periods.id', order: dir }])
+      .orderBy([
+        { column: `billing_periods.${col}`, order: dir },
+        { column: 'billing_periods.id', order: dir },
+      ])
       .limit(req.pageSize)
       .offset(req.pageNumber * req.pageSize)) as BillingPeriodRow[];
     const [{ n }] = (await q.clone().count({ n: '*' })) as [{ n: DbInt }];

@@ -14,31 +14,33 @@ const price = z.object({
   credits: z.number().int().min(0),
 });
 
-export const priceListSchema = z.object({
-  /** Per gigapixel of output, by encoder name. */
-  encoders: z.record(z.string().min(1), price),
-  /** Per gigapixel of output, by filter name. */
-  filters: z.record(z.string().min(1), price),
-  /** Base processing per gigapixel. */
-  processing: price,
-  /**
-   * Per GB-month stored: 10^9 bytes kept for a whole UTC calendar month (a day of a 30-day month
-   * is 1/30). Storage billing (storage-billing.service.ts) charges a team's stored bytes with it,
-   * each month's running total rounded up once (storage-pricing.ts); an appraisal's storage
-   * estimate is its output kept one month.
-   */
-  storage: price,
-  /** Per GB downloaded, by download category. */
-  download: z.object({ DOWNLOAD_S3: price, DOWNLOAD_HTTPS: price }),
-  volumeDiscount: z.object({
-    /** Gigapixels per job at which the discount stops growing. */
-    capGp: z.number().positive(),
-    /** Discount reached at `capGp`, in percent. */
-    maxPercentage: z.number().min(0).max(100),
-    /** Gigapixels every wallet job counts as at least (the base volume discount). */
-    baseGp: z.number().min(0),
-  }),
-}).strict();
+export const priceListSchema = z
+  .object({
+    /** Per gigapixel of output, by encoder name. */
+    encoders: z.record(z.string().min(1), price),
+    /** Per gigapixel of output, by filter name. */
+    filters: z.record(z.string().min(1), price),
+    /** Base processing per gigapixel. */
+    processing: price,
+    /**
+     * Per GB-month stored: 10^9 bytes kept for a whole UTC calendar month (a day of a 30-day month
+     * is 1/30). Storage billing (storage-billing.service.ts) charges a team's stored bytes with it,
+     * each month's running total rounded up once (storage-pricing.ts); an appraisal's storage
+     * estimate is its output kept one month.
+     */
+    storage: price,
+    /** Per GB downloaded, by download category. */
+    download: z.object({ DOWNLOAD_S3: price, DOWNLOAD_HTTPS: price }),
+    volumeDiscount: z.object({
+      /** Gigapixels per job at which the discount stops growing. */
+      capGp: z.number().positive(),
+      /** Discount reached at `capGp`, in percent. */
+      maxPercentage: z.number().min(0).max(100),
+      /** Gigapixels every wallet job counts as at least (the base volume discount). */
+      baseGp: z.number().min(0),
+    }),
+  })
+  .strict();
 
 export type PriceList = z.infer<typeof priceListSchema>;
 export type ProductPrice = z.infer<typeof price>;
@@ -50,16 +52,16 @@ export const DEFAULT_PRICE_LIST: PriceList = {
     'Apple ProRes': { usd: 0.0125, credits: 2 },
     'Avid DNxHD / DNxHR': { usd: 0.0125, credits: 2 },
     'MPEG-2': { usd: 0.0075, credits: 1 },
-    'FFV1': { usd: 0.01, credits: 1 },
-    'AV1': { usd: 0.015, credits: 2 },
+    FFV1: { usd: 0.01, credits: 1 },
+    AV1: { usd: 0.015, credits: 2 },
   },
   filters: {
     'Super-resolution 2x': { usd: 0.015, credits: 2 },
     'Super-resolution 4x': { usd: 0.03, credits: 3 },
-    'Denoise': { usd: 0.01, credits: 1 },
-    'Deinterlace': { usd: 0.005, credits: 1 },
+    Denoise: { usd: 0.01, credits: 1 },
+    Deinterlace: { usd: 0.005, credits: 1 },
     'Frame rate conversion': { usd: 0.01, credits: 1 },
-    'Stabilization': { usd: 0.01, credits: 1 },
+    Stabilization: { usd: 0.01, credits: 1 },
   },
   processing: { usd: 0.002, credits: 1 },
   storage: { usd: 0.024, credits: 3 },

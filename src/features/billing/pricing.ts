@@ -62,12 +62,17 @@ const PARTS_PER_CREDIT = 1_000_000;
 
 function priceOf(list: PriceList, p: ProductUse): ProductPrice {
   const found =
-    p.category === 'ENCODER' ? list.encoders[p.productName]
-    : p.category === 'FILTER' ? list.filters[p.productName]
-    : p.category === 'PROCESSING' ? list.processing
-    : p.category === 'STORAGE' ? list.storage
-    : p.category === 'DOWNLOAD_S3' || p.category === 'DOWNLOAD_HTTPS' ? list.download[p.category]
-    : undefined;
+    p.category === 'ENCODER'
+      ? list.encoders[p.productName]
+      : p.category === 'FILTER'
+        ? list.filters[p.productName]
+        : p.category === 'PROCESSING'
+          ? list.processing
+          : p.category === 'STORAGE'
+            ? list.storage
+            : p.category === 'DOWNLOAD_S3' || p.category === 'DOWNLOAD_HTTPS'
+              ? list.download[p.category]
+              : undefined;
   if (!found) throw new DomainError(400, 'INVALID_INPUT', `No price for ${p.category} product "${p.productName}"`);
   return found;
 }
@@ -121,12 +126,26 @@ export function priceJob(list: PriceList, uses: ProductUse[]): PricedJob {
     const credits = exactInt(u.amount * price.credits * PARTS_PER_CREDIT, u.productName);
     return { u, price, unitPriceMicros, discount, normalPico, costPico, credits };
   });
-  const costMills = roundUpSum(lines.map((l) => l.costPico), PICO_PER_MILL);
-  const normalMills = roundUpSum(lines.map((l) => l.normalPico), PICO_PER_MILL);
-  const costShares = shareOut(costMills, lines.map((l) => l.costPico), PICO_PER_MILL);
+  const costMills = roundUpSum(
+    lines.map((l) => l.costPico),
+    PICO_PER_MILL,
+  );
+  const normalMills = roundUpSum(
+    lines.map((l) => l.normalPico),
+    PICO_PER_MILL,
+  );
+  const costShares = shareOut(
+    costMills,
+    lines.map((l) => l.costPico),
+    PICO_PER_MILL,
+  );
   // The job's discount (normal total less cost total) shared out the same way, so that every
   // item's normal cost is its cost plus its discount and the items add up to the totals.
-  const discountShares = shareOut(normalMills - costMills, lines.map((l) => l.normalPico - l.costPico), PICO_PER_MILL);
+  const discountShares = shareOut(
+    normalMills - costMills,
+    lines.map((l) => l.normalPico - l.costPico),
+    PICO_PER_MILL,
+  );
   const credits = lines.map((l) => l.credits);
   const costCredits = roundUpSum(credits, PARTS_PER_CREDIT);
   const creditShares = shareOut(costCredits, credits, PARTS_PER_CREDIT);

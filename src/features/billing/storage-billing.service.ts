@@ -133,7 +133,11 @@ export class StorageBillingService extends TransactionalService {
       createdAt: now,
     });
     if (amount > 0) await ledger.bookUtility(team.id, { jobId: `storage:${id}`, product: storageProduct(usage, price, wallet ? { micros: amount } : { credits: amount }) });
-    await storageStore.markBilled(trx, rows.map((r) => r.seq), id);
+    await storageStore.markBilled(
+      trx,
+      rows.map((r) => r.seq),
+      id,
+    );
   }
 }
 

@@ -25,7 +25,7 @@ export async function sampleStorage(db: Knex, teamId: string, now: Date): Promis
     const meter = await storageStore.lockMeter(trx, teamId, now);
     const bytes = await storageStore.measure(trx, teamId);
     if (meter.bytes > 0) {
-      for (let from = meter.since; from < now; ) {
+      for (let from = meter.since; from < now;) {
         const month = monthStart(from);
         const to = new Date(Math.min(nextMonthStart(month).getTime(), now.getTime()));
         await storageStore.appendUsage(trx, { teamId, monthStart: month, from, to, bytes: meter.bytes });

@@ -165,20 +165,25 @@ export const storageStore = {
 
   /** Teams with unbilled intervals, with the start of their oldest one and its month. */
   async teamsWithUnbilled(db: Knex): Promise<{ teamId: string; oldestFrom: Date; oldestMonth: Date }[]> {
-    const rows: { team_id: string; oldest_from: DbTimestamp; oldest_month: DbTimestamp }[] = await db(USAGE).select('team_id').min({ oldest_from: 'from_at', oldest_month: 'month_start' }).whereNull('charge_id').groupBy('team_id');
+    const rows: { team_id: string; oldest_from: DbTimestamp; oldest_month: DbTimestamp }[] = await db(USAGE)
+      .select('team_id')
+      .min({ oldest_from: 'from_at', oldest_month: 'month_start' })
+      .whereNull('charge_id')
+      .groupBy('team_id');
     return rows.map((r) => ({ teamId: r.team_id, oldestFrom: asDate(r.oldest_from), oldestMonth: asDate(r.oldest_month) }));
   },
 
   async markBilled(db: Knex, seqs: number[], chargeId: string): Promise<void> {
-    for (let i = 0; i < seqs.length; i += 500) await db(USAGE).whereIn('seq', seqs.slice(i, i + 500)).whereNull('charge_id').update({ charge_id: chargeId });
+    for (let i = 0; i < seqs.length; i += 500)
+      await db(USAGE)
+        .whereIn('seq', seqs.slice(i, i + 500))
+        .whereNull('charge_id')
+        .update({ charge_id: chargeId });
   },
 
   /** The latest charge of the team's month under this billing type (its running totals). */
   async latestCharge(db: Knex, teamId: string, monthStart: Date, billingType: BillingType): Promise<StorageCharge | undefined> {
-    const r = (await db('storage_charges')
-      .where({ team_id: teamId, month_start: monthStart, billing_type: billingType })
-      .orderBy('seq', 'desc')
-      .first()) as StorageChargeRow | undefined;
+    const r = (await db('storage_charges').where({ team_id: teamId, month_start: monthStart, billing_type: billingType }).orderBy('seq', 'desc').first()) as StorageChargeRow | undefined;
     return storageChargeRows.one(r);
   },
 

@@ -83,10 +83,7 @@ export class ComparisonService extends TransactionalService {
 
     const [leftMaster, rightMaster] = [masterOf(left), masterOf(right)];
     if (leftMaster !== rightMaster) {
-      throw new ConflictError(
-        'VIDEO_COMPARISON_CONFLICT',
-        `The videos do not share a master video: ${left.id} belongs to master ${leftMaster}, ${right.id} to master ${rightMaster}`,
-      );
+      throw new ConflictError('VIDEO_COMPARISON_CONFLICT', `The videos do not share a master video: ${left.id} belongs to master ${leftMaster}, ${right.id} to master ${rightMaster}`);
     }
     const [l, r] = [durationOf(left)!, durationOf(right)!];
     const tolerance = durationToleranceMs(l, r);

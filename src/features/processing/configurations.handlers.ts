@@ -39,7 +39,5 @@ export function configurationsHandlers(configurations: ConfigurationsService) {
       await configurations.delete(principal.userId, path.confId);
       return { status: 204 };
     },
-  } satisfies HandlerMap<
-    'getVideoProcessingConfigurations' | 'createVideoProcessingConfiguration' | 'getVideoProcessingConfigurationById' | 'deleteVideoProcessingConfigurationById'
-  >;
+  } satisfies HandlerMap<'getVideoProcessingConfigurations' | 'createVideoProcessingConfiguration' | 'getVideoProcessingConfigurationById' | 'deleteVideoProcessingConfigurationById'>;
 }

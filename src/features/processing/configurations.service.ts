@@ -66,7 +66,12 @@ export class ConfigurationsService extends TransactionalService {
 
   async list(userId: string, teamId: string | undefined, mode: BuiltInMode, req: PageRequest) {
     const scope = await this.accounts.listScope(userId, teamId);
-    const shownTeam = teamId ?? (await this.accounts.defaultTeam(userId).then((t) => t.id, () => undefined));
+    const shownTeam =
+      teamId ??
+      (await this.accounts.defaultTeam(userId).then(
+        (t) => t.id,
+        () => undefined,
+      ));
     const page = await configurationsStore.page(this.db, scope, mode, req);
     return { ...page, items: page.items.map((c) => this.shown(c, shownTeam)) };
   }
@@ -75,7 +80,12 @@ export class ConfigurationsService extends TransactionalService {
   async get(userId: string, id: string): Promise<ShownConfiguration> {
     const c = await configurationsStore.byIdInScope(this.db, id, { memberUserId: userId });
     if (!c) throw new NotFoundError('Processing configuration not found');
-    const shownTeam = c.teamId ?? (await this.accounts.defaultTeam(userId).then((t) => t.id, () => undefined));
+    const shownTeam =
+      c.teamId ??
+      (await this.accounts.defaultTeam(userId).then(
+        (t) => t.id,
+        () => undefined,
+      ));
     return this.shown(c, shownTeam);
   }
 

@@ -41,7 +41,6 @@ export const PROCESS_JOB = { kind: 'video.process', attempts: 3 } as const satis
 export const APPRAISAL_TTL_MS = 15 * 60_000;
 const MIN_LENGTH_MS = 1000;
 
-
 function appliedOptionsOf(plan: EnginePlan): AppliedOptions {
   return { options: plan.applied.options, output: plan.applied.output };
 }
@@ -396,7 +395,10 @@ export function positions(durationMs: number, startPosMs?: number, endPosMs?: nu
   }
   const end = Math.min(endPosMs ?? durationMs, durationMs);
   if (start > durationMs - MIN_LENGTH_MS || start > end - MIN_LENGTH_MS) {
-    throw new BadRequestError('INVALID_START_POSITION', `startPosMs ${start} leaves less than ${MIN_LENGTH_MS} ms of the source (duration ${durationMs} ms${endPosMs !== undefined ? `, endPosMs ${endPosMs}` : ''})`);
+    throw new BadRequestError(
+      'INVALID_START_POSITION',
+      `startPosMs ${start} leaves less than ${MIN_LENGTH_MS} ms of the source (duration ${durationMs} ms${endPosMs !== undefined ? `, endPosMs ${endPosMs}` : ''})`,
+    );
   }
   return { startMs: start, endMs: end };
 }

@@ -8,14 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { rootCertificates } from 'node:tls';
 import type { S3Client } from '@aws-sdk/client-s3';
-import {
-  HttpsRangeSource,
-  RangeNotSupportedError,
-  RangeSource,
-  RedirectRefusedError,
-  SourceHttpError,
-  SourceInfo,
-} from '../../net/https-range-source';
+import { HttpsRangeSource, RangeNotSupportedError, RangeSource, RedirectRefusedError, SourceHttpError, SourceInfo } from '../../net/https-range-source';
 import { checkBucketEndpoint, checkOutboundUrl, guardedLookup, isNonPublicAddressRefusal, OutboundPolicy } from '../../net/outbound-url';
 import { BucketSettings, bucketEndpointNotPublic, bucketUnreachable, checkBucketAccess, createBucketClient } from '../../storage/bucket-access';
 import { BucketRangeSource } from '../../storage/bucket-range-source';
@@ -24,9 +17,7 @@ import { BadRequestError, NotFoundError } from '../../shared/errors';
 /** Largest video accepted by video in: 500 GB. */
 export const MAX_VIDEO_BYTES = 500 * 1000 ** 3;
 
-export type SourceSpec =
-  | { kind: 'HTTPS'; url: string }
-  | { kind: 'BUCKET'; bucket: BucketSettings; key: string };
+export type SourceSpec = { kind: 'HTTPS'; url: string } | { kind: 'BUCKET'; bucket: BucketSettings; key: string };
 
 export interface OpenedSource {
   source: RangeSource;
@@ -152,8 +143,5 @@ export function classifyHttpsProbeFailure(err: unknown, signal: AbortSignal): Er
   if (isNonPublicAddressRefusal(e)) return new BadRequestError('INVALID_HTTPS_URL', `The URL's host resolves to a non-public address`);
   if (signal.aborted) return new BadRequestError('INVALID_HTTPS_URL', 'The source did not answer in time');
   const tls = typeof e?.code === 'string' && /CERT|SSL|TLS|SELF_SIGNED/.test(e.code);
-  return new BadRequestError(
-    'INVALID_HTTPS_URL',
-    tls ? `The source's TLS certificate is not trusted (${e.code})` : `The source is not reachable (${e?.code ?? e?.message ?? 'unknown error'})`,
-  );
+  return new BadRequestError('INVALID_HTTPS_URL', tls ? `The source's TLS certificate is not trusted (${e.code})` : `The source is not reachable (${e?.code ?? e?.message ?? 'unknown error'})`);
 }

@@ -66,11 +66,6 @@ export function videoInHandlers(videoIn: VideoInService) {
       return { status: 204 };
     },
   } satisfies HandlerMap<
-    | 'createMasterVideoFromHttps'
-    | 'createMasterVideoFromBucket'
-    | 'createMasterVideoFromBucketInputLocationId'
-    | 'getVideoInStatus'
-    | 'restartFailedVideoInOperation'
-    | 'abandonFailedVideoInOperation'
+    'createMasterVideoFromHttps' | 'createMasterVideoFromBucket' | 'createMasterVideoFromBucketInputLocationId' | 'getVideoInStatus' | 'restartFailedVideoInOperation' | 'abandonFailedVideoInOperation'
   >;
 }

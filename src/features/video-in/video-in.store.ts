@@ -97,7 +97,9 @@ export const videoInStore = {
   },
 
   async setUpload(db: Knex, videoId: string, upload: UploadDescriptor, now: Date): Promise<void> {
-    await db('video_in_operations').where({ video_id: videoId }).update({ upload_json: JSON.stringify(upload), updated_at: now });
+    await db('video_in_operations')
+      .where({ video_id: videoId })
+      .update({ upload_json: JSON.stringify(upload), updated_at: now });
   },
 
   /** The upload is lost: the next run starts a fresh one and copies every part again. */

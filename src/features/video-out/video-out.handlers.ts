@@ -49,11 +49,6 @@ export function videoOutHandlers(videoOut: VideoOutService) {
       return { status: 204 };
     },
   } satisfies HandlerMap<
-    | 'copyVideoDataToBucket'
-    | 'copyVideoDataToBucketOutputLocationId'
-    | 'generateVideoDownloadUrl'
-    | 'getVideoOutStatus'
-    | 'restartFailedVideoOutOperation'
-    | 'abandonFailedVideoOutOperation'
+    'copyVideoDataToBucket' | 'copyVideoDataToBucketOutputLocationId' | 'generateVideoDownloadUrl' | 'getVideoOutStatus' | 'restartFailedVideoOutOperation' | 'abandonFailedVideoOutOperation'
   >;
 }

@@ -34,16 +34,7 @@ import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../storage/copy-engine';
 import { findVideo, OperationStatus, retriesLeft, RUNNING, StageGuard, stageError, StageError, VideoEvents } from '../videos';
-import {
-  AbortUploadPayload,
-  BillCopyPayload,
-  storedFileOf,
-  VIDEO_OUT_ABORT_JOB,
-  VIDEO_OUT_BILL_JOB,
-  VIDEO_OUT_COPY_JOB,
-  VideoOutJobPayload,
-  VideoOutService,
-} from './video-out.service';
+import { AbortUploadPayload, BillCopyPayload, storedFileOf, VIDEO_OUT_ABORT_JOB, VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB, VideoOutJobPayload, VideoOutService } from './video-out.service';
 import { VideoOutOperation, videoOutStore } from './video-out.store';
 
 /** Parts in flight are buffered (UploadPart needs a known length): at most this much memory per copy. */

@@ -22,13 +22,7 @@ import type { JobQueue } from '../../jobs/job-queue';
 import { checkBucketEndpoint, OutboundPolicy } from '../../net/outbound-url';
 import type { SecretBox } from '../../security/secret-box';
 import type { UploadDescriptor } from '../../storage/blob-store';
-import {
-  BucketAccess,
-  BucketSettings,
-  checkBucketAccess,
-  checkObjectPresence,
-  ObjectPresence,
-} from '../../storage/bucket-access';
+import { BucketAccess, BucketSettings, checkBucketAccess, checkObjectPresence, ObjectPresence } from '../../storage/bucket-access';
 import type { BlobStore } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { BadRequestError, ConflictError, NotFoundError } from '../../shared/errors';

@@ -120,7 +120,9 @@ export const videoOutStore = {
   },
 
   async restart(db: Knex, videoId: string, now: Date): Promise<void> {
-    await db('video_out_operations').where({ video_id: videoId }).update({ attempt: db.raw('attempt + 1'), updated_at: now });
+    await db('video_out_operations')
+      .where({ video_id: videoId })
+      .update({ attempt: db.raw('attempt + 1'), updated_at: now });
   },
 
   async delete(db: Knex, videoId: string): Promise<void> {

@@ -14,10 +14,8 @@ const ATTEMPTS = 'after several attempts';
 export const STAGE_ERRORS = {
   /** The copy into the platform (`upload`, `video_in.failed`). */
   videoIn: {
-    CHECKSUM_MISMATCH:
-      'The copied file does not match the crc32c given when the video was created. Restart with skipChecksumValidation=true to keep the copied file as it is.',
-    VIDEO_IN_RESTART_CHECKSUM_MISMATCH:
-      'After a restart the copied file still does not match the crc32c given. Restart with skipChecksumValidation=true to keep the copied file as it is.',
+    CHECKSUM_MISMATCH: 'The copied file does not match the crc32c given when the video was created. Restart with skipChecksumValidation=true to keep the copied file as it is.',
+    VIDEO_IN_RESTART_CHECKSUM_MISMATCH: 'After a restart the copied file still does not match the crc32c given. Restart with skipChecksumValidation=true to keep the copied file as it is.',
     SOURCE_CHANGED:
       'The source file changed during the copy (its size, ETag or Last-Modified is no longer the one seen when the copy began); the copy stopped so as not to mix two versions of the file.',
     SOURCE_NOT_ACCESSIBLE: 'The source stopped granting access to the file (HTTP 401, 403, 404 or 410).',
@@ -44,8 +42,7 @@ export const STAGE_ERRORS = {
   },
   /** The copy to a bucket (`output`, `video_out.failed`). */
   videoOut: {
-    CHECKSUM_MISMATCH:
-      "What was read from platform storage does not match the video's stored CRC-32C; nothing was completed in the bucket. A restart sends every part again.",
+    CHECKSUM_MISMATCH: "What was read from platform storage does not match the video's stored CRC-32C; nothing was completed in the bucket. A restart sends every part again.",
     SOURCE_NOT_AVAILABLE: 'The video file could not be read from platform storage.',
     OUTPUT_ACCESS_DENIED:
       'The bucket refused the copy: check the credentials and their permissions (s3:PutObject, s3:ListMultipartUploadParts, s3:AbortMultipartUpload), then restart; the parts sent so far are kept.',

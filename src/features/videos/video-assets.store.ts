@@ -75,7 +75,9 @@ export const videoAssetsStore = {
   },
 
   async assetsOf(db: Knex, videoId: string): Promise<VideoAsset[]> {
-    const rows = await db('video_assets').where({ video_id: videoId }).orderBy([{ column: 'kind' }, { column: 'ordinal' }]);
+    const rows = await db('video_assets')
+      .where({ video_id: videoId })
+      .orderBy([{ column: 'kind' }, { column: 'ordinal' }]);
     return videoAssetRows.many(rows);
   },
 

@@ -97,10 +97,7 @@ export class VideosService extends TransactionalService {
       if (!video) throw new NotFoundError('Video not found');
       const derivedIds = await videosStore.derivedIds(trx, video);
       if (expectedDerivedIds !== undefined && !sameSet(expectedDerivedIds, derivedIds)) {
-        throw new ConflictError(
-          'CONFLICTING_DERIVED_VIDEO_IDS',
-          `The derived videos of ${video.id} are [${derivedIds.join(', ')}], not the ids sent; nothing was deleted`,
-        );
+        throw new ConflictError('CONFLICTING_DERIVED_VIDEO_IDS', `The derived videos of ${video.id} are [${derivedIds.join(', ')}], not the ids sent; nothing was deleted`);
       }
       return this.within(trx).removeLocked(video, derivedIds);
     });

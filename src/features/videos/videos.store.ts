@@ -145,10 +145,12 @@ export function isClipVideo(v: Pick<Video, 'kind' | 'clipId'>): boolean {
 }
 
 function whereClipMode(q: Knex.QueryBuilder, mode: VideoListFilter['clipMode']): Knex.QueryBuilder {
-  if (mode === 'ONLY') return q.where((w) => {
+  if (mode === 'ONLY')
+    return q.where((w) => {
       w.where('videos.kind', 'CLIP').orWhereNotNull('videos.clip_id');
     });
-  if (mode === 'EXCLUDE') return q.where((w) => {
+  if (mode === 'EXCLUDE')
+    return q.where((w) => {
       w.whereNot('videos.kind', 'CLIP').whereNull('videos.clip_id');
     });
   return q;
@@ -418,7 +420,9 @@ export const videosStore = {
   },
 
   async setFile(db: Knex, id: string, file: VideoFileInfo, now: Date): Promise<void> {
-    await db('videos').where({ id }).update({ ...fileColumns(file), updated_at: now });
+    await db('videos')
+      .where({ id })
+      .update({ ...fileColumns(file), updated_at: now });
   },
 
   async setStored(db: Knex, id: string, stored: { blobKey: string; crc32c?: number; size?: number }, now: Date): Promise<void> {
@@ -433,7 +437,9 @@ export const videosStore = {
   },
 
   async updateUpload(db: Knex, id: string, u: UploadUpdate, now: Date): Promise<void> {
-    await db('videos').where({ id }).update(stagePatch('upload', u, now));
+    await db('videos')
+      .where({ id })
+      .update(stagePatch('upload', u, now));
   },
 
   async updateIngestion(db: Knex, id: string, u: IngestionUpdate, now: Date): Promise<void> {
@@ -455,12 +461,16 @@ export const videosStore = {
   },
 
   async updateOutput(db: Knex, id: string, u: OutputUpdate, now: Date): Promise<void> {
-    await db('videos').where({ id }).update(stagePatch('output', u, now));
+    await db('videos')
+      .where({ id })
+      .update(stagePatch('output', u, now));
   },
 
   /** Progress of a running copy out; no effect once the copy has finished or failed. */
   async updateOutputProgress(db: Knex, id: string, u: { progress: number; etaSeconds: number | null }, now: Date): Promise<void> {
-    await db('videos').where({ id, output_status: 'IN_PROGRESS' }).update(stagePatch('output', u, now));
+    await db('videos')
+      .where({ id, output_status: 'IN_PROGRESS' })
+      .update(stagePatch('output', u, now));
   },
 
   /** No copy out any more (a failed one was abandoned): the video shows no `output`. */
@@ -495,34 +505,56 @@ export const videosStore = {
 
   /** Ids of the videos derived from `v`, oldest first. */
   async derivedIds(db: Knex, v: Pick<Video, 'id' | 'kind'>): Promise<string[]> {
-    const rows = await derivedQuery(db, v).orderBy([{ column: 'videos.created_at' }, { column: 'videos.id' }]).select<{ id: string }[]>('videos.id');
+    const rows = await derivedQuery(db, v)
+      .orderBy([{ column: 'videos.created_at' }, { column: 'videos.id' }])
+      .select<{ id: string }[]>('videos.id');
     return rows.map((r) => r.id);
   },
 
   /** Platform-storage keys the rows of these videos point at: their files and ingestion assets. */
   async blobKeysOf(db: Knex, ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const files = await db('videos').whereIn('id', [...ids]).whereNotNull('blob_key').select<{ blob_key: string }[]>('blob_key');
-    const assets = await db('video_assets').whereIn('video_id', [...ids]).select<{ blob_key: string }[]>('blob_key');
+    const files = await db('videos')
+      .whereIn('id', [...ids])
+      .whereNotNull('blob_key')
+      .select<{ blob_key: string }[]>('blob_key');
+    const assets = await db('video_assets')
+      .whereIn('video_id', [...ids])
+      .select<{ blob_key: string }[]>('blob_key');
     return [...files, ...assets].map((r) => r.blob_key);
   },
 
   /** Multipart uploads of video-in copies of these videos that may still hold parts. */
   async uploadsOf(db: Knex, ids: readonly string[]): Promise<UploadDescriptor[]> {
     if (ids.length === 0) return [];
-    const rows = await db('video_in_operations').whereIn('video_id', [...ids]).whereNotNull('upload_json').select('upload_json');
+    const rows = await db('video_in_operations')
+      .whereIn('video_id', [...ids])
+      .whereNotNull('upload_json')
+      .select('upload_json');
     return rows.map((r: { upload_json: string }) => JSON.parse(r.upload_json) as UploadDescriptor);
   },
 
   /** Removes the rows of these videos and of everything stored about them (not their blobs). */
   async deleteWithRecords(db: Knex, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await db('video_in_parts').whereIn('video_id', [...ids]).delete();
-    await db('video_in_operations').whereIn('video_id', [...ids]).delete();
-    await db('video_out_parts').whereIn('video_id', [...ids]).delete();
-    await db('video_out_operations').whereIn('video_id', [...ids]).delete();
-    await db('video_assets').whereIn('video_id', [...ids]).delete();
-    await db('videos').whereIn('id', [...ids]).delete();
+    await db('video_in_parts')
+      .whereIn('video_id', [...ids])
+      .delete();
+    await db('video_in_operations')
+      .whereIn('video_id', [...ids])
+      .delete();
+    await db('video_out_parts')
+      .whereIn('video_id', [...ids])
+      .delete();
+    await db('video_out_operations')
+      .whereIn('video_id', [...ids])
+      .delete();
+    await db('video_assets')
+      .whereIn('video_id', [...ids])
+      .delete();
+    await db('videos')
+      .whereIn('id', [...ids])
+      .delete();
   },
 
   async rename(db: Knex, id: string, patch: { name?: string; description?: string }, now: Date): Promise<void> {

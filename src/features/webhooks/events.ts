@@ -60,9 +60,7 @@ export async function recordEvent(trx: Knex, e: NewEvent): Promise<DeliveryRecor
   const data: EventData = { type: 'VIDEO', videoId: e.videoId, ...(e.error ? { error: { errorCode: e.error.code, message: e.error.message } } : {}) };
   const test = e.test ?? false;
   await eventsStore.insertEvent(trx, { id: eventId, teamId: e.teamId, eventType: e.eventType, occurredAt: e.occurredAt, data, test, createdAt: now });
-  const webhooks = (await webhooksStore.activeOfTeam(trx, e.teamId)).filter(
-    (w) => w.eventTypes.includes(e.eventType) && (e.onlyWebhookId === undefined || w.id === e.onlyWebhookId),
-  );
+  const webhooks = (await webhooksStore.activeOfTeam(trx, e.teamId)).filter((w) => w.eventTypes.includes(e.eventType) && (e.onlyWebhookId === undefined || w.id === e.onlyWebhookId));
   const deliveries = webhooks.map((w): DeliveryRecord => {
     const id = randomUUID();
     const payload: FrozenPayload = { id, webhookId: w.id, eventType: e.eventType, occurredAt: e.occurredAt.toISOString(), test, attemptCount: 0, data };

@@ -170,7 +170,10 @@ export class WebhooksService extends TransactionalService {
     assertRange(f.occurredAtFrom, f.occurredAtUntil);
     const scope = await this.accounts.listScope(userId, f.teamId);
     const page = await eventsStore.deliveryPage(this.db, scope, f, req);
-    const attempts = await eventsStore.attemptsOf(this.db, page.items.map((d) => d.id));
+    const attempts = await eventsStore.attemptsOf(
+      this.db,
+      page.items.map((d) => d.id),
+    );
     return mapPage(page, (d) => toView(d, attempts.get(d.id) ?? []));
   }
 

@@ -353,7 +353,9 @@ export const eventsStore = {
   async attemptsOf(db: Knex, deliveryIds: string[]): Promise<Map<string, AttemptRecord[]>> {
     const byDelivery = new Map<string, AttemptRecord[]>(deliveryIds.map((id) => [id, []]));
     if (!deliveryIds.length) return byDelivery;
-    const rows = (await db(ATTEMPTS).whereIn('delivery_id', deliveryIds).orderBy([{ column: 'delivery_id' }, { column: 'attempt_number' }, { column: 'requested_at' }])) as AttemptRecordRow[];
+    const rows = (await db(ATTEMPTS)
+      .whereIn('delivery_id', deliveryIds)
+      .orderBy([{ column: 'delivery_id' }, { column: 'attempt_number' }, { column: 'requested_at' }])) as AttemptRecordRow[];
     for (const r of rows) byDelivery.get(r.delivery_id)?.push(toAttempt(r));
     return byDelivery;
   },
@@ -383,17 +385,16 @@ export const eventsStore = {
     next: { status: DeliveryStatus; nextAttemptAt?: Date; seriesStartedAt: Date; successful?: boolean; updatedAt: Date },
   ): Promise<boolean> {
     return transactional(db, async (trx) => {
-      const n = await whereLeaseHeld(trx, DELIVERY_LEASES, attempt.deliveryId, owner)
-        .update({
-          status: next.status,
-          next_attempt_at: next.nextAttemptAt ?? null,
-          series_started_at: next.seriesStartedAt,
-          attempt_count: attempt.attemptNumber,
-          successful: next.successful ?? null,
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: next.updatedAt,
-        });
+      const n = await whereLeaseHeld(trx, DELIVERY_LEASES, attempt.deliveryId, owner).update({
+        status: next.status,
+        next_attempt_at: next.nextAttemptAt ?? null,
+        series_started_at: next.seriesStartedAt,
+        attempt_count: attempt.attemptNumber,
+        successful: next.successful ?? null,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: next.updatedAt,
+      });
       if (!n) return false;
       await trx(ATTEMPTS).insert({
         id: attempt.id,
