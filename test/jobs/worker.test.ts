@@ -1,7 +1,11 @@
 import { strict as assert } from 'node:assert';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import type { JobDefinition } from '../../src/jobs/job-definition';
 import { ClaimedJob, JobQueue } from '../../src/jobs/job-queue';
+import { JobScratch } from '../../src/jobs/job-scratch';
 import { DEFAULT_LEASE_MS, JobContext, LeaseLostError, PermanentJobError, Worker, WorkerStoppingError } from '../../src/jobs/worker';
 import { ManualClock } from '../../src/shared/clock';
 import { createTestDatabase, TEST_DIALECT, TestDatabase } from '../helpers/database';
@@ -368,5 +372,107 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     } finally {
       release.resolve();
     }
+  });
+
+  describe('scratch folders under <data dir>/work', () => {
+    let root: string;
+    beforeEach(() => {
+      root = mkdtempSync(path.join(os.tmpdir(), 'vidmill-work-test-'));
+    });
+    afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+    /** What a killed worker leaves: its claim's folder with a half-written file. */
+    const leftBehind = (job: ClaimedJob) => {
+      const dir = new JobScratch(root).folderOf(job.id, job.leaseOwner);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'download-1.mp4'), 'half a video');
+      return dir;
+    };
+
+    it('each claim works in a folder of its own, removed when the handler returns (done or failed)', async () => {
+      const seen: string[] = [];
+      const w = worker({ scratchRoot: root, pollMs: 10 })
+        .register('ok', async (_p, ctx) => {
+          const dir = await ctx.scratchDir();
+          assert.equal(await ctx.scratchDir(), dir, 'one folder per claim');
+          writeFileSync(path.join(dir, 'out.mp4'), 'x');
+          seen.push(dir);
+        })
+        .register('broken', async (_p, ctx) => {
+          const dir = await ctx.scratchDir();
+          writeFileSync(path.join(dir, 'out.mp4'), 'x');
+          seen.push(dir);
+          throw new PermanentJobError('no');
+        });
+      const ok = await queue.enqueue(database.db, { kind: 'ok', payload: {} });
+      const broken = await queue.enqueue(database.db, { kind: 'broken', payload: {} });
+      w.start();
+      await waitFor('both ended', async () => (await status(ok)) === 'done' && (await status(broken)) === 'failed');
+      assert.equal(seen.length, 2);
+      for (const dir of seen) assert.equal(path.dirname(dir), root);
+      assert.match(path.basename(seen[0]!), /^job-[0-9a-f-]{36}\.[0-9a-f-]{36}$/);
+      assert.notEqual(seen[0], seen[1]);
+      await waitFor('folders removed', () => readdirSync(root).length === 0);
+    });
+
+    it('a worker at start removes the folders of dead claims, and leaves those of claims that live in other processes', async () => {
+      for (let i = 0; i < 3; i++) await queue.enqueue(database.db, { kind: 'k', payload: i });
+      const live = (await queue.claim('another-process', ['k'], LEASE))!;
+      const reclaimed = (await queue.claim('killed', ['k'], LEASE))!;
+      const done = (await queue.claim('finished', ['k'], LEASE))!;
+      const liveDir = leftBehind(live);
+      const deadDir = leftBehind(reclaimed);
+      const doneDir = leftBehind(done);
+      assert.equal(await queue.complete(done), true);
+      // The killed worker's job was requeued and claimed again on another machine: its old claim is dead.
+      await database.db('jobs').where({ id: reclaimed.id }).update({ status: 'queued', lease_owner: null, lease_expires_at: null });
+      assert.equal((await queue.claim('other-machine', ['k'], LEASE))?.id, reclaimed.id);
+      mkdirSync(path.join(root, 'ingest-legacy-1234'));
+      writeFileSync(path.join(root, 'download-stray.mp4'), 'x');
+      mkdirSync(path.join(root, 'job-00000000-0000-0000-0000-000000000000.11111111-1111-1111-1111-111111111111'));
+
+      const w = worker({ scratchRoot: root }).register('mine', async () => undefined);
+      w.start();
+      await waitFor('running', () => w.status === 'running');
+      assert.deepEqual(readdirSync(root), [path.basename(liveDir)]);
+      for (const dir of [deadDir, doneDir]) assert.equal(existsSync(dir), false, dir);
+    });
+
+    it("the worker that claims a taken-over job removes the dead claim's folder before its handler runs", async () => {
+      const id = await queue.enqueue(database.db, { kind: 'copy', payload: {} });
+      const deadDir = leftBehind((await queue.claim('killed', ['copy'], LEASE))!);
+      const during: Array<{ deadDirExists: boolean; own: string }> = [];
+      // No lease sweep of its own: another machine's worker requeues the job below.
+      const w = worker({ scratchRoot: root, pollMs: 10 }).register('copy', async (_p, ctx) => {
+        during.push({ deadDirExists: existsSync(deadDir), own: await ctx.scratchDir() });
+      });
+      w.start();
+      await waitFor('running', () => w.status === 'running');
+      assert.equal(existsSync(deadDir), true, 'the lease is live at start: kept');
+      clock.advance(LEASE);
+      assert.equal((await queue.sweepExpiredLeases()).requeued, 1);
+      assert.equal(existsSync(deadDir), true);
+      await waitFor('done', async () => (await status(id)) === 'done');
+      assert.equal((await queue.get(id))?.attempts, 2);
+      assert.equal(during.length, 1);
+      assert.equal(during[0]!.deadDirExists, false, 'removed before the handler ran');
+      assert.notEqual(during[0]!.own, deadDir);
+      await waitFor('nothing left', () => readdirSync(root).length === 0);
+    });
+
+    it("the worker whose lease sweep takes jobs over removes the dead claims' folders (requeued for anyone, or failed on the last attempt)", async () => {
+      const last = await queue.enqueue(database.db, { kind: 'copy', payload: {}, maxAttempts: 1 });
+      const lastDir = leftBehind((await queue.claim('killed', ['copy'], LEASE))!);
+      const other = await queue.enqueue(database.db, { kind: 'not-mine', payload: {} });
+      const otherDir = leftBehind((await queue.claim('killed', ['not-mine'], LEASE))!);
+      const w = worker({ scratchRoot: root, pollMs: 10, sweepLeases: true }).register('copy', async () => undefined);
+      w.start();
+      await waitFor('running', () => w.status === 'running');
+      assert.equal(existsSync(lastDir) && existsSync(otherDir), true, 'live leases at start: kept');
+      clock.advance(LEASE);
+      await waitFor('swept', async () => (await status(last)) === 'failed' && (await status(other)) === 'queued');
+      await waitFor('folders removed', () => !existsSync(lastDir) && !existsSync(otherDir));
+      assert.deepEqual(readdirSync(root), []);
+    });
   });
 });
