@@ -90,7 +90,8 @@ const PASSWORD = 'a-long-enough-password';
     assert.equal(keyRes.status, 201, await keyRes.clone().text());
     const { apiKey } = (await keyRes.json()) as { apiKey: string };
     db = openDatabase({ client: 'sqlite', filename: path.join(dataDir, 'vidmill.sqlite') });
-    const team = (await db('teams').first('id')) as { id: string };
+    const team = await db<{ id: string }>('teams').first('id');
+    assert.ok(team, 'the owner team');
     // Only the video's own stages: no free clip after its ingestion.
     await ingestionStore.setFreeClipEnabled(db, team.id, false);
 
@@ -131,7 +132,7 @@ const PASSWORD = 'a-long-enough-password';
     const video = await videosStore.byId(db, videoId);
     assert.equal(video?.ingestion?.status, 'DONE', JSON.stringify(video?.ingestion));
     assert.equal(video?.crc32c, crc32c(data));
-    assert.ok(readFileSync(path.join(dataDir, 'blobs', video!.blobKey!)).equals(data), 'the stored file is the source, byte for byte');
+    assert.ok(readFileSync(path.join(dataDir, 'blobs', video.blobKey!)).equals(data), 'the stored file is the source, byte for byte');
 
     await waitFor('every job ended', async () => (await db!('jobs').whereIn('status', ['queued', 'running'])).length === 0, { timeoutMs: 30_000 });
     await waitFor('no scratch files', () => readdirSync(path.join(dataDir, 'work')).length === 0);
