@@ -25,6 +25,7 @@ import type { Clock } from '../shared/clock';
 import { transactional } from '../db/transactional';
 import type { DbInt, DbTimestamp, Nullable } from '../db/store';
 import { backoffMs } from './backoff';
+import { recordLeaseTakeovers } from '../shared/metrics';
 import { claimLeasedRows, LeasedTable, leaseToken, whereLeaseHeld } from './leased-rows';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
@@ -254,25 +255,31 @@ export class JobQueue {
       let q = expired(trx).andWhere('attempts', '>=', trx.ref('max_attempts'));
       if (isPostgres(this.db)) q = q.forUpdate().skipLocked();
       const dead = (await q.select('*')).map(toJob);
-      if (dead.length === 0) return 0;
-      const n = await expired(trx)
+      if (dead.length === 0) return [];
+      await expired(trx)
         .whereIn(
           'id',
           dead.map((j) => j.id),
         )
         .update({ status: 'failed', lease_owner: null, lease_expires_at: null, last_error: 'lease expired (worker lost) on the last attempt', updated_at: now });
       if (onGiveUp) await onGiveUp(trx, dead);
-      return n;
+      return dead;
     });
-    const requeued = await expired(this.db).update({
-      status: 'queued',
-      lease_owner: null,
-      lease_expires_at: null,
-      last_error: 'lease expired (worker lost)',
-      run_at: now,
-      updated_at: now,
-    });
-    return { requeued, failed };
+    const requeuedRows = await expired(this.db).update(
+      {
+        status: 'queued',
+        lease_owner: null,
+        lease_expires_at: null,
+        last_error: 'lease expired (worker lost)',
+        run_at: now,
+        updated_at: now,
+      },
+      ['kind'],
+    );
+    const requeued = requeuedRows as { kind: string }[];
+    // Every job taken over from a lost worker (requeued, or failed on its last attempt), by kind.
+    recordLeaseTakeovers([...failed, ...requeued].map((j) => j.kind));
+    return { requeued: requeued.length, failed: failed.length };
   }
 
   async get<P = unknown>(id: string, trx: Knex | Knex.Transaction = this.db): Promise<Job<P> | undefined> {

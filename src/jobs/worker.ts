@@ -20,6 +20,8 @@
  */
 import type { Logger } from 'pino';
 import type { Knex } from 'knex';
+import { performance } from 'node:perf_hooks';
+import { JobOutcome, recordJobAttempt, withStage } from '../shared/metrics';
 import { backoffMs } from './backoff';
 import { ClaimedJob, Job, JobQueue } from './job-queue';
 
@@ -260,10 +262,14 @@ export class Worker {
       return false;
     };
     const timer = setInterval(() => void beat(), this.opts.heartbeatMs);
+    const startedAt = performance.now();
+    // How the attempt ended, for vidmill_job_duration_seconds (lease_lost unless recorded otherwise).
+    let ended: JobOutcome = 'lease_lost';
     const done = (async () => {
       let outcome: { ok: true } | { ok: false; err: unknown };
       try {
-        await handler(job.payload, { signal: abort.signal, job, heartbeat: beat, log });
+        // withStage: ffmpeg run by the handler is counted under the job's kind.
+        await withStage(job.kind, () => handler(job.payload, { signal: abort.signal, job, heartbeat: beat, log }));
         outcome = { ok: true };
       } catch (err) {
         outcome = { ok: false, err };
@@ -272,12 +278,14 @@ export class Worker {
       try {
         if (lost) return;
         if (outcome.ok) {
-          if (!(await this.queue.complete(job))) log.warn('job finished after its lease was lost; result not recorded');
+          if (await this.queue.complete(job)) ended = 'completed';
+          else log.warn('job finished after its lease was lost; result not recorded');
         } else if (abort.signal.reason instanceof WorkerStoppingError) {
-          await this.queue.release(job);
+          if (await this.queue.release(job)) ended = 'released';
           log.info('job handed back on stop');
         } else {
           const state = await this.queue.fail(job, outcome.err, { permanent: outcome.err instanceof PermanentJobError });
+          ended = state === 'lease-lost' ? 'lease_lost' : state === 'queued' ? 'retried' : 'failed';
           log[state === 'failed' ? 'error' : 'warn']({ err: outcome.err, state }, 'job attempt failed');
         }
       } catch (err) {
@@ -285,6 +293,7 @@ export class Worker {
         log.error({ err }, 'could not record the job outcome');
       }
     })().finally(() => {
+      recordJobAttempt(job.kind, ended, (performance.now() - startedAt) / 1000, job.attempts);
       this.running.delete(job.id);
       this.notify();
     });
