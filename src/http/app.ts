@@ -1,5 +1,6 @@
 /**
- * The HTTP application. Request path: request id -> undecodable path check -> access log ->
+ * The HTTP application. Request path: request id -> request metrics (http-metrics.ts: every
+ * answer, by operation and status) -> undecodable path check -> access log ->
  * auth -> rate limit -> JSON parser (raw body kept; size, encoding and nesting limits) ->
  * idempotency (POST with `Idempotency-Key`) -> express-openapi-validator (operation lookup,
  * required body check, request validation) -> no U+0000 in any value -> dispatch by operationId
