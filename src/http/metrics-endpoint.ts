@@ -92,8 +92,8 @@ async function setDatabaseGauges(o: MetricsEndpointOptions, cacheMs: number): Pr
   jobsGauge.reset();
   oldestQueuedGauge.reset();
   for (const c of depth.counts) jobsGauge.set({ kind: c.kind, state: c.state }, c.jobs);
-  // Every kind with queued jobs has an oldest-age series (0 when none of them is due yet).
-  for (const c of depth.counts) if (c.state === 'queued') oldestQueuedGauge.set({ kind: c.kind }, depth.oldestQueuedAgeSeconds.get(c.kind) ?? 0);
+  // 0 for every kind with queued, running or failed jobs and none of them due (a kind with none of those has no series).
+  for (const kind of new Set(depth.counts.map((c) => c.kind))) oldestQueuedGauge.set({ kind }, depth.oldestQueuedAgeSeconds.get(kind) ?? 0);
 }
 
 function digest(token: string): Buffer {

@@ -161,12 +161,15 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
 
     it('rate-limit rejections are counted by limit', async () => {
       await h.close();
-      h = await createHarness({ rateLimitPerMinute: 1 });
+      h = await createHarness({ rateLimitPerMinute: 1, signInRateLimit: { perAddressPerMinute: 1, perEmailPerMinute: 100 } });
       u = await h.user();
       const before = await scrape(h.request);
       assert.equal((await h.request.get('/api/v1/projects').set('X-API-Key', u.apiKey)).status, 200);
       expectError(await h.request.get('/api/v1/projects').set('X-API-Key', u.apiKey), 429, 'TOO_MANY_REQUESTS');
+      assert.equal((await h.request.get('/api/v1/api-keys').auth(u.email, u.password)).status, 200);
+      expectError(await h.request.get('/api/v1/api-keys').auth(u.email, u.password), 429, 'TOO_MANY_REQUESTS');
       const after = await scrape(h.request);
+      assert.equal(after.value('vidmill_rate_limit_rejections_total', { limit: 'sign_in_address' }) - before.value('vidmill_rate_limit_rejections_total', { limit: 'sign_in_address' }), 1);
       assert.equal(after.value('vidmill_rate_limit_rejections_total', { limit: 'api_key' }) - before.value('vidmill_rate_limit_rejections_total', { limit: 'api_key' }), 1);
       assert.equal(
         after.value('vidmill_http_requests_total', { operation: 'getProjects', status: '429' }) - before.value('vidmill_http_requests_total', { operation: 'getProjects', status: '429' }),
@@ -200,7 +203,8 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
     assert.equal(m.value('vidmill_jobs', { kind, state: 'queued' }), 2, 'within the cache period the queue is not read again');
     m = await scrape(endpointOf(h, 0));
     assert.equal(m.has('vidmill_jobs', { kind, state: 'queued' }), false);
-    assert.equal(m.has('vidmill_jobs_oldest_queued_age_seconds', { kind }), false);
+    assert.equal(m.value('vidmill_jobs_oldest_queued_age_seconds', { kind }), 0, 'none queued: 0');
+    assert.ok(m.has('vidmill_jobs_oldest_queued_age_seconds', { kind }));
     assert.equal(m.value('vidmill_jobs', { kind, state: 'failed' }), 1);
     assert.equal(m.value('vidmill_job_duration_seconds_count', { kind, outcome: 'completed' }) - before.value('vidmill_job_duration_seconds_count', { kind, outcome: 'completed' }), 1);
     assert.equal(m.value('vidmill_job_duration_seconds_count', { kind, outcome: 'failed' }) - before.value('vidmill_job_duration_seconds_count', { kind, outcome: 'failed' }), 1);
