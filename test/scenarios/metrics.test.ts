@@ -256,6 +256,28 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
       assert.equal(delta('vidmill_webhook_deliveries_total', { outcome: 'failed' }), 1, 'no retry window: failed for good');
       assert.equal(delta('vidmill_webhook_delivery_attempts_count'), 2);
       assert.equal(delta('vidmill_webhook_delivery_latency_seconds_count'), 1, 'only deliveries answered 2xx have a latency');
+
+      // A webhook's send budget (rateLimitPerSecond): an attempt without a permit in time is a rejection, retried later.
+      receiver.answer(() => ({ status: 200 }));
+      const limited = await h.request
+        .post('/api/v1/webhooks')
+        .set('X-API-Key', u.apiKey)
+        .send({ name: 'Limited', url: receiver.url, eventTypes: ['video.deleted'], active: true, rateLimitPerSecond: 1 });
+      assert.equal(limited.status, 201, JSON.stringify(limited.body));
+      const hurried = new DeliveryWorker(
+        { db: h.services.db, clock: h.clock, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: true }, log: silent },
+        { random: () => 0.5, permitWaitMs: 50 },
+      );
+      try {
+        for (let i = 0; i < 2; i++) await h.services.db.transaction((trx) => recordEvent(trx, { teamId: u.teamId, eventType: 'video.deleted', videoId: randomUUID(), occurredAt: h.clock.now() }));
+        assert.equal(await hurried.runOnce(2), 2);
+      } finally {
+        await hurried.stop();
+      }
+      m = await scrape(h.request);
+      assert.equal(delta('vidmill_rate_limit_rejections_total', { limit: 'webhook' }), 1);
+      assert.equal(delta('vidmill_webhook_deliveries_total', { outcome: 'retry' }), 1);
+      assert.equal(delta('vidmill_webhook_deliveries_total', { outcome: 'delivered' }), 2);
     } finally {
       await worker.stop();
       await receiver.close();
