@@ -61,6 +61,7 @@ import { processingPeriodicTasks } from './features/processing';
 import { videoOutPeriodicTasks } from './features/video-out';
 import { webhooksPeriodicTasks } from './features/webhooks';
 import { sweepEndedRateWindows } from './http/rate-limit';
+import { metricsEndpoint } from './http/metrics-endpoint';
 
 import type { BlobStore } from './storage/blob-store';
 
@@ -249,7 +250,7 @@ export function createApp(
   s: Services,
   opts: {
     logger: Logger;
-    config: Pick<Config, 'rateLimitPerMinute' | 'signInRateLimit' | 'trustProxy' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample' | 'publicUrl' | 'publicUrlConfigured'>;
+    config: Pick<Config, 'rateLimitPerMinute' | 'signInRateLimit' | 'trustProxy' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample' | 'publicUrl' | 'publicUrlConfigured' | 'metrics'>;
   },
 ) {
   return buildApp({
@@ -267,6 +268,8 @@ export function createApp(
     responseValidationSample: opts.config.responseValidationSample,
     publicRoutes: [s.assets.routes(), s.comparison.routes(), s.videoOut.routes(opts.logger)],
     publicUrl: opts.config.publicUrlConfigured ? opts.config.publicUrl : undefined,
+    // On the API port unless VIDMILL_METRICS_PORT gives it a server of its own (main.ts).
+    metrics: opts.config.metrics.port === undefined ? metricsEndpoint({ db: s.db, clock: s.clock, log: opts.logger, token: opts.config.metrics.token }) : undefined,
     readiness: async () => {
       await s.db.raw('select 1');
       // ffmpeg is reported, not required: an API-only process does no media work.

@@ -64,6 +64,12 @@ const schema = z
     VIDMILL_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(600),
     VIDMILL_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
     VIDMILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    VIDMILL_METRICS_TOKEN: z
+      .string()
+      .regex(/^[\x21-\x7e]{16,512}$/, 'must be 16..512 printable characters without spaces')
+      .optional(),
+    VIDMILL_METRICS_PORT: int(0, 65535).optional(),
+    VIDMILL_METRICS_HOST: z.string().min(1).optional(),
     VIDMILL_BODY_LIMIT_BYTES: int(1024, 10 * 1024 * 1024).default(1024 * 1024),
     VIDMILL_ALLOW_PRIVATE_URLS: bool.default(false),
     VIDMILL_LOGIN_MAX_FAILURES: int(1, 1000).default(5),
@@ -98,6 +104,9 @@ const schema = z
     VIDMILL_JOB_LEASE_SECONDS: int(3, 3600).default(30),
   })
   .superRefine((env, ctx) => {
+    if (env.VIDMILL_METRICS_PORT !== undefined && env.VIDMILL_METRICS_PORT !== 0 && env.VIDMILL_METRICS_PORT === env.VIDMILL_PORT) {
+      ctx.addIssue({ code: 'custom', path: ['VIDMILL_METRICS_PORT'], message: 'must differ from VIDMILL_PORT (unset it to serve /metrics on the API port)' });
+    }
     if (env.VIDMILL_STORAGE !== 's3') return;
     for (const name of ['VIDMILL_S3_BUCKET', 'VIDMILL_S3_ACCESS_KEY', 'VIDMILL_S3_SECRET_KEY'] as const) {
       if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when VIDMILL_STORAGE=s3' });
@@ -116,6 +125,11 @@ export interface Config {
   rateLimitPerMinute: number;
   role: 'all' | 'api' | 'worker';
   logLevel: RawConfig['VIDMILL_LOG_LEVEL'];
+  /**
+   * `GET /metrics`: the bearer token it requires (none when unset), and the port (and address)
+   * of its own server; without a port it is served on the API port (src/http/metrics-endpoint.ts).
+   */
+  metrics: { token?: string; port?: number; host: string };
   bodyLimitBytes: number;
   allowPrivateUrls: boolean;
   login: { maxFailures: number; lockMinutes: number };
@@ -204,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: raw.VIDMILL_RATE_LIMIT_PER_MINUTE,
     role: raw.VIDMILL_ROLE,
     logLevel: raw.VIDMILL_LOG_LEVEL,
+    metrics: { token: raw.VIDMILL_METRICS_TOKEN, port: raw.VIDMILL_METRICS_PORT, host: raw.VIDMILL_METRICS_HOST ?? raw.VIDMILL_HOST },
     bodyLimitBytes: raw.VIDMILL_BODY_LIMIT_BYTES,
     allowPrivateUrls: raw.VIDMILL_ALLOW_PRIVATE_URLS,
     login: { maxFailures: raw.VIDMILL_LOGIN_MAX_FAILURES, lockMinutes: raw.VIDMILL_LOGIN_LOCK_MINUTES },

@@ -11,6 +11,7 @@ import { ConfigError, loadConfig, startupWarnings } from './config';
 import { createApp, createJobGiveUps, createJobHandlers, createPeriodicTasks, createServices } from './composition';
 import { migrateToLatest, openDatabase } from './db/database';
 import { answerClientErrors } from './http/client-errors';
+import { startMetricsServer } from './http/metrics-endpoint';
 import { PeriodicTask } from './jobs/periodic-task';
 import { Worker } from './jobs/worker';
 import { loadMasterKey } from './security/secret-box';
@@ -91,6 +92,10 @@ async function main(): Promise<void> {
     log.info({ role: config.role, database: config.database.client }, 'Vidmill worker started');
   }
 
+  // VIDMILL_METRICS_PORT: /metrics on a server of its own (then not on the API port), in every role.
+  const metricsServer = config.metrics.port === undefined ? undefined : await startMetricsServer({ ...config.metrics, port: config.metrics.port, db, clock: services.clock, log });
+  if (metricsServer) log.info({ url: `http://${config.metrics.host}:${(metricsServer.address() as AddressInfo).port}/metrics` }, 'metrics are served');
+
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
@@ -101,6 +106,7 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    metricsServer?.close();
     await Promise.all([worker?.stop({ graceMs: 30_000 }), deliveries?.stop(), ...tasks.map((t) => t.stop())]);
     await blobs.close();
     await db.destroy();

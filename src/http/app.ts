@@ -1,5 +1,6 @@
 /**
- * The HTTP application. Request path: request id -> undecodable path check -> access log ->
+ * The HTTP application. Request path: request id -> request metrics (http-metrics.ts: every
+ * answer, by operation and status) -> undecodable path check -> access log ->
  * auth -> rate limit -> JSON parser (raw body kept; size, encoding and nesting limits) ->
  * idempotency (POST with `Idempotency-Key`) -> express-openapi-validator (operation lookup,
  * required body check, request validation) -> no U+0000 in any value -> dispatch by operationId
@@ -28,6 +29,8 @@ import { acceptReservedQueryCharacters } from './reserved-query-characters';
 import { limitSignIn, SignInLimiters } from './sign-in-limit';
 import { installOpenApiValidatorRouteCache } from './openapi-validator-route-cache';
 import { servedContract } from './served-contract';
+import { httpMetrics, OperationMatcher } from './http-metrics';
+import { METRICS_PATH } from './metrics-endpoint';
 
 /** The bundled contract (generated/openapi.json), typed as the validator reads it. */
 export type ContractDocument = OpenAPIV3.DocumentV3_1;
@@ -57,6 +60,8 @@ export interface AppDeps {
   publicRoutes?: express.Router[];
   /** VIDMILL_PUBLIC_URL when set: the served document's server (else each request's origin). */
   publicUrl?: string;
+  /** `GET /metrics` on this app (src/http/metrics-endpoint.ts); absent when served on a port of its own. */
+  metrics?: RequestHandler;
 }
 
 function dispatch(handlers: AllHandlers): RequestHandler {
@@ -176,7 +181,9 @@ export function buildApp(deps: AppDeps): express.Express {
   app.set('trust proxy', deps.trustProxy);
 
   app.use(requestId);
+  app.use(httpMetrics(new OperationMatcher(deps.contract)));
   app.use(rejectUndecodablePath);
+  if (deps.metrics) app.get(METRICS_PATH, deps.metrics);
   // A browser pointed at the server lands on the interactive documentation.
   app.get('/', (_req, res) => res.redirect(302, '/docs'));
   app.get('/healthz', (_req, res) => {

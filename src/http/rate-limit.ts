@@ -16,6 +16,7 @@ import type { RequestHandler, Response } from 'express';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { Db, isPostgres } from '../db/database';
 import { DomainError } from '../shared/errors';
+import { recordRateLimitRejection } from '../shared/metrics';
 import { principalOf } from './auth';
 
 export const RATE_WINDOW_MS = 60_000;
@@ -141,6 +142,7 @@ export function rateLimit(limiter: RequestLimiter): RequestHandler {
   const apply = (res: Response, next: (err?: unknown) => void, d: RateDecision) => {
     setHeaders(res, limit, d);
     if (d.allowed) return next();
+    recordRateLimitRejection('api_key');
     next(rateLimitExceeded(`Rate limit of ${limiter.points} requests per minute exceeded`, d));
   };
   return (req, res, next) => {

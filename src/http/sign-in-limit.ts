@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/database';
+import { recordRateLimitRejection } from '../shared/metrics';
 import { createRateLimiter, rateLimitExceeded, RequestLimiter } from './rate-limit';
 
 export interface SignInBudgets {
@@ -34,9 +35,15 @@ export function createSignInLimiters(db: Db, budgets: SignInBudgets): SignInLimi
  */
 export async function limitSignIn(limiters: SignInLimiters, address: string, email: string): Promise<void> {
   const byAddress = await limiters.perAddress.consume(address);
-  if (!byAddress.allowed) throw rateLimitExceeded(`Too many sign-ins from this address (at most ${limiters.perAddress.points} per minute)`, byAddress);
+  if (!byAddress.allowed) {
+    recordRateLimitRejection('sign_in_address');
+    throw rateLimitExceeded(`Too many sign-ins from this address (at most ${limiters.perAddress.points} per minute)`, byAddress);
+  }
   const byEmail = await limiters.perEmail.consume(emailKey(email));
-  if (!byEmail.allowed) throw rateLimitExceeded(`Too many sign-ins for this e-mail (at most ${limiters.perEmail.points} per minute)`, byEmail);
+  if (!byEmail.allowed) {
+    recordRateLimitRejection('sign_in_email');
+    throw rateLimitExceeded(`Too many sign-ins for this e-mail (at most ${limiters.perEmail.points} per minute)`, byEmail);
+  }
 }
 
 /**

@@ -26,6 +26,7 @@ import type { Clock } from '../shared/clock';
 import { transactional } from '../db/transactional';
 import type { DbInt, DbTimestamp, Nullable } from '../db/store';
 import { backoffMs } from './backoff';
+import { recordLeaseTakeovers } from '../shared/metrics';
 import { claimLeasedRows, LeasedTable, leaseToken, whereLeaseHeld } from './leased-rows';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
@@ -265,7 +266,7 @@ export class JobQueue {
     const now = this.clock.now();
     const expired = (db: Knex) => db<JobRow>('jobs').where('status', 'running').andWhere('lease_expires_at', '<=', now);
     if (!(await expired(this.db).first('id'))) return { requeued: 0, failed: 0, jobIds: [] };
-    const failedIds = await transactional(this.db, async (trx) => {
+    const failedJobs = await transactional(this.db, async (trx) => {
       let q = expired(trx).andWhere('attempts', '>=', trx.ref('max_attempts'));
       if (isPostgres(this.db)) q = q.forUpdate().skipLocked();
       const dead = (await q.select('*')).map(toJob);
@@ -277,27 +278,24 @@ export class JobQueue {
         )
         .update({ status: 'failed', lease_owner: null, lease_expires_at: null, last_error: 'lease expired (worker lost) on the last attempt', updated_at: now }, ['id']);
       const failed = new Set(rows.map((r) => r.id));
-      if (onGiveUp)
-        await onGiveUp(
-          trx,
-          dead.filter((j) => failed.has(j.id)),
-        );
-      return [...failed];
+      const failedJobs = dead.filter((j) => failed.has(j.id));
+      if (onGiveUp) await onGiveUp(trx, failedJobs);
+      return failedJobs;
     });
-    const requeuedIds = (
-      await expired(this.db).update(
-        {
-          status: 'queued',
-          lease_owner: null,
-          lease_expires_at: null,
-          last_error: 'lease expired (worker lost)',
-          run_at: now,
-          updated_at: now,
-        },
-        ['id'],
-      )
-    ).map((r) => r.id);
-    return { requeued: requeuedIds.length, failed: failedIds.length, jobIds: [...failedIds, ...requeuedIds] };
+    const requeued = (await expired(this.db).update(
+      {
+        status: 'queued',
+        lease_owner: null,
+        lease_expires_at: null,
+        last_error: 'lease expired (worker lost)',
+        run_at: now,
+        updated_at: now,
+      },
+      ['id', 'kind'],
+    )) as { id: string; kind: string }[];
+    // Every job taken over from a lost worker (requeued, or failed on its last attempt), by kind.
+    recordLeaseTakeovers([...failedJobs, ...requeued].map((j) => j.kind));
+    return { requeued: requeued.length, failed: failedJobs.length, jobIds: [...failedJobs.map((j) => j.id), ...requeued.map((j) => j.id)] };
   }
 
   /**

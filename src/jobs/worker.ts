@@ -34,6 +34,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Knex } from 'knex';
+import { performance } from 'node:perf_hooks';
+import { JobOutcome, recordJobAttempt, withStage } from '../shared/metrics';
 import { backoffMs } from './backoff';
 import { ClaimedJob, Job, JobQueue } from './job-queue';
 import { JobScratch } from './job-scratch';
@@ -329,12 +331,16 @@ export class Worker {
     const timer = setInterval(() => void beat(), this.opts.heartbeatMs);
     let scratchDir: Promise<string> | undefined;
     const scratch = (): Promise<string> => (scratchDir ??= this.scratchFor(job));
+    const startedAt = performance.now();
+    // How the attempt ended, for vidmill_job_duration_seconds (lease_lost unless recorded otherwise).
+    let ended: JobOutcome = 'lease_lost';
     const done = (async () => {
       let outcome: { ok: true } | { ok: false; err: unknown };
       try {
         // A takeover (an earlier claim of this job was lost): its scratch folder, if here, goes.
         if (job.attempts > 1) await this.removeEarlierClaims([job.id], job.leaseOwner).catch((err: unknown) => log.warn({ err }, 'could not remove scratch folders of earlier claims'));
-        await handler(job.payload, { signal: abort.signal, job, heartbeat: beat, log, scratchDir: scratch });
+        // withStage: ffmpeg run by the handler is counted under the job's kind.
+        await withStage(job.kind, () => handler(job.payload, { signal: abort.signal, job, heartbeat: beat, log, scratchDir: scratch }));
         outcome = { ok: true };
       } catch (err) {
         outcome = { ok: false, err };
@@ -346,12 +352,14 @@ export class Worker {
       try {
         if (lost) return;
         if (outcome.ok) {
-          if (!(await this.queue.complete(job))) log.warn('job finished after its lease was lost; result not recorded');
+          if (await this.queue.complete(job)) ended = 'completed';
+          else log.warn('job finished after its lease was lost; result not recorded');
         } else if (abort.signal.reason instanceof WorkerStoppingError) {
-          await this.queue.release(job);
+          if (await this.queue.release(job)) ended = 'released';
           log.info('job handed back on stop');
         } else {
           const state = await this.queue.fail(job, outcome.err, { permanent: outcome.err instanceof PermanentJobError });
+          ended = state === 'lease-lost' ? 'lease_lost' : state === 'queued' ? 'retried' : 'failed';
           log[state === 'failed' ? 'error' : 'warn']({ err: outcome.err, state }, 'job attempt failed');
         }
       } catch (err) {
@@ -359,6 +367,7 @@ export class Worker {
         log.error({ err }, 'could not record the job outcome');
       }
     })().finally(() => {
+      recordJobAttempt(job.kind, ended, (performance.now() - startedAt) / 1000, job.attempts);
       this.running.delete(job.id);
       this.notify();
     });

@@ -14,8 +14,10 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
 import { MediaAbortedError, MediaError, MediaProcessError, MediaTimeoutError } from './errors';
+import { recordMediaSeconds } from '../shared/metrics';
 
 export interface MediaProgress {
   /** 0..100, never decreasing; 100 when ffmpeg reports `progress=end`. 0 while the duration is unknown. */
@@ -151,6 +153,7 @@ export function runMedia(bin: string, args: readonly string[], opts: RunMediaOpt
       return;
     }
     const child = spawn(bin, fullArgs, { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'], shell: false, windowsHide: true });
+    const startedAt = performance.now();
 
     let settled = false;
     let killReason: MediaError | undefined;
@@ -177,6 +180,7 @@ export function runMedia(bin: string, args: readonly string[], opts: RunMediaOpt
       timeoutTimer = setTimeout(() => kill(new MediaTimeoutError(`${name} timed out after ${opts.timeoutMs} ms and was killed`, opts.timeoutMs!)), opts.timeoutMs);
     }
     const cleanup = () => {
+      recordMediaSeconds((performance.now() - startedAt) / 1000);
       clearTimeout(timeoutTimer);
       clearTimeout(killTimer);
       opts.signal?.removeEventListener('abort', onAbort);

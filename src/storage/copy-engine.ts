@@ -15,6 +15,7 @@ import { backoffMs } from '../jobs/backoff';
 import { crc32cCombine, crc32cUpdate } from '../net/crc32c';
 import { RangeSource, SourceChangedError, SourceInfo } from '../net/https-range-source';
 import type { Upload } from './blob-store';
+import { recordBytesCopied } from '../shared/metrics';
 
 export interface CopyProgress {
   bytesDone: number;
@@ -44,6 +45,8 @@ export interface CopyOptions {
   /** Called when a part is stored, with its CRC: persist it to resume later. */
   onPart?: (partNumber: number, crc32c: number) => void | Promise<void>;
   signal?: AbortSignal;
+  /** Counts the bytes of every stored part in `vidmill_bytes_copied_total{direction}` (not counted when absent). */
+  direction?: 'in' | 'out';
 }
 
 export interface CopyResult {
@@ -138,6 +141,7 @@ export async function copyRanges(opts: CopyOptions): Promise<CopyResult> {
         }
         crcs.set(n, crc);
         bytesDone += end - start;
+        if (opts.direction) recordBytesCopied(opts.direction, end - start);
         await opts.onPart?.(n, crc);
         report();
         return;

@@ -19,6 +19,8 @@ import { roundToMills } from './money';
 import type { PriceList } from './price-list';
 import { Category, priceJob, PricedJob, PricedProduct, priceUtility, ProductUse } from './pricing';
 import { TransactionalService } from '../../db/transactional';
+import { afterCommit } from '../../db/after-commit';
+import { recordBillingCharge, recordBillingRefund } from '../../shared/metrics';
 
 export interface ChargeInput {
   /** The processing job; a second charge with the same id returns the first. */
@@ -105,7 +107,7 @@ export class LedgerService extends TransactionalService {
    */
   async charge(teamId: string, input: ChargeInput): Promise<ChargeResult> {
     const priced = priceJob(this.priceList, input.products);
-    return this.transactional(async (trx) => {
+    const result = await this.transactional(async (trx): Promise<ChargeResult> => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
       if (team.billingType === 'CLOUD_MARKETPLACE') {
@@ -153,6 +155,9 @@ export class LedgerService extends TransactionalService {
       });
       return { billingType: 'WALLET', jobId: input.jobId, amountMicros: -priced.costMicros, duplicate: false };
     });
+    // Counted once the charge is committed (with the caller's transaction, when bound to one).
+    if (!result.duplicate) afterCommit(this.db, () => recordBillingCharge(priced.costMicros / 1e6));
+    return result;
   }
 
   /**
@@ -165,7 +170,9 @@ export class LedgerService extends TransactionalService {
     const refundId = `refund:${jobId}`;
     const adjustmentType = REFUND_ADJUSTMENT[failure];
     const reason = `${REFUND_REASON[failure]}${detail ? `: ${detail}` : ''}`.slice(0, 500);
-    return this.transactional(async (trx) => {
+    /** List price in micro-USD of a refund booked now (not one found booked before). */
+    let refundedMicros: number | undefined;
+    const refunded = await this.transactional(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const charged = await ledgerStore.byJobId(trx, jobId);
       if (charged && charged.teamId === teamId) {
@@ -182,6 +189,7 @@ export class LedgerService extends TransactionalService {
           reason,
           jobId: refundId,
         });
+        refundedMicros = -charged.amountMicros;
         return true;
       }
       const usage = await creditsStore.byJobId(trx, jobId);
@@ -192,10 +200,16 @@ export class LedgerService extends TransactionalService {
           { ...usage, credits: -usage.credits, adjustmentType, reason, jobId: refundId, createdAt: this.clock.now() },
           (usage.products ?? []).map((p) => ({ category: p.category, amount: -p.costCredits })),
         );
+        refundedMicros = (usage.products ?? []).reduce((sum, p) => sum + p.costMicros, 0);
         return true;
       }
       return false;
     });
+    if (refundedMicros !== undefined) {
+      const micros = refundedMicros;
+      afterCommit(this.db, () => recordBillingRefund(micros / 1e6));
+    }
+    return refunded;
   }
 
   /** Adds prepaid money to a wallet's processing balance (`CREDITS_BOUGHT`). */

@@ -82,6 +82,7 @@ function videoInCopy(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<Cop
         onPart: (n, crc) => videoInStore.recordPart(db, videoId, n, crc),
         onProgress: (p: CopyProgress) => eta.observe(p.bytesDone / p.size),
         signal: ctx.signal,
+        direction: 'in',
       });
       ctx.log.info({ videoId, size: result.size, partsCopied: result.partsCopied, retries: result.retries }, 'video in: copy done');
       await writes.stop();

@@ -124,6 +124,7 @@ function videoOutCopy(deps: VideoOutJobDeps): JobDefinition<VideoOutJobPayload>[
         onPart: (n, crc) => videoOutStore.recordPart(db, videoId, n, crc),
         onProgress: (p: CopyProgress) => eta.observe(p.bytesDone / p.size),
         signal: ctx.signal,
+        direction: 'out',
       });
       await writes.stop();
       ctx.log.info({ videoId, key: op.objectKey, size: result.size, partsCopied: result.partsCopied, retries: result.retries }, 'video out: copy done');

@@ -19,6 +19,7 @@ import { AttemptRecord, DeliveryRecord, eventsStore, WebhookRecord, webhooksStor
 import { checkOutboundUrl, guardedLookup, OutboundPolicy } from '../../net/outbound-url';
 import type { Clock } from '../../shared/clock';
 import { DomainError } from '../../shared/errors';
+import { recordRateLimitRejection, recordWebhookDelivery } from '../../shared/metrics';
 import { onEventsRecorded } from './events';
 import { WebhookRateLimiter } from './delivery-rate-limiter';
 import { signRequest } from './signer';
@@ -261,6 +262,8 @@ export class DeliveryWorker {
     };
     const recorded = await eventsStore.finishAttempt(this.deps.db, d.leaseOwner, attempt, { ...next, seriesStartedAt, updatedAt: now });
     if (!recorded) this.deps.log.warn({ deliveryId: d.id }, 'webhook delivery lease was lost; attempt not recorded');
+    // The delivery row (and its event) was created in the event's transaction: createdAt is the commit's time.
+    else recordWebhookDelivery(ok ? 'delivered' : next.status === 'pending' ? 'retry' : 'failed', attemptNumber, (now.getTime() - d.createdAt.getTime()) / 1000);
   }
 
   /** The next attempt's time, or undefined when the retry window is used up. */
@@ -285,6 +288,7 @@ export class DeliveryWorker {
       return { statusCode: 0, errorCode: 'INVALID_HTTPS_URL', errorMessage: err instanceof DomainError ? err.message : 'The URL was refused' };
     }
     if (!(await this.limiter.acquire(d.webhookId, perSecond, this.options.permitWaitMs))) {
+      recordRateLimitRejection('webhook');
       return {
         statusCode: 0,
         errorCode: 'WEBHOOK_RATE_LIMIT_EXCEEDED',
