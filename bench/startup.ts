@@ -14,7 +14,9 @@
  * after it (information, no target: the contract validator is prepared on the first API request).
  *
  * Targets (compiled, medians): ready within 1.5 s, peak RSS under 130 MB.
- * Knobs (env): BENCH_STARTUP_ROUNDS (5), BENCH_KEEP=1 (keep the temp dir).
+ * Knobs (env): BENCH_STARTUP_ROUNDS (5), BENCH_KEEP=1 (keep the temp dir),
+ * BENCH_STARTUP_BASELINE_DIR=<checkout> (the tsx start of another checkout as the baseline, e.g.
+ * the code before a change; its database schema must be the same or older).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -34,10 +36,18 @@ interface Variant {
   name: string;
   cmd: string;
   args: string[];
+  cwd: string;
 }
 
-const COMPILED: Variant = { name: 'compiled (node dist)', cmd: process.execPath, args: [path.join(ROOT, 'dist', 'src', 'main.js')] };
-const TSX: Variant = { name: 'tsx (baseline)', cmd: path.join(ROOT, 'node_modules', '.bin', 'tsx'), args: [path.join(ROOT, 'src', 'main.ts')] };
+/** Another checkout (e.g. `git worktree add /tmp/before <commit>`, node_modules linked) whose tsx start is the baseline. */
+const BASELINE_ROOT = process.env.BENCH_STARTUP_BASELINE_DIR ? path.resolve(process.env.BENCH_STARTUP_BASELINE_DIR) : ROOT;
+const COMPILED: Variant = { name: 'compiled (node dist)', cmd: process.execPath, args: [path.join(ROOT, 'dist', 'src', 'main.js')], cwd: ROOT };
+const TSX: Variant = {
+  name: BASELINE_ROOT === ROOT ? 'tsx (baseline)' : 'tsx (baseline checkout)',
+  cmd: path.join(ROOT, 'node_modules', '.bin', 'tsx'),
+  args: [path.join(BASELINE_ROOT, 'src', 'main.ts')],
+  cwd: BASELINE_ROOT,
+};
 
 interface Start {
   readyMs: number;
@@ -123,7 +133,7 @@ async function startOnce(variant: Variant, dataDir: string): Promise<Start> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const child = spawnTracked(variant.cmd, variant.args, { cwd: ROOT, env: serverEnv(dataDir, port), stdio: ['ignore', 'ignore', 'inherit'], detached: true });
+  const child = spawnTracked(variant.cmd, variant.args, { cwd: variant.cwd, env: serverEnv(dataDir, port), stdio: ['ignore', 'ignore', 'inherit'], detached: true });
   let peakRssMb = 0;
   let peakTreeRssMb = 0;
   const track = (u: Usage) => {
@@ -229,7 +239,7 @@ export const startupBenchmark: Benchmark = {
         { name: 'compiled / tsx peak RSS', ratio: compiled.peakRssMb / tsx.peakRssMb, kind: 'max', limit: 1, info: true },
       ];
       const notes = [
-        `${ROUNDS} starts each, alternating, on one SQLite database migrated beforehand; medians`,
+        `${ROUNDS} starts each, alternating, on one SQLite database migrated beforehand; medians${BASELINE_ROOT === ROOT ? '' : `; baseline: tsx start of ${BASELINE_ROOT}`}`,
         "ready: spawn to the first 200 of /readyz; peak RSS: the server's processes (tsx: its CLI process, the node process it starts, esbuild), summed, sampled every 10 ms until 1 s after ready",
         'with ffmpeg/ffprobe: the same plus the `ffmpeg -version` and `ffprobe -version` that /readyz runs (about 40 MB each, mostly shared libraries; information)',
         'first API request: GET /api/v1/api-keys after that second; it prepares the contract validator (loaded on first use, not at start)',
