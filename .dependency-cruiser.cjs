@@ -43,6 +43,6 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    exclude: { path: '^(generated|node_modules)/' },
+    exclude: { path: '^(generated|node_modules|dist)/' },
   },
 };

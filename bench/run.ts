@@ -7,8 +7,9 @@
 import { apiBenchmark } from './api';
 import { Benchmark, installCleanupHandlers, report, stopAllChildren } from './lib';
 import { mediaBenchmark } from './media';
+import { startupBenchmark } from './startup';
 
-const BENCHMARKS: Benchmark[] = [apiBenchmark, mediaBenchmark];
+const BENCHMARKS: Benchmark[] = [apiBenchmark, mediaBenchmark, startupBenchmark];
 
 /**
  * Benchmarks that print their own table, ratios and verdict. Those that return a boolean report

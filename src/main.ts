@@ -43,6 +43,8 @@ async function main(): Promise<void> {
   const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, embedded: config.database.client === 'sqlite' });
   const blobs = createBlobStore(config.storage);
   const services = createServices({ db, clock: systemClock, masterKey, blobs, config });
+  // ffmpeg and ffprobe are found and their versions read (for /readyz and media work) while the rest starts.
+  void services.ingestion.mediaBinaries().catch(() => undefined);
   const owner = await services.accounts.bootstrap(config.bootstrap);
   if (owner) {
     const generated = owner.generatedPassword !== undefined;

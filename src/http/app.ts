@@ -91,45 +91,61 @@ function dispatch(handlers: AllHandlers): RequestHandler {
 /**
  * express-openapi-validator: requests always. Responses: every one, strictly, under test; in
  * production a sample (`responseValidationSample`) is checked and mismatches are logged, since
- * checking every response costs about a fifth of a small request's CPU.
+ * checking every response costs about a fifth of a small request's CPU. One validator serves
+ * both: a request outside the sample skips its response step. (Two validators, one with and one
+ * without responses, would load and compile the contract twice at every start.)
  */
 function contractValidation(deps: AppDeps): RequestHandler {
+  // Prepared on the first API request, not at start: the validator loads and compiles the whole
+  // contract (about a second of CPU), which would otherwise hold up /readyz, /healthz and
+  // /docs of every starting process. The first API request waits for it, as a request that
+  // arrived during start waited before.
+  let prepared: RequestHandler | undefined;
+  return (req, res, next) => (prepared ??= prepareContractValidation(deps))(req, res, next);
+}
+
+function prepareContractValidation(deps: AppDeps): RequestHandler {
   // Raw reserved characters in query values are accepted (see reserved-query-characters.ts).
   const apiSpec = acceptReservedQueryCharacters(deps.contract);
-  const validator = (validateResponses: boolean) =>
-    OpenApiValidator.middleware({
-      apiSpec,
-      validateApiSpec: false,
-      // allErrors: every problem of a request is reported at once in validationErrors.
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
-      validateResponses: !validateResponses
-        ? false
-        : deps.strictResponses
-          ? { removeAdditional: false }
-          : {
-              removeAdditional: false,
-              onError: (err, _body, req: Request) => {
-                req.log?.error({ err: err.message, errors: (err as { errors?: unknown }).errors, path: req.path }, 'response does not match the contract');
-              },
+  const validateResponses = deps.strictResponses || deps.responseValidationSample > 0;
+  const validator = OpenApiValidator.middleware({
+    apiSpec,
+    validateApiSpec: false,
+    // allErrors: every problem of a request is reported at once in validationErrors.
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
+    validateResponses: !validateResponses
+      ? false
+      : deps.strictResponses
+        ? { removeAdditional: false }
+        : {
+            removeAdditional: false,
+            onError: (err, _body, req: Request) => {
+              req.log?.error({ err: err.message, errors: (err as { errors?: unknown }).errors, path: req.path }, 'response does not match the contract');
             },
-      validateSecurity: false,
-      validateFormats: true,
-      formats: STORED_VALUE_FORMATS,
-      ignoreUndocumented: false,
-    });
-  const bodyCheck = requireBody(deps.contract);
-  const stack = (validateResponses: boolean) => inSequence(beforeRequestValidation(validator(validateResponses), bodyCheck));
-  if (deps.strictResponses || deps.responseValidationSample >= 1) return stack(true);
-  if (deps.responseValidationSample <= 0) return stack(false);
-  const sampled = stack(true);
-  const requestsOnly = stack(false);
+          },
+    validateSecurity: false,
+    validateFormats: true,
+    formats: STORED_VALUE_FORMATS,
+    ignoreUndocumented: false,
+  });
+  const stack = beforeRequestValidation(validator, requireBody(deps.contract));
+  if (deps.strictResponses || deps.responseValidationSample >= 1 || !validateResponses) return inSequence(stack);
+  const sampled = inSequence(stack);
+  const requestsOnly = inSequence(withoutResponseValidation(stack));
   return (req, res, next) => (Math.random() < deps.responseValidationSample ? sampled : requestsOnly)(req, res, next);
+}
+
+/** The validator's stack without its response step (found by the name the validator gives it). */
+function withoutResponseValidation(stack: RequestHandler[]): RequestHandler[] {
+  const rest = stack.filter((h) => h.name !== 'responseMiddleware');
+  if (rest.length !== stack.length - 1) throw new Error('express-openapi-validator has no responseMiddleware step; sample response validation again');
+  return rest;
 }
 
 /**
  * Inserts `check` into the validator's stack right before its request validation, where the
  * operation is resolved (`req.openapi`) and nothing is validated yet. Found by the name
- * express-openapi-validator gives that step; a version that renames it fails here at start.
+ * express-openapi-validator gives that step; a version that renames it fails here (on the first API request).
  */
 function beforeRequestValidation(stack: RequestHandler[], check: RequestHandler): RequestHandler[] {
   const i = stack.findIndex((h) => h.name === 'requestMiddleware');

@@ -9,7 +9,8 @@
  * the client opens afterwards is checked again where it connects. Failures without an HTTP
  * answer all get one message (`bucketUnreachable`), whatever the network said.
  */
-import { HeadBucketCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { s3Sdk } from './s3-sdk';
 import { guardedAgents } from '../net/guarded-agents';
 import { isNonPublicAddressRefusal, OutboundPolicy } from '../net/outbound-url';
 
@@ -49,7 +50,7 @@ export interface BucketClientOptions {
  * the `Expect: 100-continue` uploads it would otherwise send through an agent of its own.
  */
 export function createBucketClient(settings: BucketSettings, policy: OutboundPolicy, opts: BucketClientOptions = {}): S3Client {
-  return new S3Client({
+  return new (s3Sdk().S3Client)({
     region: settings.region ?? DEFAULT_BUCKET_REGION,
     endpoint: settings.endpoint,
     forcePathStyle: settings.forcePathStyle,
@@ -98,7 +99,7 @@ export async function checkBucketAccess(settings: BucketSettings, policy: Outbou
   let client: S3Client | undefined;
   try {
     client = createBucketClient(settings, policy, opts);
-    await client.send(new HeadBucketCommand({ Bucket: settings.bucket }));
+    await client.send(new (s3Sdk().HeadBucketCommand)({ Bucket: settings.bucket }));
     return { outcome: 'accessible' };
   } catch (err) {
     return classifyFailure(settings, err);
@@ -119,7 +120,7 @@ export async function checkObjectPresence(settings: BucketSettings, key: string,
   let client: S3Client | undefined;
   try {
     client = createBucketClient(settings, policy, opts);
-    const out = await client.send(new HeadObjectCommand({ Bucket: settings.bucket, Key: key }));
+    const out = await client.send(new (s3Sdk().HeadObjectCommand)({ Bucket: settings.bucket, Key: key }));
     return { outcome: 'exists', size: Number(out.ContentLength ?? 0) };
   } catch (err) {
     const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };

@@ -5,7 +5,8 @@
  * ignore `If-Match`: an object replaced during the copy fails it with SourceChangedError.
  * Errors of HeadObject are passed through for the caller to classify (404, refused credentials).
  */
-import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { s3Sdk } from './s3-sdk';
 import { parseContentRange, RangeSource, SourceChangedError, SourceHttpError, SourceInfo } from '../net/https-range-source';
 
 export class BucketRangeSource implements RangeSource {
@@ -16,7 +17,7 @@ export class BucketRangeSource implements RangeSource {
   ) {}
 
   async probe(signal?: AbortSignal): Promise<SourceInfo> {
-    const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key }), { abortSignal: signal });
+    const out = await this.client.send(new (s3Sdk().HeadObjectCommand)({ Bucket: this.bucket, Key: this.key }), { abortSignal: signal });
     return {
       size: Number(out.ContentLength ?? 0),
       etag: out.ETag,
@@ -29,7 +30,7 @@ export class BucketRangeSource implements RangeSource {
   async openRange(start: number, end: number, pinned: SourceInfo, signal?: AbortSignal): Promise<AsyncIterable<Buffer>> {
     let out;
     try {
-      out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key, Range: `bytes=${start}-${end}`, IfMatch: pinned.etag }), { abortSignal: signal });
+      out = await this.client.send(new (s3Sdk().GetObjectCommand)({ Bucket: this.bucket, Key: this.key, Range: `bytes=${start}-${end}`, IfMatch: pinned.etag }), { abortSignal: signal });
     } catch (err) {
       const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
       if (e.$metadata?.httpStatusCode === 412 || e.name === 'PreconditionFailed') {

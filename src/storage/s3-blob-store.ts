@@ -7,18 +7,8 @@
  * The SDK's default request checksums (x-amz-checksum-* and aws-chunked bodies) are asked for
  * only when an operation requires them: several S3-compatible stores refuse them.
  */
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListPartsCommand,
-  PutObjectCommand,
-  S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { s3Sdk } from './s3-sdk';
 import type { Readable } from 'node:stream';
 import {
   assertRange,
@@ -55,7 +45,7 @@ export class S3BlobStore implements BlobStore {
 
   constructor(settings: S3StoreSettings) {
     this.bucket = settings.bucket;
-    this.client = new S3Client({
+    this.client = new (s3Sdk().S3Client)({
       region: settings.region,
       endpoint: settings.endpoint,
       forcePathStyle: settings.forcePathStyle,
@@ -75,7 +65,7 @@ export class S3BlobStore implements BlobStore {
     const parts = partCountOf(size, partSize);
     if (parts > MAX_PARTS) throw new Error(`${parts} parts exceed S3's ${MAX_PARTS}`);
     if (parts > 1 && partSize < MIN_PART_SIZE) throw new Error(`S3 parts must be at least ${MIN_PART_SIZE} bytes`);
-    const out = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+    const out = await this.client.send(new (s3Sdk().CreateMultipartUploadCommand)({ Bucket: this.bucket, Key: key }));
     if (!out.UploadId) throw new Error('CreateMultipartUpload returned no UploadId');
     return new S3Upload(this, { store: 's3', id: out.UploadId, key, size, partSize });
   }
@@ -89,14 +79,14 @@ export class S3BlobStore implements BlobStore {
 
   async put(key: string, data: Buffer, opts: { contentType?: string } = {}): Promise<void> {
     assertValidKey(key);
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: data, ContentLength: data.length, ContentType: opts.contentType }));
+    await this.client.send(new (s3Sdk().PutObjectCommand)({ Bucket: this.bucket, Key: key, Body: data, ContentLength: data.length, ContentType: opts.contentType }));
   }
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
     assertValidKey(key);
     assertRange(range);
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined }));
+      const out = await this.client.send(new (s3Sdk().GetObjectCommand)({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined }));
       const body = out.Body as Readable;
       if (range && !rangeHonoured(range, out.ContentRange)) {
         body.destroy();
@@ -112,7 +102,7 @@ export class S3BlobStore implements BlobStore {
   async stat(key: string): Promise<BlobStat | undefined> {
     assertValidKey(key);
     try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const out = await this.client.send(new (s3Sdk().HeadObjectCommand)({ Bucket: this.bucket, Key: key }));
       return { size: Number(out.ContentLength ?? 0), lastModified: out.LastModified ?? new Date(0), etag: out.ETag };
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -122,7 +112,7 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     assertValidKey(key);
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    await this.client.send(new (s3Sdk().DeleteObjectCommand)({ Bucket: this.bucket, Key: key }));
   }
 
   async close(): Promise<void> {
@@ -163,7 +153,7 @@ export class S3Upload implements Upload {
     const parts = new Map<number, string>();
     let marker: string | undefined;
     for (;;) {
-      const out = await this.store.client.send(new ListPartsCommand({ ...this.ids, PartNumberMarker: marker, MaxParts: 1000 }));
+      const out = await this.store.client.send(new (s3Sdk().ListPartsCommand)({ ...this.ids, PartNumberMarker: marker, MaxParts: 1000 }));
       for (const p of out.Parts ?? []) {
         const n = Number(p.PartNumber);
         if (!Number.isInteger(n) || n < 1 || n > this.partCount || !p.ETag) continue;
@@ -182,7 +172,7 @@ export class S3Upload implements Upload {
   async writePart(partNumber: number, data: Buffer | AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<void> {
     const { start, end } = this.partRange(partNumber);
     const body = await collectPart(data, end - start, signal);
-    await this.store.client.send(new UploadPartCommand({ ...this.ids, PartNumber: partNumber, Body: body, ContentLength: body.length }), {
+    await this.store.client.send(new (s3Sdk().UploadPartCommand)({ ...this.ids, PartNumber: partNumber, Body: body, ContentLength: body.length }), {
       abortSignal: signal,
     });
   }
@@ -193,7 +183,7 @@ export class S3Upload implements Upload {
       throw new Error(`upload of ${this.descriptor.key} is missing ${this.partCount - parts.size} of ${this.partCount} parts`);
     }
     await this.store.client.send(
-      new CompleteMultipartUploadCommand({
+      new (s3Sdk().CompleteMultipartUploadCommand)({
         ...this.ids,
         MultipartUpload: { Parts: [...parts].sort(([a], [b]) => a - b).map(([PartNumber, ETag]) => ({ PartNumber, ETag })) },
       }),
@@ -202,7 +192,7 @@ export class S3Upload implements Upload {
 
   async abort(): Promise<void> {
     try {
-      await this.store.client.send(new AbortMultipartUploadCommand(this.ids));
+      await this.store.client.send(new (s3Sdk().AbortMultipartUploadCommand)(this.ids));
     } catch (err) {
       if ((err as { name?: string }).name !== 'NoSuchUpload') throw err;
     }

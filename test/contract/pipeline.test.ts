@@ -193,4 +193,31 @@ describe(`HTTP pipeline (${TEST_DIALECT})`, () => {
       await prod.close();
     }
   });
+
+  it('with a sample between 0 and 1, a request outside the sample skips response validation and one inside it is checked', async () => {
+    const lines: any[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const prod = await createHarness({ strictResponses: false, responseValidationSample: 0.5 }, { logger });
+    const random = Math.random;
+    try {
+      const user = await prod.user();
+      const now = new Date();
+      prod.services.projects.get = async () => ({ id: 'not-a-uuid', teamId: user.teamId, name: 'x', isSample: false, createdAt: now, updatedAt: now });
+      const mismatches = () => lines.filter((l) => l.msg === 'response does not match the contract').length;
+      Math.random = () => 0.9; // outside the sample
+      const outside = await prod.request.get(`/api/v1/projects/${user.teamId}`).set('X-API-Key', user.apiKey);
+      assert.equal(outside.status, 200);
+      assert.equal(mismatches(), 0);
+      Math.random = () => 0.1; // inside it
+      const inside = await prod.request.get(`/api/v1/projects/${user.teamId}`).set('X-API-Key', user.apiKey);
+      assert.equal(inside.status, 200);
+      assert.equal(mismatches(), 1);
+      // Request validation holds outside the sample too.
+      Math.random = () => 0.9;
+      expectError(await prod.request.get('/api/v1/projects?pageSize=abc').set('X-API-Key', user.apiKey), 400, 'VALIDATION_ERROR');
+    } finally {
+      Math.random = random;
+      await prod.close();
+    }
+  });
 });

@@ -213,9 +213,10 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
 
     // A worker dies holding a job: the sweep of another takes it over.
     await jobs.enqueue(h.services.db, { kind, payload: { fail: false } });
-    assert.ok(await jobs.claim('dead-worker', [kind], 1_000));
+    const lost = await jobs.claim('dead-worker', [kind], 1_000);
+    assert.ok(lost);
     h.clock.advance(1_001);
-    assert.deepEqual(await jobs.sweepExpiredLeases(), { requeued: 1, failed: 0 });
+    assert.deepEqual(await jobs.sweepExpiredLeases(), { requeued: 1, failed: 0, jobIds: [lost.id] });
     m = await scrape(endpointOf(h, 0));
     assert.equal(m.value('vidmill_job_lease_takeovers_total', { kind }), 1);
     assert.equal(m.value('vidmill_jobs', { kind, state: 'queued' }), 1);

@@ -18,7 +18,8 @@
  * `video-out.bill`, and the copy's `onGiveUp` for a copy whose worker was lost on its last
  * attempt (FAILED with its event, never left IN_PROGRESS).
  */
-import { CreateMultipartUploadCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { s3Sdk } from '../../storage/s3-sdk';
 import type { Db } from '../../db/database';
 import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
@@ -179,7 +180,7 @@ function videoOutCopy(deps: VideoOutJobDeps): JobDefinition<VideoOutJobPayload>[
   async function openUpload(op: VideoOutOperation, target: MultipartTarget, client: S3Client): Promise<Upload | undefined> {
     // A resumed upload that is gone fails at ListParts; the caller checks whether it had completed.
     if (op.upload) return new S3Upload(target, op.upload);
-    const out = await client.send(new CreateMultipartUploadCommand({ Bucket: target.bucket, Key: op.objectKey, ContentType: op.contentType }));
+    const out = await client.send(new (s3Sdk().CreateMultipartUploadCommand)({ Bucket: target.bucket, Key: op.objectKey, ContentType: op.contentType }));
     if (!out.UploadId) throw new Error('CreateMultipartUpload returned no UploadId');
     const descriptor: UploadDescriptor = { store: 's3', id: out.UploadId, key: op.objectKey, size: op.size, partSize: choosePartSize(op.size) };
     const upload = new S3Upload(target, descriptor);
@@ -197,7 +198,7 @@ function videoOutCopy(deps: VideoOutJobDeps): JobDefinition<VideoOutJobPayload>[
   async function completedEarlier(op: VideoOutOperation, target: MultipartTarget, expectedCrc: number | undefined): Promise<boolean> {
     if (!op.upload) return false;
     const size = await target.client
-      .send(new HeadObjectCommand({ Bucket: target.bucket, Key: op.objectKey }))
+      .send(new (s3Sdk().HeadObjectCommand)({ Bucket: target.bucket, Key: op.objectKey }))
       .then((o) => Number(o.ContentLength ?? -1))
       .catch(() => -1);
     if (size !== op.size) return false;
