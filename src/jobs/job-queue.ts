@@ -282,7 +282,7 @@ export class JobQueue {
       if (onGiveUp) await onGiveUp(trx, failedJobs);
       return failedJobs;
     });
-    const requeued = (await expired(this.db).update(
+    const requeued = await expired(this.db).update(
       {
         status: 'queued',
         lease_owner: null,
@@ -292,7 +292,7 @@ export class JobQueue {
         updated_at: now,
       },
       ['id', 'kind'],
-    )) as { id: string; kind: string }[];
+    );
     // Every job taken over from a lost worker (requeued, or failed on its last attempt), by kind.
     recordLeaseTakeovers([...failedJobs, ...requeued].map((j) => j.kind));
     return { requeued: requeued.length, failed: failedJobs.length, jobIds: [...failedJobs.map((j) => j.id), ...requeued.map((j) => j.id)] };
