@@ -95,6 +95,7 @@ const schema = z
     VIDMILL_FFPROBE_PATH: z.string().min(1).optional(),
     VIDMILL_MEDIA_TIMEOUT_MINUTES: int(1, 7 * 24 * 60).default(240),
     VIDMILL_IDEMPOTENCY_TTL_HOURS: int(1, 30 * 24).default(24),
+    VIDMILL_JOB_LEASE_SECONDS: int(3, 3600).default(30),
   })
   .superRefine((env, ctx) => {
     if (env.VIDMILL_STORAGE !== 's3') return;
@@ -153,6 +154,11 @@ export interface Config {
   workDir: string;
   /** How long the first response to a POST with an `Idempotency-Key` is kept for replays. */
   idempotencyTtlMs: number;
+  /**
+   * Background jobs: the lease a worker holds on a running job (renewed by a heartbeat every
+   * third of it) and thus how soon another worker takes over the job of a killed one.
+   */
+  jobs: { leaseMs: number; heartbeatMs: number };
 }
 
 export type { DatabaseConfig, StorageConfig };
@@ -231,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     extraCa,
     workDir: path.join(dataDir, 'work'),
     idempotencyTtlMs: raw.VIDMILL_IDEMPOTENCY_TTL_HOURS * 3600_000,
+    jobs: { leaseMs: raw.VIDMILL_JOB_LEASE_SECONDS * 1000, heartbeatMs: Math.floor((raw.VIDMILL_JOB_LEASE_SECONDS * 1000) / 3) },
     publicUrlConfigured: raw.VIDMILL_PUBLIC_URL !== undefined,
     publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,
   };

@@ -66,7 +66,7 @@ export interface WorkerOptions {
   log: Logger;
   /** Jobs run at once by this worker; default 2. */
   concurrency?: number;
-  /** Lease length; default 60 s. */
+  /** Lease length; default DEFAULT_LEASE_MS (30 s; VIDMILL_JOB_LEASE_SECONDS in a process). */
   leaseMs?: number;
   /** Heartbeat period; default a third of the lease. */
   heartbeatMs?: number;
@@ -77,6 +77,9 @@ export interface WorkerOptions {
   /** How often this worker sweeps expired leases; default the lease length. 0 disables. */
   sweepIntervalMs?: number;
 }
+
+/** The lease a worker takes on a job unless told otherwise: 30 s (the default of VIDMILL_JOB_LEASE_SECONDS). */
+export const DEFAULT_LEASE_MS = 30_000;
 
 interface Running {
   job: ClaimedJob<unknown>;
@@ -101,7 +104,7 @@ export class Worker {
     private readonly queue: JobQueue,
     options: WorkerOptions,
   ) {
-    const leaseMs = options.leaseMs ?? 60_000;
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.opts = {
       concurrency: 2,
       heartbeatMs: Math.max(1, Math.floor(leaseMs / 3)),
@@ -117,6 +120,11 @@ export class Worker {
 
   get status(): WorkerState {
     return this.state;
+  }
+
+  /** The lease this worker takes on a job, and how often it renews it. */
+  get lease(): { leaseMs: number; heartbeatMs: number } {
+    return { leaseMs: this.opts.leaseMs, heartbeatMs: this.opts.heartbeatMs };
   }
 
   /** Job ids running now. */

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import pino from 'pino';
 import type { JobDefinition } from '../../src/jobs/job-definition';
 import { ClaimedJob, JobQueue } from '../../src/jobs/job-queue';
-import { JobContext, LeaseLostError, PermanentJobError, Worker, WorkerStoppingError } from '../../src/jobs/worker';
+import { DEFAULT_LEASE_MS, JobContext, LeaseLostError, PermanentJobError, Worker, WorkerStoppingError } from '../../src/jobs/worker';
 import { ManualClock } from '../../src/shared/clock';
 import { createTestDatabase, TEST_DIALECT, TestDatabase } from '../helpers/database';
 import { waitFor as waitUntil } from '../helpers/scenario';
@@ -104,6 +104,23 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     assert.equal(await status(lost), 'failed');
     assert.deepEqual(seen, [{ n: 2 }]);
     assert.deepEqual(gaveUp, [{ n: 1 }]);
+  });
+
+  it('default lease 30 s (claimed with it), heartbeat every third of the lease; the heartbeat must be shorter than the lease', async () => {
+    assert.equal(DEFAULT_LEASE_MS, 30_000);
+    const release = deferred();
+    const w = new Worker(queue, { workerId: 'defaults', log, pollMs: 60_000, sweepIntervalMs: 0 }).register('long', () => release.promise);
+    workers.push(w);
+    assert.deepEqual(w.lease, { leaseMs: 30_000, heartbeatMs: 10_000 });
+    assert.deepEqual(new Worker(queue, { workerId: 'x', log, leaseMs: 3_000 }).lease, { leaseMs: 3_000, heartbeatMs: 1_000 });
+    const id = await queue.enqueue(database.db, { kind: 'long', payload: {} });
+    const claimedAt = clock.now().getTime();
+    w.start();
+    await waitFor('running', async () => (await status(id)) === 'running');
+    assert.equal((await queue.get(id))!.leaseExpiresAt!.getTime(), claimedAt + 30_000, 'claimed with a 30 s lease');
+    assert.throws(() => new Worker(queue, { workerId: 'x', log, leaseMs: 3_000, heartbeatMs: 3_000 }), /heartbeatMs must be shorter than leaseMs/);
+    release.resolve();
+    await waitFor('done', async () => (await status(id)) === 'done');
   });
 
   it('a kind has exactly one handler', () => {

@@ -137,4 +137,14 @@ describe('Configuration', () => {
     const inCode = [...new Set(source.match(/VIDMILL_[A-Z0-9_]+/g))];
     for (const name of inCode) assert.match(doc, new RegExp(`\`${name}\``), `${name} is not documented`);
   });
+
+  it('VIDMILL_JOB_LEASE_SECONDS: 30 s by default, heartbeat a third of it; 3..3600 accepted, anything else refused', () => {
+    assert.deepEqual(loadConfig({}).jobs, { leaseMs: 30_000, heartbeatMs: 10_000 });
+    assert.deepEqual(loadConfig({ VIDMILL_JOB_LEASE_SECONDS: '3' }).jobs, { leaseMs: 3_000, heartbeatMs: 1_000 });
+    assert.deepEqual(loadConfig({ VIDMILL_JOB_LEASE_SECONDS: '3600' }).jobs, { leaseMs: 3_600_000, heartbeatMs: 1_200_000 });
+    assert.deepEqual(loadConfig({ VIDMILL_JOB_LEASE_SECONDS: '10' }).jobs, { leaseMs: 10_000, heartbeatMs: 3_333 });
+    for (const bad of ['2', '3601', '0', '-5', '7.5', 'soon']) {
+      assert.throws(() => loadConfig({ VIDMILL_JOB_LEASE_SECONDS: bad }), /VIDMILL_JOB_LEASE_SECONDS/, bad);
+    }
+  });
 });
