@@ -127,7 +127,7 @@ export function createServices(deps: {
   accounts.onTeamCreated((trx, team) => projects.within(trx).createDefaultProject(team.id));
   const sources = new VideoInSources({ ...outbound, extraCa: deps.config.extraCa });
   const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
-  const ingestion = new IngestionService({ db, clock, jobs, blobs: deps.blobs, media: deps.config.media, workDir: deps.config.workDir });
+  const ingestion = new IngestionService({ db, clock, jobs, blobs: deps.blobs, media: deps.config.media });
   const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries());
   // The service keeps `options` as a plain record (ProcessingOptions has no index signature).
   const configurations = new ConfigurationsService({ db, clock, accounts, engine, builtIns: BUILT_IN_CONFIGURATIONS as unknown as readonly ServiceBuiltInConfiguration[] });
@@ -140,7 +140,6 @@ export function createServices(deps: {
     blobs: deps.blobs,
     ingestion,
     engine,
-    workDir: deps.config.workDir,
     timeoutMs: deps.config.media.timeoutMs,
   });
   ingestion.onFailure(processing.refundFailedIngestion);

@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   let worker: Worker | undefined;
   let deliveries: DeliveryWorker | undefined;
   if (config.role !== 'api') {
-    worker = new Worker(jobs, { workerId: `${hostname()}:${process.pid}`, log, leaseMs: config.jobs.leaseMs, heartbeatMs: config.jobs.heartbeatMs });
+    worker = new Worker(jobs, { workerId: `${hostname()}:${process.pid}`, log, leaseMs: config.jobs.leaseMs, heartbeatMs: config.jobs.heartbeatMs, scratchRoot: config.workDir });
     for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
     for (const [kind, giveUp] of Object.entries(createJobGiveUps(services))) worker.onGiveUp(kind, giveUp);
     jobs.onEnqueue(() => worker?.notify());

@@ -13,8 +13,9 @@
  *   `status = 'running' AND lease_owner = <token>`; a holder whose lease was swept (and perhaps
  *   re-claimed by another worker) is refused, so a job never has two owners.
  * - `fail()` retries with capped exponential back-off and jitter until `max_attempts`, then the
- *   job is `failed`. `sweepExpiredLeases()` requeues running jobs whose lease expired (a crashed
- *   or stalled worker), or fails them when their attempts are used up.
+ *   job is `failed`. `sweepExpiredLeases()` is the takeover: it requeues running jobs whose lease
+ *   expired (a crashed or stalled worker), or fails them when their attempts are used up. Workers
+ *   run it as soon as `nextLeaseExpiry()` has passed (src/jobs/worker.ts).
  *
  * Time comes from the injected clock, never from the database server.
  */
@@ -73,6 +74,16 @@ export interface JobQueueOptions {
   retry?: RetryPolicy;
   /** Source of jitter in [0, 1); injected by tests. */
   random?: () => number;
+}
+
+/** What one `sweepExpiredLeases()` took over. */
+export interface LeaseSweep {
+  /** Jobs queued again for any worker (attempts were left). */
+  requeued: number;
+  /** Jobs failed because their worker was lost on their last attempt. */
+  failed: number;
+  /** The ids of both. */
+  jobIds: string[];
 }
 
 export const MAX_KIND_LENGTH = 64;
@@ -242,37 +253,73 @@ export class JobQueue {
   }
 
   /**
-   * Requeues running jobs whose lease expired (their worker crashed or stalled), or fails them
-   * when no attempt is left. Returns how many of each. `onGiveUp` runs in the transaction that
-   * fails such jobs, so the domain state they leave (a copy IN_PROGRESS) is marked failed with
-   * them or not at all.
+   * THE TAKEOVER: the one place where jobs leave a holder whose lease expired (its worker was
+   * killed, lost or stalled past its lease). Each such running job is requeued at once (due now,
+   * for any worker to claim), or failed when its attempts are used up: a job lost on its last
+   * attempt is not run again. `onGiveUp` runs in the transaction that fails such jobs, so the
+   * domain state they leave (a copy IN_PROGRESS) is marked failed with them or not at all.
+   * Returns the jobs taken over: `requeued` and `failed` count them, `jobIds` names them.
+   * Cheap when nothing expired: one indexed read of the running rows (`status` leads the index).
    */
-  async sweepExpiredLeases(onGiveUp?: (trx: Knex.Transaction, jobs: Job[]) => Promise<void>): Promise<{ requeued: number; failed: number }> {
+  async sweepExpiredLeases(onGiveUp?: (trx: Knex.Transaction, jobs: Job[]) => Promise<void>): Promise<LeaseSweep> {
     const now = this.clock.now();
     const expired = (db: Knex) => db('jobs').where('status', 'running').andWhere('lease_expires_at', '<=', now);
-    const failed = await transactional(this.db, async (trx) => {
+    if (!(await expired(this.db).first('id'))) return { requeued: 0, failed: 0, jobIds: [] };
+    const failedIds = await transactional(this.db, async (trx) => {
       let q = expired(trx).andWhere('attempts', '>=', trx.ref('max_attempts'));
       if (isPostgres(this.db)) q = q.forUpdate().skipLocked();
       const dead = (await q.select('*')).map(toJob);
-      if (dead.length === 0) return 0;
-      const n = await expired(trx)
+      if (dead.length === 0) return [];
+      const rows = (await expired(trx)
         .whereIn(
           'id',
           dead.map((j) => j.id),
         )
-        .update({ status: 'failed', lease_owner: null, lease_expires_at: null, last_error: 'lease expired (worker lost) on the last attempt', updated_at: now });
-      if (onGiveUp) await onGiveUp(trx, dead);
-      return n;
+        .update({ status: 'failed', lease_owner: null, lease_expires_at: null, last_error: 'lease expired (worker lost) on the last attempt', updated_at: now }, ['id'])) as Array<{ id: string }>;
+      const failed = new Set(rows.map((r) => r.id));
+      if (onGiveUp)
+        await onGiveUp(
+          trx,
+          dead.filter((j) => failed.has(j.id)),
+        );
+      return [...failed];
     });
-    const requeued = await expired(this.db).update({
-      status: 'queued',
-      lease_owner: null,
-      lease_expires_at: null,
-      last_error: 'lease expired (worker lost)',
-      run_at: now,
-      updated_at: now,
-    });
-    return { requeued, failed };
+    const requeuedIds = (
+      (await expired(this.db).update(
+        {
+          status: 'queued',
+          lease_owner: null,
+          lease_expires_at: null,
+          last_error: 'lease expired (worker lost)',
+          run_at: now,
+          updated_at: now,
+        },
+        ['id'],
+      )) as Array<{ id: string }>
+    ).map((r) => r.id);
+    return { requeued: requeuedIds.length, failed: failedIds.length, jobIds: [...failedIds, ...requeuedIds] };
+  }
+
+  /**
+   * When the earliest lease of a running job ends (any kind, any holder), or undefined when none
+   * runs: a worker sleeps no longer than until then, so an expired lease is taken over at once.
+   */
+  async nextLeaseExpiry(): Promise<Date | undefined> {
+    const row = (await this.db('jobs').where('status', 'running').min({ next: 'lease_expires_at' }).first()) as { next: Nullable<DbTimestamp> } | undefined;
+    return row?.next === null || row?.next === undefined ? undefined : asDate(row.next);
+  }
+
+  /** The lease tokens of those of `ids` that are running now (job id -> token). */
+  async runningLeases(ids: readonly string[]): Promise<Map<string, string>> {
+    const leases = new Map<string, string>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const rows = (await this.db('jobs')
+        .where('status', 'running')
+        .whereIn('id', ids.slice(i, i + 500))
+        .select('id', 'lease_owner')) as Array<Pick<JobRow, 'id' | 'lease_owner'>>;
+      for (const r of rows) if (r.lease_owner) leases.set(r.id, r.lease_owner);
+    }
+    return leases;
   }
 
   async get<P = unknown>(id: string, trx: Knex | Knex.Transaction = this.db): Promise<Job<P> | undefined> {

@@ -1,7 +1,8 @@
 /**
  * The worker loop over the durable job queue (DESIGN.md "Worker loop").
  *
- * States: idle -> starting (a first sweep of expired leases) -> running -> stopping -> stopped.
+ * States: idle -> starting (scratch folders of dead claims removed, a first lease sweep) -> running
+ * -> stopping -> stopped.
  * While running it claims due jobs of the kinds it has handlers for, up to `concurrency` at once,
  * then sleeps until `pollMs` passes, `notify()` is called (an enqueue in this process, a slot
  * freed) or the next job is due. A failed
@@ -15,13 +16,27 @@
  *
  * `stop()` stops claiming, waits up to `graceMs` for the jobs in flight, then aborts their signals
  * with a WorkerStoppingError and hands them back (`release`: queued again, attempt not counted) as
- * soon as their handlers return. Every `sweepIntervalMs` the loop also requeues expired leases
- * (another process may have died), so any worker rescues any other's jobs.
+ * soon as their handlers return.
+ *
+ * Takeover: every turn of the loop reads when the earliest lease of a running job ends
+ * (`nextLeaseExpiry`, any kind, any holder) and never sleeps past it; once it has passed, the
+ * worker runs the queue's takeover (`sweepExpiredLeases`: requeued, or failed with the kind's
+ * give-up handler on the last attempt) and claims at once. A job whose worker died is thus taken
+ * over as soon as its lease ends (the last heartbeat + the lease), by any live worker, busy or
+ * idle (an idle one claims it in the same turn): within 1.2 x the lease with room to spare.
+ *
+ * Scratch: `ctx.scratchDir()` is a folder of this claim under `scratchRoot` (`<data dir>/work`),
+ * removed when the handler returns, by a worker taking the job over, or by the start-up sweep
+ * (./job-scratch.ts).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Knex } from 'knex';
 import { backoffMs } from './backoff';
 import { ClaimedJob, Job, JobQueue } from './job-queue';
+import { JobScratch } from './job-scratch';
 
 export type WorkerState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
@@ -31,6 +46,11 @@ export interface JobContext {
   job: ClaimedJob<unknown>;
   /** Extends the lease now (besides the timer); false when it is lost. */
   heartbeat(): Promise<boolean>;
+  /**
+   * This claim's scratch folder, created on the first call: put every temporary file of the job
+   * there. The worker removes it when the handler returns (and others do if this process dies).
+   */
+  scratchDir(): Promise<string>;
   log: Logger;
 }
 
@@ -74,8 +94,13 @@ export interface WorkerOptions {
   pollMs?: number;
   /** Cap of the back-off after failed polls; default 60 s. */
   maxBackoffMs?: number;
-  /** How often this worker sweeps expired leases; default the lease length. 0 disables. */
-  sweepIntervalMs?: number;
+  /** Whether this worker takes over jobs whose lease expired (see the file comment); default true. */
+  sweepLeases?: boolean;
+  /**
+   * Folder of the jobs' scratch folders, `<data dir>/work` in a process; swept at start. Unset
+   * (tests), each worker uses a temporary folder of its own and sweeps nothing.
+   */
+  scratchRoot?: string;
 }
 
 /** The lease a worker takes on a job unless told otherwise: 30 s (the default of VIDMILL_JOB_LEASE_SECONDS). */
@@ -96,9 +121,9 @@ export class Worker {
   private wake?: () => void;
   private woken = false;
   private failures = 0;
-  /** When this worker last swept expired leases, on the queue's clock. */
-  private lastSweep?: number;
-  private readonly opts: Required<WorkerOptions>;
+  /** The scratch folders: under `scratchRoot`, else (made on first use) a temporary folder of this worker. */
+  private scratch?: Promise<JobScratch>;
+  private readonly opts: Required<Omit<WorkerOptions, 'scratchRoot'>> & Pick<WorkerOptions, 'scratchRoot'>;
 
   constructor(
     private readonly queue: JobQueue,
@@ -110,12 +135,13 @@ export class Worker {
       heartbeatMs: Math.max(1, Math.floor(leaseMs / 3)),
       pollMs: 2_000,
       maxBackoffMs: 60_000,
-      sweepIntervalMs: leaseMs,
+      sweepLeases: true,
       ...options,
       leaseMs,
     };
     if (this.opts.concurrency < 1) throw new Error('concurrency must be at least 1');
     if (this.opts.heartbeatMs >= leaseMs) throw new Error('heartbeatMs must be shorter than leaseMs');
+    if (options.scratchRoot) this.scratch = Promise.resolve(new JobScratch(options.scratchRoot));
   }
 
   get status(): WorkerState {
@@ -192,12 +218,22 @@ export class Worker {
       for (const r of this.running.values()) r.abort.abort(new WorkerStoppingError());
       await all();
     }
+    if (!this.opts.scratchRoot && this.scratch) await rm((await this.scratch).root, { recursive: true, force: true });
     this.state = 'stopped';
   }
 
   private async run(): Promise<void> {
     const kinds = [...this.handlers.keys()];
-    // starting: rescue what dead workers left behind before taking new work.
+    // starting: remove what dead claims left in the scratch folder, and rescue what dead workers
+    // left in the queue, before taking new work.
+    if (this.opts.scratchRoot) {
+      try {
+        const removed = await (await this.scratch!).sweep((ids) => this.queue.runningLeases(ids));
+        if (removed.length) this.opts.log.warn({ worker: this.opts.workerId, removed }, 'removed scratch folders of dead job claims');
+      } catch (err) {
+        this.opts.log.error({ err, worker: this.opts.workerId }, 'start-up scratch sweep failed');
+      }
+    }
     try {
       await this.maybeSweep();
     } catch (err) {
@@ -208,7 +244,9 @@ export class Worker {
     while (this.state === 'running') {
       let delay = this.opts.pollMs;
       try {
-        await this.maybeSweep();
+        const leaseEnds = await this.maybeSweep();
+        // Awake when the earliest lease ends, to take it over if its worker is gone.
+        if (leaseEnds) delay = Math.min(delay, Math.max(5, leaseEnds.getTime() - this.nowMs()));
         while (this.state === 'running' && this.running.size < this.opts.concurrency) {
           const job = await this.queue.claim(this.opts.workerId, kinds, this.opts.leaseMs);
           if (!job) break;
@@ -234,16 +272,37 @@ export class Worker {
     return this.queue.clock.now().getTime();
   }
 
-  private async maybeSweep(): Promise<void> {
-    if (!this.opts.sweepIntervalMs) return;
+  /**
+   * Takes over the jobs whose lease has ended (the queue's `sweepExpiredLeases`, the one place of
+   * a takeover) once the earliest lease has ended on the queue's clock; returns when the earliest
+   * lease still running ends, so the loop wakes then.
+   */
+  private async maybeSweep(): Promise<Date | undefined> {
+    if (!this.opts.sweepLeases) return undefined;
     // The queue's clock, like the leases themselves: a test's clock drives the sweep too.
-    const now = this.nowMs();
-    if (this.lastSweep !== undefined && now - this.lastSweep < this.opts.sweepIntervalMs) return;
-    this.lastSweep = now;
+    let next = await this.queue.nextLeaseExpiry();
+    if (!next || next.getTime() > this.nowMs()) return next;
     const swept = await this.queue.sweepExpiredLeases(async (trx, jobs) => {
       for (const job of jobs) await this.giveUps.get(job.kind)?.(trx, job.payload, job);
     });
-    if (swept.requeued || swept.failed) this.opts.log.warn({ worker: this.opts.workerId, ...swept }, 'swept expired job leases');
+    if (swept.requeued || swept.failed) {
+      this.opts.log.warn({ worker: this.opts.workerId, requeued: swept.requeued, failed: swept.failed, jobIds: swept.jobIds }, 'swept expired job leases');
+      // The dead claims' scratch folders, if they were on this machine.
+      await this.removeEarlierClaims(swept.jobIds).catch((err: unknown) => this.opts.log.warn({ err }, 'could not remove scratch folders of taken-over jobs'));
+    }
+    next = await this.queue.nextLeaseExpiry();
+    return next && next.getTime() > this.nowMs() ? next : undefined;
+  }
+
+  /** This claim's scratch folder (created), under `scratchRoot` or this worker's temporary folder. */
+  private async scratchFor(job: ClaimedJob<unknown>): Promise<string> {
+    this.scratch ??= mkdtemp(path.join(os.tmpdir(), 'vidmill-scratch-')).then((root) => new JobScratch(root));
+    return (await this.scratch).create(job.id, job.leaseOwner);
+  }
+
+  /** Removes the scratch folders of earlier claims of `jobIds` (all but `keepToken`'s), if any are here. */
+  private async removeEarlierClaims(jobIds: string[], keepToken?: string): Promise<void> {
+    if (this.scratch) await (await this.scratch).removeEarlierClaims(jobIds, keepToken);
   }
 
   private execute(job: ClaimedJob<unknown>): void {
@@ -268,15 +327,22 @@ export class Worker {
       return false;
     };
     const timer = setInterval(() => void beat(), this.opts.heartbeatMs);
+    let scratchDir: Promise<string> | undefined;
+    const scratch = (): Promise<string> => (scratchDir ??= this.scratchFor(job));
     const done = (async () => {
       let outcome: { ok: true } | { ok: false; err: unknown };
       try {
-        await handler(job.payload, { signal: abort.signal, job, heartbeat: beat, log });
+        // A takeover (an earlier claim of this job was lost): its scratch folder, if here, goes.
+        if (job.attempts > 1) await this.removeEarlierClaims([job.id], job.leaseOwner).catch((err: unknown) => log.warn({ err }, 'could not remove scratch folders of earlier claims'));
+        await handler(job.payload, { signal: abort.signal, job, heartbeat: beat, log, scratchDir: scratch });
         outcome = { ok: true };
       } catch (err) {
         outcome = { ok: false, err };
       }
       clearInterval(timer);
+      if (scratchDir) {
+        await scratchDir.then(async () => (await this.scratch!).remove(job.id, job.leaseOwner)).catch((err: unknown) => log.warn({ err }, 'could not remove the job scratch folder'));
+      }
       try {
         if (lost) return;
         if (outcome.ok) {

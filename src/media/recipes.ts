@@ -331,6 +331,8 @@ export interface QualityOptions extends RunCommon {
   /** With the video's frame rate: progress through the sampled frames (the measurements then go through a file, not stdout). */
   onProgress?: (p: MediaProgress) => void;
   fps?: number;
+  /** Folder for the measurements file (the job's scratch folder); default the system's temporary folder. */
+  scratchDir?: string;
 }
 
 /**
@@ -468,7 +470,7 @@ export async function assessQuality(bins: MediaBinaries, input: string, opts: Qu
   if (!filters.has('signalstats')) throw new MediaError(`${bins.ffmpeg} has no signalstats filter: no quality assessment`);
   // With progress, stdout carries it and the measurements go through a file.
   const withProgress = Boolean(opts.onProgress && opts.fps && opts.fps > 0);
-  const dir = withProgress ? await mkdtemp(path.join(os.tmpdir(), 'vidmill-quality-')) : undefined;
+  const dir = withProgress ? await mkdtemp(path.join(opts.scratchDir ?? os.tmpdir(), 'quality-')) : undefined;
   const metadataFile = dir ? path.join(dir, 'metadata.txt') : undefined;
   const run = async (segments?: number): Promise<string> => {
     const sample = qualitySample({ ...opts, segments });

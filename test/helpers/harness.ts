@@ -119,7 +119,7 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
       return (await listening).agent;
     },
     startWorker(wopts = {}) {
-      const worker = new Worker(services.jobs, { workerId: `test-worker-${workers.length + 1}`, log: logger, pollMs: 100, ...wopts });
+      const worker = new Worker(services.jobs, { workerId: `test-worker-${workers.length + 1}`, log: logger, pollMs: 100, scratchRoot: config.workDir, ...wopts });
       for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
       for (const [kind, giveUp] of Object.entries(createJobGiveUps(services))) worker.onGiveUp(kind, giveUp);
       services.jobs.onEnqueue(() => worker.notify());

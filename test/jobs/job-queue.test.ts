@@ -136,9 +136,11 @@ describe(`Durable job queue (${TEST_DIALECT})`, () => {
     const id = await queue.enqueue(database.db, { kind: 'test', payload: {} });
     const first = await claimOrFail('crashed');
     clock.advance(LEASE - 1);
-    assert.deepEqual(await queue.sweepExpiredLeases(), { requeued: 0, failed: 0 }, 'a live lease is not swept');
+    assert.deepEqual(await queue.sweepExpiredLeases(), { requeued: 0, failed: 0, jobIds: [] }, 'a live lease is not swept');
+    assert.equal((await queue.nextLeaseExpiry())?.getTime(), first.leaseExpiresAt.getTime(), 'the earliest lease end of a running job');
     clock.advance(1);
-    assert.deepEqual(await queue.sweepExpiredLeases(), { requeued: 1, failed: 0 });
+    assert.deepEqual(await queue.sweepExpiredLeases(), { requeued: 1, failed: 0, jobIds: [id] });
+    assert.equal(await queue.nextLeaseExpiry(), undefined, 'no job runs');
     const requeued = await queue.get(id);
     assert.equal(requeued?.status, 'queued');
     assert.match(requeued?.lastError ?? '', /lease expired/);
@@ -220,13 +222,25 @@ describe(`Durable job queue (${TEST_DIALECT})`, () => {
     const id = await queue.enqueue(database.db, { kind: 'test', payload: {}, maxAttempts: 2 });
     await claimOrFail();
     clock.advance(LEASE);
-    assert.deepEqual(await queue.sweepExpiredLeases(), { requeued: 1, failed: 0 });
+    assert.deepEqual(await queue.sweepExpiredLeases(), { requeued: 1, failed: 0, jobIds: [id] });
     await claimOrFail();
     clock.advance(LEASE);
-    assert.deepEqual(await queue.sweepExpiredLeases(), { requeued: 0, failed: 1 });
+    assert.deepEqual(await queue.sweepExpiredLeases(), { requeued: 0, failed: 1, jobIds: [id] });
     const row = await queue.get(id);
     assert.equal(row?.status, 'failed');
     assert.match(row?.lastError ?? '', /last attempt/);
+  });
+
+  it('runningLeases names the lease token of each running job asked for', async () => {
+    const a = await queue.enqueue(database.db, { kind: 'test', payload: 1 });
+    const b = await queue.enqueue(database.db, { kind: 'test', payload: 2 });
+    const c = await queue.enqueue(database.db, { kind: 'other', payload: 3 });
+    const first = await claimOrFail('w1');
+    const second = await claimOrFail('w2');
+    assert.equal(await queue.complete(second), true);
+    const leases = await queue.runningLeases([a, b, c, '00000000-0000-0000-0000-000000000000']);
+    assert.deepEqual([...leases], [[first.id, first.leaseOwner]]);
+    assert.ok([a, b].includes(first.id));
   });
 
   it('release hands a job back at once without counting the attempt', async () => {

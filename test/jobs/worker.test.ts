@@ -1,7 +1,11 @@
 import { strict as assert } from 'node:assert';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import type { JobDefinition } from '../../src/jobs/job-definition';
 import { ClaimedJob, JobQueue } from '../../src/jobs/job-queue';
+import { JobScratch } from '../../src/jobs/job-scratch';
 import { DEFAULT_LEASE_MS, JobContext, LeaseLostError, PermanentJobError, Worker, WorkerStoppingError } from '../../src/jobs/worker';
 import { ManualClock } from '../../src/shared/clock';
 import { createTestDatabase, TEST_DIALECT, TestDatabase } from '../helpers/database';
@@ -27,7 +31,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
   let workers: Worker[];
 
   const worker = (opts: Partial<ConstructorParameters<typeof Worker>[1]> = {}, q = queue) => {
-    const w = new Worker(q, { workerId: `w${workers.length}`, log, leaseMs: LEASE, heartbeatMs: 10, pollMs: 60_000, sweepIntervalMs: 0, ...opts });
+    const w = new Worker(q, { workerId: `w${workers.length}`, log, leaseMs: LEASE, heartbeatMs: 10, pollMs: 60_000, sweepLeases: false, ...opts });
     workers.push(w);
     return w;
   };
@@ -93,7 +97,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
       run: async (payload) => void seen.push(payload),
       onGiveUp: async (_trx, payload) => void gaveUp.push(payload),
     };
-    const w = worker({ sweepIntervalMs: 1, pollMs: 10 }).define(definition);
+    const w = worker({ sweepLeases: true, pollMs: 10 }).define(definition);
     assert.throws(() => w.register('defined', async () => undefined), /already registered/);
     const lost = await queue.enqueue(database.db, { kind: 'defined', payload: { n: 1 }, maxAttempts: 1 });
     assert.ok(await queue.claim('dead-worker', ['defined'], LEASE));
@@ -109,7 +113,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
   it('default lease 30 s (claimed with it), heartbeat every third of the lease; the heartbeat must be shorter than the lease', async () => {
     assert.equal(DEFAULT_LEASE_MS, 30_000);
     const release = deferred();
-    const w = new Worker(queue, { workerId: 'defaults', log, pollMs: 60_000, sweepIntervalMs: 0 }).register('long', () => release.promise);
+    const w = new Worker(queue, { workerId: 'defaults', log, pollMs: 60_000, sweepLeases: false }).register('long', () => release.promise);
     workers.push(w);
     assert.deepEqual(w.lease, { leaseMs: 30_000, heartbeatMs: 10_000 });
     assert.deepEqual(new Worker(queue, { workerId: 'x', log, leaseMs: 3_000 }).lease, { leaseMs: 3_000, heartbeatMs: 1_000 });
@@ -189,7 +193,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
       const before = (await queue.get(id))!.leaseExpiresAt!.getTime();
       clock.advance(LEASE / 2);
       await waitFor('a heartbeat', async () => (await queue.get(id))!.leaseExpiresAt!.getTime() > before);
-      assert.deepEqual(await queue.sweepExpiredLeases(), { requeued: 0, failed: 0 });
+      assert.deepEqual(await queue.sweepExpiredLeases(), { requeued: 0, failed: 0, jobIds: [] });
     }
     release.resolve();
     await waitFor('done', async () => (await status(id)) === 'done');
@@ -292,23 +296,183 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     const id = await queue.enqueue(database.db, { kind: 'orphan', payload: {} });
     assert.ok(await queue.claim('dead-worker', ['orphan'], LEASE));
     clock.advance(LEASE);
-    const w = worker({ sweepIntervalMs: 1, pollMs: 10 }).register('orphan', async () => undefined);
+    const w = worker({ sweepLeases: true, pollMs: 10 }).register('orphan', async () => undefined);
     w.start();
     await waitFor('done', async () => (await status(id)) === 'done');
     assert.equal((await queue.get(id))?.attempts, 2);
   });
 
-  it("sweeps again when the queue's clock has moved by sweepIntervalMs, not by wall time", async () => {
-    const w = worker({ sweepIntervalMs: LEASE, pollMs: 10 }).register('orphan', async () => undefined);
-    w.start();
-    await waitFor('running', () => w.status === 'running');
-    const id = await queue.enqueue(database.db, { kind: 'orphan', payload: {} });
-    assert.ok(await queue.claim('dead-worker', ['orphan'], LEASE));
-    // Many polls go by in wall time; on the queue's clock the lease has not ended and no sweep is due.
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(await status(id), 'running');
-    clock.advance(LEASE);
-    await waitFor('done', async () => (await status(id)) === 'done');
-    assert.equal((await queue.get(id))?.attempts, 2);
+  for (const lease of [30_000, 3_000]) {
+    it(`a dead worker's job is taken over when its lease ends, within 1.2 x the lease of its last heartbeat (lease ${lease / 1000} s)`, async () => {
+      class WatchedQueue extends JobQueue {
+        expiryReads = 0;
+        override async nextLeaseExpiry() {
+          this.expiryReads++;
+          return super.nextLeaseExpiry();
+        }
+      }
+      const watched = new WatchedQueue(database.db, clock, { defaultMaxAttempts: 3 });
+      const started: Array<{ payload: unknown; at: number }> = [];
+      const gaveUp: unknown[] = [];
+      // The dead worker: claims two jobs (one on its last attempt), beats every third of the lease, then dies.
+      const retried = await queue.enqueue(database.db, { kind: 'copy', payload: 'retried' });
+      const last = await queue.enqueue(database.db, { kind: 'copy', payload: 'last', maxAttempts: 1 });
+      const held = [(await queue.claim('dead', ['copy'], lease))!, (await queue.claim('dead', ['copy'], lease))!];
+      for (let beat = 1; beat <= 2; beat++) {
+        clock.advance(lease / 3);
+        for (const job of held) assert.equal(await queue.heartbeat(job, lease), true);
+      }
+      const lastHeartbeat = clock.now().getTime();
+      const leaseEnd = lastHeartbeat + lease;
+      assert.equal((await queue.nextLeaseExpiry())?.getTime(), leaseEnd);
+      // The rescuer is idle and polls once a minute: only the lease end can wake it in this test.
+      clock.set(new Date(leaseEnd - 30));
+      const rescuer = worker({ sweepLeases: true, pollMs: 60_000, leaseMs: lease, heartbeatMs: lease / 3 }, watched).define({
+        kind: 'copy',
+        run: async (payload) => void started.push({ payload, at: clock.now().getTime() }),
+        onGiveUp: async (_trx, payload) => void gaveUp.push(payload),
+      });
+      rescuer.start();
+      // It wakes every 30 ms (what is left of the lease on the stopped test clock), and takes nothing early.
+      await waitFor('three looks at the lease end', () => watched.expiryReads >= 4);
+      assert.equal((await queue.get(retried))?.leaseOwner, held.find((j) => j.id === retried)!.leaseOwner);
+      assert.equal(await status(last), 'running');
+      assert.equal(started.length, 0);
+      clock.advance(30);
+      await waitFor('taken over', async () => (await status(retried)) === 'done');
+      assert.deepEqual(started, [{ payload: 'retried', at: leaseEnd }]);
+      assert.ok(started[0]!.at - lastHeartbeat <= 1.2 * lease, 'within 1.2 x the lease of the last heartbeat');
+      assert.equal((await queue.get(retried))?.attempts, 2);
+      const lost = await queue.get(last);
+      assert.equal(lost?.status, 'failed', 'lost on its last attempt: failed, not run again');
+      assert.match(lost?.lastError ?? '', /last attempt/);
+      assert.deepEqual(gaveUp, ['last']);
+    });
+  }
+
+  it("a busy worker takes over too: it requeues the dead worker's job and an idle worker claims it", async () => {
+    const release = deferred();
+    const busy = worker({ sweepLeases: true, concurrency: 1, pollMs: 10 }).register('long', () => release.promise);
+    const idle = worker({ pollMs: 10 }).register('orphan', async () => undefined);
+    const long = await queue.enqueue(database.db, { kind: 'long', payload: {} });
+    busy.start();
+    await waitFor('busy', async () => (await status(long)) === 'running');
+    const orphan = await queue.enqueue(database.db, { kind: 'orphan', payload: {} });
+    assert.ok(await queue.claim('dead', ['orphan'], LEASE));
+    idle.start();
+    try {
+      // Half a lease on: the busy worker's own job is renewed by its heartbeat (every 10 ms here).
+      clock.advance(LEASE / 2);
+      const renewed = clock.now().getTime() + LEASE;
+      await waitFor('a heartbeat', async () => (await queue.get(long))!.leaseExpiresAt!.getTime() >= renewed);
+      clock.advance(LEASE / 2);
+      await waitFor('taken over', async () => (await status(orphan)) === 'done');
+      assert.equal((await queue.get(orphan))?.attempts, 2);
+      assert.equal(await status(long), 'running', 'the busy worker kept its own job');
+    } finally {
+      release.resolve();
+    }
+  });
+
+  describe('scratch folders under <data dir>/work', () => {
+    let root: string;
+    beforeEach(() => {
+      root = mkdtempSync(path.join(os.tmpdir(), 'vidmill-work-test-'));
+    });
+    afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+    /** What a killed worker leaves: its claim's folder with a half-written file. */
+    const leftBehind = (job: ClaimedJob) => {
+      const dir = new JobScratch(root).folderOf(job.id, job.leaseOwner);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'download-1.mp4'), 'half a video');
+      return dir;
+    };
+
+    it('each claim works in a folder of its own, removed when the handler returns (done or failed)', async () => {
+      const seen: string[] = [];
+      const w = worker({ scratchRoot: root, pollMs: 10 })
+        .register('ok', async (_p, ctx) => {
+          const dir = await ctx.scratchDir();
+          assert.equal(await ctx.scratchDir(), dir, 'one folder per claim');
+          writeFileSync(path.join(dir, 'out.mp4'), 'x');
+          seen.push(dir);
+        })
+        .register('broken', async (_p, ctx) => {
+          const dir = await ctx.scratchDir();
+          writeFileSync(path.join(dir, 'out.mp4'), 'x');
+          seen.push(dir);
+          throw new PermanentJobError('no');
+        });
+      const ok = await queue.enqueue(database.db, { kind: 'ok', payload: {} });
+      const broken = await queue.enqueue(database.db, { kind: 'broken', payload: {} });
+      w.start();
+      await waitFor('both ended', async () => (await status(ok)) === 'done' && (await status(broken)) === 'failed');
+      assert.equal(seen.length, 2);
+      for (const dir of seen) assert.equal(path.dirname(dir), root);
+      assert.match(path.basename(seen[0]!), /^job-[0-9a-f-]{36}\.[0-9a-f-]{36}$/);
+      assert.notEqual(seen[0], seen[1]);
+      await waitFor('folders removed', () => readdirSync(root).length === 0);
+    });
+
+    it('a worker at start removes the folders of dead claims, and leaves those of claims that live in other processes', async () => {
+      for (let i = 0; i < 3; i++) await queue.enqueue(database.db, { kind: 'k', payload: i });
+      const live = (await queue.claim('another-process', ['k'], LEASE))!;
+      const reclaimed = (await queue.claim('killed', ['k'], LEASE))!;
+      const done = (await queue.claim('finished', ['k'], LEASE))!;
+      const liveDir = leftBehind(live);
+      const deadDir = leftBehind(reclaimed);
+      const doneDir = leftBehind(done);
+      assert.equal(await queue.complete(done), true);
+      // The killed worker's job was requeued and claimed again on another machine: its old claim is dead.
+      await database.db('jobs').where({ id: reclaimed.id }).update({ status: 'queued', lease_owner: null, lease_expires_at: null });
+      assert.equal((await queue.claim('other-machine', ['k'], LEASE))?.id, reclaimed.id);
+      mkdirSync(path.join(root, 'ingest-legacy-1234'));
+      writeFileSync(path.join(root, 'download-stray.mp4'), 'x');
+      mkdirSync(path.join(root, 'job-00000000-0000-0000-0000-000000000000.11111111-1111-1111-1111-111111111111'));
+
+      const w = worker({ scratchRoot: root }).register('mine', async () => undefined);
+      w.start();
+      await waitFor('running', () => w.status === 'running');
+      assert.deepEqual(readdirSync(root), [path.basename(liveDir)]);
+      for (const dir of [deadDir, doneDir]) assert.equal(existsSync(dir), false, dir);
+    });
+
+    it("the worker that claims a taken-over job removes the dead claim's folder before its handler runs", async () => {
+      const id = await queue.enqueue(database.db, { kind: 'copy', payload: {} });
+      const deadDir = leftBehind((await queue.claim('killed', ['copy'], LEASE))!);
+      const during: Array<{ deadDirExists: boolean; own: string }> = [];
+      // No lease sweep of its own: another machine's worker requeues the job below.
+      const w = worker({ scratchRoot: root, pollMs: 10 }).register('copy', async (_p, ctx) => {
+        during.push({ deadDirExists: existsSync(deadDir), own: await ctx.scratchDir() });
+      });
+      w.start();
+      await waitFor('running', () => w.status === 'running');
+      assert.equal(existsSync(deadDir), true, 'the lease is live at start: kept');
+      clock.advance(LEASE);
+      assert.equal((await queue.sweepExpiredLeases()).requeued, 1);
+      assert.equal(existsSync(deadDir), true);
+      await waitFor('done', async () => (await status(id)) === 'done');
+      assert.equal((await queue.get(id))?.attempts, 2);
+      assert.equal(during.length, 1);
+      assert.equal(during[0]!.deadDirExists, false, 'removed before the handler ran');
+      assert.notEqual(during[0]!.own, deadDir);
+      await waitFor('nothing left', () => readdirSync(root).length === 0);
+    });
+
+    it("the worker whose lease sweep takes jobs over removes the dead claims' folders (requeued for anyone, or failed on the last attempt)", async () => {
+      const last = await queue.enqueue(database.db, { kind: 'copy', payload: {}, maxAttempts: 1 });
+      const lastDir = leftBehind((await queue.claim('killed', ['copy'], LEASE))!);
+      const other = await queue.enqueue(database.db, { kind: 'not-mine', payload: {} });
+      const otherDir = leftBehind((await queue.claim('killed', ['not-mine'], LEASE))!);
+      const w = worker({ scratchRoot: root, pollMs: 10, sweepLeases: true }).register('copy', async () => undefined);
+      w.start();
+      await waitFor('running', () => w.status === 'running');
+      assert.equal(existsSync(lastDir) && existsSync(otherDir), true, 'live leases at start: kept');
+      clock.advance(LEASE);
+      await waitFor('swept', async () => (await status(last)) === 'failed' && (await status(other)) === 'queued');
+      await waitFor('folders removed', () => !existsSync(lastDir) && !existsSync(otherDir));
+      assert.deepEqual(readdirSync(root), []);
+    });
   });
 });

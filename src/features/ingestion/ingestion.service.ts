@@ -72,7 +72,6 @@ export interface IngestionServiceDeps {
   jobs: JobQueue;
   blobs: BlobStore;
   media: MediaSettings;
-  workDir: string;
 }
 
 export class IngestionService extends TransactionalService {
@@ -80,7 +79,6 @@ export class IngestionService extends TransactionalService {
   private readonly jobs: JobQueue;
   private readonly blobs: BlobStore;
   private readonly media: MediaSettings;
-  private readonly workDir: string;
   private binaries?: Promise<MediaBinaries>;
   private readonly failureListeners: IngestionFailureListener[] = [];
 
@@ -90,7 +88,6 @@ export class IngestionService extends TransactionalService {
     this.jobs = deps.jobs;
     this.blobs = deps.blobs;
     this.media = deps.media;
-    this.workDir = deps.workDir;
   }
 
   /** ffmpeg and ffprobe as resolved (configured path, PATH, npm-shipped), once per process. */
@@ -151,7 +148,7 @@ export class IngestionService extends TransactionalService {
     await stage.start(videoId, events.started);
     const eta = new ProgressEta({ label: 'ingestion' });
     try {
-      await this.ingest(video, ctx.signal, ctx.log, eta);
+      await this.ingest(video, await ctx.scratchDir(), ctx.signal, ctx.log, eta);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       if (retriesLeft(ctx, !(err instanceof UnsupportedMediaError))) throw err;
@@ -172,11 +169,10 @@ export class IngestionService extends TransactionalService {
    * the steps weighted by their expected cost for this video (`ingestionCosts`), with the web
    * video's and the quality assessment's own progress (ffmpeg's) inside their steps; the time left comes from `eta` (src/shared/progress-eta.ts).
    */
-  private async ingest(video: Video, signal: AbortSignal, log: Logger, eta: ProgressEta): Promise<void> {
+  private async ingest(video: Video, dir: string, signal: AbortSignal, log: Logger, eta: ProgressEta): Promise<void> {
     const bins = await this.mediaBinaries();
     const id = video.id;
     const full = video.fullIngestion;
-    const dir = path.join(this.workDir, `ingest-${id}-${randomUUID().slice(0, 8)}`);
     const update = (u: IngestionFacts) => recordIngestionFacts(this.db, id, u, this.clock.now());
     const stage = this.stage('ingestion');
     // Steps: probe, scanning, then with full ingestion stills, web video, quality.
@@ -224,7 +220,7 @@ export class IngestionService extends TransactionalService {
         reached(4);
         await writes.now();
 
-        const quality = await assessQuality(bins, file, { ...opts, durationMs, fps: probe.fps, onProgress: (p) => reached(4, p.percentage / 100) });
+        const quality = await assessQuality(bins, file, { ...opts, durationMs, fps: probe.fps, onProgress: (p) => reached(4, p.percentage / 100), scratchDir: dir });
         await update({ quality: quality as unknown as Record<string, unknown> });
       });
     } finally {
@@ -290,7 +286,8 @@ export class IngestionService extends TransactionalService {
     if (!master?.blobKey || !master.file) return fail(stageError('clip', 'MASTER_VIDEO_NOT_AVAILABLE'));
 
     const ext = path.extname(master.file.name) || path.extname(master.blobKey) || '.mp4';
-    const dir = path.join(this.workDir, `clip-${videoId}-${randomUUID().slice(0, 8)}`);
+    // This claim's scratch folder (the worker removes it, or whoever takes the job over).
+    const dir = await ctx.scratchDir();
     const eta = new ProgressEta({ label: 'clip' });
     eta.observe(0);
     const writes = writeProgress(eta, (e) => stage.progress(videoId, e), {

@@ -74,7 +74,6 @@ export interface ProcessingServiceDeps {
   blobs: BlobStore;
   ingestion: IngestionService;
   engine: ProcessingEngine;
-  workDir: string;
   timeoutMs: number;
 }
 
@@ -86,7 +85,6 @@ export class ProcessingService extends TransactionalService {
   private readonly blobs: BlobStore;
   private readonly ingestion: IngestionService;
   private readonly engine: ProcessingEngine;
-  private readonly workDir: string;
   private readonly timeoutMs: number;
   constructor(deps: ProcessingServiceDeps) {
     super(deps.db);
@@ -97,7 +95,6 @@ export class ProcessingService extends TransactionalService {
     this.blobs = deps.blobs;
     this.ingestion = deps.ingestion;
     this.engine = deps.engine;
-    this.workDir = deps.workDir;
     this.timeoutMs = deps.timeoutMs;
   }
 
@@ -257,7 +254,8 @@ export class ProcessingService extends TransactionalService {
       await stage.whenIn(videoId, ['IN_PROGRESS'], (trx, v) => this.fail(trx, v, stageError('processing', 'SOURCE_VIDEO_NOT_AVAILABLE')));
       return;
     }
-    const dir = path.join(this.workDir, `process-${videoId}-${randomUUID().slice(0, 8)}`);
+    // This claim's scratch folder (the worker removes it, or whoever takes the job over).
+    const dir = await ctx.scratchDir();
     const eta = new ProgressEta({ label: 'processing' });
     eta.observe(0);
     const writes = writeProgress(eta, (e) => stage.progress(videoId, e));
