@@ -143,7 +143,6 @@ describeOnPostgres(
     this.timeout(9 * 60_000);
     const seed = process.env.VIDMILL_SOAK_SEED ? Number(process.env.VIDMILL_SOAK_SEED) >>> 0 : randomBytes(4).readUInt32BE(0);
     const random = prng(seed);
-    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
     let database: TestDatabase;
     let db: Db;
@@ -151,7 +150,8 @@ describeOnPostgres(
     let range: RangeServer;
     let receiver: Receiver;
     let tmp: string;
-    let failed = false;
+    // Until the soak passes, its logs are kept (a failed `before` runs no `afterEach`).
+    let failed = true;
     const slots: ProcessSlot[] = [];
     const masterKey = randomBytes(32).toString('base64');
     let apiKey = '';
@@ -199,7 +199,7 @@ describeOnPostgres(
     });
 
     afterEach(function () {
-      if (this.currentTest?.state === 'failed') failed = true;
+      failed = this.currentTest?.state !== 'passed';
     });
 
     after(async () => {
@@ -407,7 +407,7 @@ describeOnPostgres(
       const extraAppraisals: string[] = [];
       const outCopies: string[] = [];
       const runPipeline = async (p: Pipeline) => {
-        await sleep(startDelays[p.index]!);
+        await sleep(startDelays[p.index] ?? 0);
         const query = p.fullIngestion ? '?fullIngestion=true' : '';
         let created;
         if (p.source === 'https') {
