@@ -587,6 +587,9 @@ describeOnPostgres(
       const copiesDone = videos.filter((v) => v.output_status === 'DONE').length;
       const accruals = ledger.filter((t) => String(t.job_id ?? '').startsWith('video-out:'));
       assert.equal(accruals.length, copiesDone, 'one download accrual per finished copy');
+      // One video per accepted appraisal, one free clip per master at most.
+      assert.equal(videos.filter((v) => v.kind === 'PROCESSED' && !extraAppraisals.includes(v.id)).length, processed.length, 'one processed video per accepted appraisal');
+      for (const m of masters) assert.ok(videos.filter((v) => v.kind === 'CLIP' && v.master_video_id === m.id).length <= 1, `one free clip of ${m.id}`);
       let balance = 0;
       for (const t of ledger.filter((x) => x.balance_kind === 'processing')) {
         balance += Number(t.amount_micros);
@@ -624,6 +627,7 @@ describeOnPostgres(
       const livePids = new Set(slots.filter(alive).map((s) => s.pid));
       const leased = await db('jobs').whereNotNull('lease_owner').select('id', 'kind', 'status', 'lease_owner');
       for (const j of leased) assert.ok(livePids.has(ownerPid(j.lease_owner)), `job ${j.id} (${j.kind}, ${j.status}) is leased by a dead worker: ${j.lease_owner}`);
+      assert.deepEqual(await db('webhook_deliveries').whereNotNull('lease_owner').select('id', 'lease_owner'), [], 'a webhook delivery still leased');
       const scratch = slots.filter((s) => s.role === 'worker').flatMap((s) => filesUnder(path.join(s.dataDir, 'work')));
       assert.deepEqual(scratch, [], 'scratch files left in the workers\u2019 work folders');
     });
