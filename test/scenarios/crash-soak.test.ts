@@ -9,7 +9,7 @@
  * clip), processing with a charge (appraise on one API process, accept on the other), video out of
  * processed videos and some masters to a bucket, and every event type subscribed by a webhook to a
  * local receiver that verifies each signature. Meanwhile worker processes are killed with SIGKILL
- * at seeded moments and restarted (sometimes two are down at once).
+ * at seeded moments and restarted (sometimes two are down at once, rarely all three).
  *
  * Then it asserts: every video and copy reaches a final state; every stored file (platform
  * bucket) and copied object (customer bucket) has the CRC-32C the API reports, and masters the
@@ -336,7 +336,12 @@ describeOnPostgres(
       const killDelays: number[] = [];
       for (let at = 3_000 + random() * 5_000; at < KILL_WINDOW_MS; at += 5_000 + random() * 9_000) killDelays.push(Math.floor(at));
       const kills: KillRecord[] = [];
-      const killPlan = killDelays.map(() => ({ slotPick: random(), restartMs: 500 + Math.floor(random() * 6_000), second: random() < 0.15 }));
+      // Mostly one worker at a time; now and then two; once in a while every worker at once (then
+      // the first to come back finds every lease expired at its start-up).
+      const killPlan = killDelays.map(() => {
+        const r = random();
+        return { slotPick: random(), restartMs: 500 + Math.floor(random() * 6_000), howMany: r < 0.08 ? 'all' : r < 0.23 ? 'two' : 'one' };
+      });
 
       // ------------------------------------------------ the monitor: who holds which job, and when
       let monitoring = true;
@@ -372,12 +377,15 @@ describeOnPostgres(
       let killing = true;
       const restarts: Promise<void>[] = [];
       const restartErrors: unknown[] = [];
+      /** Moments when no worker process was alive. */
+      let allDown = 0;
       const killOne = async (slot: ProcessSlot, restartMs: number) => {
         const pid = slot.pid!;
         slot.ready = false;
         slot.proc!.kill('SIGKILL');
         const at = Date.now();
         await slot.exited;
+        if (!slots.some((s) => s.role === 'worker' && alive(s))) allDown++;
         const held = await db('jobs').where({ status: 'running' }).andWhere('lease_owner', 'like', `${hostname()}:${pid}#%`).select('id', 'kind');
         kills.push({ slot: slot.name, pid, at, orphans: held.map((j) => ({ jobId: j.id, kind: j.kind })) });
         restarts.push(
@@ -397,9 +405,9 @@ describeOnPostgres(
           if (candidates.length === 0) continue;
           const first = candidates[Math.floor(plan.slotPick * candidates.length)]!;
           await killOne(first, plan.restartMs);
-          // Now and then a second worker goes down with it (at most one is left alive).
           const others = candidates.filter((s) => s !== first && alive(s));
-          if (plan.second && others.length > 1) await killOne(others[0]!, plan.restartMs + 1_000);
+          if (plan.howMany === 'two' && others[0]) await killOne(others[0], plan.restartMs + 1_000);
+          if (plan.howMany === 'all') for (const [i, other] of others.entries()) await killOne(other, plan.restartMs + 1_000 * (i + 1));
         }
       })();
 
@@ -511,7 +519,9 @@ describeOnPostgres(
       log(
         `operations: ${operations.requests} API requests (${[...operations.byOperation].map(([k, n]) => `${k} ${n}`).join(', ')}), ${jobs.length} jobs, ${receiver.received.length} webhook requests`,
       );
-      log(`kills: ${kills.length} SIGKILLs of worker processes (${kills.map((k) => `${((k.at - t0) / 1000).toFixed(0)} s ${k.slot}: ${k.orphans.length} job(s)`).join('; ')})`);
+      log(
+        `kills: ${kills.length} SIGKILLs of worker processes, ${allDown} time(s) none left alive (${kills.map((k) => `${((k.at - t0) / 1000).toFixed(0)} s ${k.slot}: ${k.orphans.length} job(s)`).join('; ')})`,
+      );
       log(
         `takeovers: ${orphans.length} jobs orphaned by a kill, ${recoveries.length} resumed by another worker; ${sweptRequeued} expired leases requeued by sweeps; ${retried} jobs ran more than one attempt`,
       );
