@@ -263,19 +263,19 @@ export class JobQueue {
    */
   async sweepExpiredLeases(onGiveUp?: (trx: Knex.Transaction, jobs: Job[]) => Promise<void>): Promise<LeaseSweep> {
     const now = this.clock.now();
-    const expired = (db: Knex) => db('jobs').where('status', 'running').andWhere('lease_expires_at', '<=', now);
+    const expired = (db: Knex) => db<JobRow>('jobs').where('status', 'running').andWhere('lease_expires_at', '<=', now);
     if (!(await expired(this.db).first('id'))) return { requeued: 0, failed: 0, jobIds: [] };
     const failedIds = await transactional(this.db, async (trx) => {
       let q = expired(trx).andWhere('attempts', '>=', trx.ref('max_attempts'));
       if (isPostgres(this.db)) q = q.forUpdate().skipLocked();
       const dead = (await q.select('*')).map(toJob);
       if (dead.length === 0) return [];
-      const rows = (await expired(trx)
+      const rows = await expired(trx)
         .whereIn(
           'id',
           dead.map((j) => j.id),
         )
-        .update({ status: 'failed', lease_owner: null, lease_expires_at: null, last_error: 'lease expired (worker lost) on the last attempt', updated_at: now }, ['id'])) as Array<{ id: string }>;
+        .update({ status: 'failed', lease_owner: null, lease_expires_at: null, last_error: 'lease expired (worker lost) on the last attempt', updated_at: now }, ['id']);
       const failed = new Set(rows.map((r) => r.id));
       if (onGiveUp)
         await onGiveUp(
@@ -285,7 +285,7 @@ export class JobQueue {
       return [...failed];
     });
     const requeuedIds = (
-      (await expired(this.db).update(
+      await expired(this.db).update(
         {
           status: 'queued',
           lease_owner: null,
@@ -295,7 +295,7 @@ export class JobQueue {
           updated_at: now,
         },
         ['id'],
-      )) as Array<{ id: string }>
+      )
     ).map((r) => r.id);
     return { requeued: requeuedIds.length, failed: failedIds.length, jobIds: [...failedIds, ...requeuedIds] };
   }
@@ -313,10 +313,10 @@ export class JobQueue {
   async runningLeases(ids: readonly string[]): Promise<Map<string, string>> {
     const leases = new Map<string, string>();
     for (let i = 0; i < ids.length; i += 500) {
-      const rows = (await this.db('jobs')
+      const rows = await this.db<JobRow>('jobs')
         .where('status', 'running')
         .whereIn('id', ids.slice(i, i + 500))
-        .select('id', 'lease_owner')) as Array<Pick<JobRow, 'id' | 'lease_owner'>>;
+        .select('id', 'lease_owner');
       for (const r of rows) if (r.lease_owner) leases.set(r.id, r.lease_owner);
     }
     return leases;

@@ -5,7 +5,6 @@
  * stored, with the right checksum.
  */
 import { strict as assert } from 'node:assert';
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -17,9 +16,9 @@ import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
+import { startVidmillProcess, VidmillProcess } from '../helpers/vidmill-process';
 
 const MIB = 1024 * 1024;
-const ROOT = path.resolve(__dirname, '..', '..');
 
 describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function () {
   this.timeout(120_000);
@@ -27,7 +26,7 @@ describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function (
   let h: Harness;
   let u: TestUser;
   let dataDir: string;
-  let child: ChildProcess | undefined;
+  let child: VidmillProcess | undefined;
 
   before(async () => {
     server = await startRangeServer();
@@ -40,16 +39,15 @@ describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function (
     writeFileSync(path.join(dataDir, 'ca.pem'), server.ca);
   });
   after(async () => {
-    child?.kill('SIGKILL');
+    await child?.kill();
     await server.close();
     await h.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  function startWorkerProcess(): ChildProcess {
+  function startWorkerProcess(): VidmillProcess {
     const db = h.database.config;
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
+    return startVidmillProcess({
       VIDMILL_ROLE: 'worker',
       VIDMILL_DATA_DIR: dataDir,
       VIDMILL_DATABASE_URL: db.client === 'pg' ? db.connectionString : `sqlite:${db.filename}`,
@@ -57,9 +55,7 @@ describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function (
       VIDMILL_ALLOW_PRIVATE_URLS: 'true',
       VIDMILL_EXTRA_CA_FILE: path.join(dataDir, 'ca.pem'),
       VIDMILL_LOG_LEVEL: process.env.VIDMILL_TEST_LOG ?? 'warn',
-    };
-    const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
-    return proc;
+    });
   }
 
   it('another worker finishes the copy from the stored parts with the right CRC-32C', async () => {
@@ -76,8 +72,7 @@ describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function (
 
     child = startWorkerProcess();
     await waitFor('two parts stored', async () => (await h.database.db('video_in_parts').where({ video_id: videoId })).length >= 2, { timeoutMs: 60_000 });
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child!.once('exit', resolve));
+    await child.kill('SIGKILL');
     const partsBefore = (await h.database.db('video_in_parts').where({ video_id: videoId })).length;
     assert.equal((await videosStore.byId(h.database.db, videoId))?.upload?.status, 'IN_PROGRESS');
     const job = await h.database.db('jobs').where({ kind: 'video-in.copy' }).first();

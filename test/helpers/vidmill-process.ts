@@ -1,0 +1,60 @@
+/**
+ * The real Vidmill process (src/main.ts through tsx, what `npm start` / `npm run worker` run) as a
+ * child of the test, for crash tests: start it with an environment, wait until it listens, kill it
+ * (SIGKILL: no shutdown code runs) and wait for its exit. Its output is kept (and shown when it
+ * fails to start) or passed through to the test's own.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { waitFor } from './scenario';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface VidmillProcess {
+  readonly child: ChildProcess;
+  /** What it wrote so far (with `captureOutput`; else empty). */
+  output(): string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+  /** Waits for the "Vidmill is listening" log line (log level info or lower) and returns its URL. */
+  listening(timeoutMs?: number): Promise<string>;
+  /** Sends `signal` (default SIGKILL) and waits for the exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Starts src/main.ts with `env` on top of the test's environment. `captureOutput` keeps stdout and
+ * stderr in memory (needed by `listening()`); otherwise they go to the test's own.
+ */
+export function startVidmillProcess(env: NodeJS.ProcessEnv, opts: { captureOutput?: boolean } = {}): VidmillProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', opts.captureOutput ? 'pipe' : 'inherit', opts.captureOutput ? 'pipe' : 'inherit'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code));
+  return {
+    child,
+    output: () => output,
+    exited,
+    async listening(timeoutMs = 60_000) {
+      const line = () => output.split('\n').find((l) => l.includes('"Vidmill is listening"'));
+      await waitFor('the process to listen or exit', () => line() !== undefined || exitCode !== undefined, { timeoutMs, intervalMs: 50 }).catch(() => undefined);
+      const found = line();
+      if (!found) {
+        child.kill('SIGKILL');
+        throw new Error(`Vidmill did not start (exit ${String(exitCode)}):\n${output}`);
+      }
+      return (JSON.parse(found) as { url: string }).url;
+    },
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
