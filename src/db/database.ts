@@ -168,9 +168,15 @@ function runBatch<T>(conn: SqliteConnection, reads: (read: SyncRead, readTuples:
 }
 
 /**
- * Serialises transactions that change one aggregate (row lock `SELECT ... FOR UPDATE` on
+ * Serialises transactions that change one aggregate (row lock `SELECT ... FOR NO KEY UPDATE` on
  * PostgreSQL; SQLite already runs one write transaction at a time on its single connection).
+ *
+ * NO KEY UPDATE, not UPDATE: inserting a row whose foreign key names the locked row (a video or
+ * an event of the team) takes a KEY SHARE lock on it, which FOR UPDATE conflicts with. Two
+ * transactions that each inserted such a row and then asked for FOR UPDATE deadlocked (the
+ * crash soak met it: two appraisals of one team accepted at once, one answered 500). NO KEY
+ * UPDATE still excludes every other locker of the row, and does not wait for KEY SHARE.
  */
 export async function lockRowForUpdate(db: Db, table: string, id: string): Promise<void> {
-  if (isPostgres(db)) await db(table).where({ id }).forUpdate().first('id');
+  if (isPostgres(db)) await db(table).where({ id }).forNoKeyUpdate().first('id');
 }

@@ -96,6 +96,7 @@ export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyP
     requests.push({ method: req.method ?? '', url: req.url ?? '', refusedWith: refusal?.code });
     if (refusal) return refuse(req, res, refusal);
     if (answerMultipart(req, res, directory)) return;
+    answerUploadPartWhenWritten(req, res, directory);
     forward(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -133,6 +134,35 @@ export async function startLocalS3(opts: { buckets?: string[]; keyPairs?: S3KeyP
     },
   };
   return local;
+}
+
+/**
+ * s3rver answers UploadPart once the part's bytes went through its hash, not once its file is
+ * written (its `putPart` resolves on the hashing stream's `finish` and only then writes the .md5
+ * file). Under load a ListParts right after the answer then saw the part with a short size, and a
+ * client that checks sizes before completing (S3Upload.complete) failed the upload: "missing 1 of
+ * 1 parts" (met by the crash soak). Real S3 lists a part as soon as UploadPart has answered; so
+ * the front holds the answer to UploadPart until the part's file has all its bytes (at most 10 s).
+ */
+function answerUploadPartWhenWritten(req: IncomingMessage, res: ServerResponse, directory: string): void {
+  const url = new URL(req.url ?? '/', 'http://s3.local');
+  const uploadId = url.searchParams.get('uploadId');
+  const partNumber = url.searchParams.get('partNumber');
+  const [, bucket] = url.pathname.split('/').map(decodeURIComponent);
+  const length = Number(req.headers['x-amz-decoded-content-length'] ?? req.headers['content-length']);
+  if (req.method !== 'PUT' || !uploadId || !/^[0-9a-f]+$/.test(uploadId) || !partNumber || !/^\d+$/.test(partNumber) || !bucket || !Number.isInteger(length)) return;
+  const file = path.join(directory, bucket, '._S3rver_uploads', uploadId, partNumber);
+  const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+  const deadline = Date.now() + 10_000;
+  const written = () => existsSync(`${file}.md5`) && statSync(file).size >= length;
+  res.end = ((...args: unknown[]) => {
+    const finish = () => {
+      if (res.statusCode !== 200 || written() || Date.now() > deadline) return void end(...args);
+      setTimeout(finish, 5);
+    };
+    finish();
+    return res;
+  }) as typeof res.end;
 }
 
 const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
