@@ -89,6 +89,26 @@ function dispatch(handlers: AllHandlers): RequestHandler {
  * checking every response costs about a fifth of a small request's CPU.
  */
 function contractValidation(deps: AppDeps): RequestHandler {
+  const key = `${deps.strictResponses}:${deps.responseValidationSample}`;
+  const built = validationStacks.get(deps.contract) ?? new Map<string, RequestHandler>();
+  validationStacks.set(deps.contract, built);
+  const cached = built.get(key);
+  if (cached) return cached;
+  const stack = buildContractValidation(deps);
+  built.set(key, stack);
+  return stack;
+}
+
+/**
+ * The validation middleware built once per contract document (by identity) and response
+ * setting, and shared by every app built in the process. Building it costs about a second of
+ * CPU (the validator dereferences the document and compiles its schemas with ajv, per route on
+ * first use); a process builds one app in production, but the tests build one per test. The
+ * middleware keeps no state of its own between requests besides those compiled schemas.
+ */
+const validationStacks = new WeakMap<ContractDocument, Map<string, RequestHandler>>();
+
+function buildContractValidation(deps: Pick<AppDeps, 'contract' | 'strictResponses' | 'responseValidationSample'>): RequestHandler {
   // Raw reserved characters in query values are accepted (see reserved-query-characters.ts).
   const apiSpec = acceptReservedQueryCharacters(deps.contract);
   const validator = (validateResponses: boolean) =>
