@@ -1,5 +1,5 @@
 /**
- * Each test file gets its own database: a fresh SQLite file, or a fresh PostgreSQL database
+ * Each harness (each `createTestDatabase`) gets its own database: a fresh SQLite file, or a fresh PostgreSQL database
  * when VIDMILL_TEST_DB=postgres. scripts/run-tests.ts runs the files that import this module
  * (directly or through the harness) once per dialect, and the others once, with
  * VIDMILL_TEST_DB=none: this module refuses to load there, so a file that opens a database
@@ -13,7 +13,8 @@
  *   temporary name that is renamed only once it is fully migrated, and nobody connects to it
  *   afterwards (`allow_connections false`), as cloning requires.
  * - SQLite: a file migrated once per test process, copied for each database.
- * Each copy is still a database of its own, dropped when its test is done.
+ * SQLite copies are removed after their test; PostgreSQL ones are emptied and used again by the
+ * next test of the process (see `handBack`).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -91,31 +92,38 @@ function postgresTemplate(): Promise<string> {
 }
 
 /**
- * Under mocha, PostgreSQL databases are dropped a few at a time, after their tests and
- * alongside later ones, and the rest after the last test (a root `after` hook): each
- * `drop database` forces a checkpoint (PostgreSQL 15), which cost more than a second per
- * database when it ran after every test, and a few drops in a row cost little more than one.
- * Elsewhere (a benchmark), a database is dropped at once.
+ * PostgreSQL databases a finished test has handed back, ready for the next one. `drop database`
+ * forces a checkpoint (PostgreSQL 15): it cost one to two seconds per test on the shared machine,
+ * more than the test itself in most files. So a test's database is not dropped but emptied, and
+ * the next test of the process gets it back as a migrated template copy would be: every
+ * connection to it is ended (those of processes the test started included, as `with (force)`
+ * would), every table but Knex's own is truncated and its sequences restarted (the migrations
+ * insert no rows). The databases left at the end are dropped by a root `after` hook under mocha,
+ * or at once elsewhere (a benchmark).
  */
-const DROP_BATCH = 8;
-const toDrop: string[] = [];
-let dropping: Promise<void> = Promise.resolve();
+const emptied: string[] = [];
 const underMocha = typeof after === 'function';
-if (underMocha) after('drop the test databases of this process', () => dropPendingDatabases());
-
-function dropPendingDatabases(): Promise<void> {
-  const names = toDrop.splice(0);
-  dropping = dropping.then(async () => {
-    for (const name of names) await pgAdmin().raw(`drop database if exists ${name} with (force)`);
+if (underMocha) {
+  after('drop the test databases of this process', async function () {
+    this.timeout(120_000);
+    for (const name of emptied.splice(0)) await pgAdmin().raw(`drop database if exists ${name} with (force)`);
   });
-  return dropping;
 }
 
-async function dropPostgresDatabase(name: string): Promise<void> {
-  toDrop.push(name);
-  if (!underMocha) return dropPendingDatabases();
-  // A failed drop fails the root `after` hook, which awaits the same chain.
-  if (toDrop.length >= DROP_BATCH) dropPendingDatabases().catch(() => undefined);
+async function handBack(name: string): Promise<void> {
+  if (!underMocha) {
+    await pgAdmin().raw(`drop database if exists ${name} with (force)`);
+    return;
+  }
+  await pgAdmin().raw('select pg_terminate_backend(pid) from pg_stat_activity where datname = ? and pid <> pg_backend_pid()', [name]);
+  const db = knex({ client: 'pg', connection: pgUrl(name), pool: { min: 0, max: 1 } });
+  try {
+    const { rows } = await db.raw<{ rows: Array<{ tablename: string }> }>("select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex\\_migrations%'");
+    if (rows.length) await db.raw(`truncate table ${rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity cascade`);
+  } finally {
+    await db.destroy();
+  }
+  emptied.push(name);
 }
 
 let sqliteTemplate: string | undefined;
@@ -138,9 +146,12 @@ async function sqliteTemplateFile(): Promise<string> {
 
 export async function createTestDatabase(): Promise<TestDatabase> {
   if (TEST_DIALECT === 'postgres') {
-    const template = await postgresTemplate();
-    const name = `vidmill_test_${randomBytes(6).toString('hex')}`;
-    await pgAdmin().raw(`create database ${name} template ${template}`);
+    let name = emptied.pop();
+    if (!name) {
+      const template = await postgresTemplate();
+      name = `vidmill_test_${randomBytes(6).toString('hex')}`;
+      await pgAdmin().raw(`create database ${name} template ${template}`);
+    }
     const config = { client: 'pg' as const, connectionString: pgUrl(name) };
     const db = openDatabase(config);
     return {
@@ -148,7 +159,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       config,
       async drop() {
         await db.destroy();
-        await dropPostgresDatabase(name);
+        await handBack(name);
       },
     };
   }
