@@ -9,7 +9,9 @@
  * Says what ran where. VIDMILL_TEST_REQUIRE_PG=true turns "PostgreSQL unreachable" into a failure
  * (CI sets it). Extra arguments go to mocha: files, directories or globs under test/ choose the
  * files (each still runs in the passes its kind needs); anything else (`--grep x`) goes to every run.
- * `npm test -- --passes` only lists which files run in which pass. Lint runs only with the whole suite.
+ * `npm test -- --passes` only lists which files run in which pass. Lint runs only with the whole suite;
+ * `npm test -- --skip-lint` runs the whole suite without it (CI's second Node version: lint
+ * checks the source, which does not change with the Node version).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -109,7 +111,7 @@ function runMocha(pass: Pass, files: string[], options: string[]): boolean {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const { files, options } = parseArgs(args.filter((a) => a !== '--passes'));
+  const { files, options } = parseArgs(args.filter((a) => a !== '--passes' && a !== '--skip-lint'));
   const databaseFiles = files.filter((f) => usesTestDatabase(f));
   const dialectFree = files.filter((f) => !databaseFiles.includes(f));
   if (args.includes('--passes')) {
@@ -124,8 +126,11 @@ async function main(): Promise<void> {
     failed ||= !ok;
   };
 
-  // Lint runs with the whole suite (a run of chosen files skips it).
-  if (files.length === testFilesUnder(TEST_DIR).length) {
+  console.log(`npm test on Node ${process.version} (${process.execPath})`);
+  // Lint runs with the whole suite (a run of chosen files skips it), unless --skip-lint.
+  if (args.includes('--skip-lint')) {
+    results.push('lint skipped (--skip-lint)');
+  } else if (files.length === testFilesUnder(TEST_DIR).length) {
     const linted = runLint();
     results.push(`lint ${linted ? 'passed' : 'FAILED'}`);
     failed ||= !linted;
@@ -147,7 +152,7 @@ async function main(): Promise<void> {
     results.push('no test files matched');
     failed = true;
   }
-  console.log(`\n=== npm test summary: ${results.join('; ')} ===`);
+  console.log(`\n=== npm test summary (Node ${process.version}): ${results.join('; ')} ===`);
   process.exit(failed ? 1 : 0);
 }
 

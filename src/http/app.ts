@@ -101,10 +101,30 @@ function contractValidation(deps: AppDeps): RequestHandler {
   // /docs of every starting process. The first API request waits for it, as a request that
   // arrived during start waited before.
   let prepared: RequestHandler | undefined;
-  return (req, res, next) => (prepared ??= prepareContractValidation(deps))(req, res, next);
+  return (req, res, next) => (prepared ??= sharedContractValidation(deps))(req, res, next);
 }
 
-function prepareContractValidation(deps: AppDeps): RequestHandler {
+/**
+ * The validation middleware built once per contract document (by identity) and response
+ * setting, and shared by every app built in the process. Building it costs about a second of
+ * CPU (the validator dereferences the document and compiles its schemas with ajv, per route on
+ * first use); a process builds one app in production, but the tests build one per test. The
+ * middleware keeps no state of its own between requests besides those compiled schemas.
+ */
+const validationStacks = new WeakMap<ContractDocument, Map<string, RequestHandler>>();
+
+function sharedContractValidation(deps: Pick<AppDeps, 'contract' | 'strictResponses' | 'responseValidationSample'>): RequestHandler {
+  const key = `${deps.strictResponses}:${deps.responseValidationSample}`;
+  const built = validationStacks.get(deps.contract) ?? new Map<string, RequestHandler>();
+  validationStacks.set(deps.contract, built);
+  const cached = built.get(key);
+  if (cached) return cached;
+  const stack = prepareContractValidation(deps);
+  built.set(key, stack);
+  return stack;
+}
+
+function prepareContractValidation(deps: Pick<AppDeps, 'contract' | 'strictResponses' | 'responseValidationSample'>): RequestHandler {
   // Raw reserved characters in query values are accepted (see reserved-query-characters.ts).
   const apiSpec = acceptReservedQueryCharacters(deps.contract);
   const validateResponses = deps.strictResponses || deps.responseValidationSample > 0;
