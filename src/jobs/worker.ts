@@ -125,6 +125,8 @@ export class Worker {
   private failures = 0;
   /** The scratch folders: under `scratchRoot`, else (made on first use) a temporary folder of this worker. */
   private scratch?: Promise<JobScratch>;
+  /** When the scratch folders were last swept, on the queue's clock. */
+  private lastScratchSweepMs = 0;
   private readonly opts: Required<Omit<WorkerOptions, 'scratchRoot'>> & Pick<WorkerOptions, 'scratchRoot'>;
 
   constructor(
@@ -228,14 +230,7 @@ export class Worker {
     const kinds = [...this.handlers.keys()];
     // starting: remove what dead claims left in the scratch folder, and rescue what dead workers
     // left in the queue, before taking new work.
-    if (this.opts.scratchRoot) {
-      try {
-        const removed = await (await this.scratch!).sweep((ids) => this.queue.runningLeases(ids));
-        if (removed.length) this.opts.log.warn({ worker: this.opts.workerId, removed }, 'removed scratch folders of dead job claims');
-      } catch (err) {
-        this.opts.log.error({ err, worker: this.opts.workerId }, 'start-up scratch sweep failed');
-      }
-    }
+    await this.sweepScratch();
     try {
       await this.maybeSweep();
     } catch (err) {
@@ -247,6 +242,9 @@ export class Worker {
       let delay = this.opts.pollMs;
       try {
         const leaseEnds = await this.maybeSweep();
+        // Once a lease length: a claim that ended elsewhere (taken over by a worker on another
+        // machine while this data dir's process restarted) leaves its folder here otherwise.
+        if (this.nowMs() - this.lastScratchSweepMs >= this.opts.leaseMs) await this.sweepScratch();
         // Awake when the earliest lease ends, to take it over if its worker is gone.
         if (leaseEnds) delay = Math.min(delay, Math.max(5, leaseEnds.getTime() - this.nowMs()));
         while (this.state === 'running' && this.running.size < this.opts.concurrency) {
@@ -266,6 +264,24 @@ export class Worker {
       }
       if (this.state !== 'running') break;
       await this.sleep(delay);
+    }
+  }
+
+  /**
+   * Removes the scratch folders under `scratchRoot` that belong to no running claim: claims of
+   * dead processes (at start), and claims that ended while their folder's process was gone (a
+   * restarted process kept its predecessor's folder while that lease still ran; the job was then
+   * taken over on another machine). A live claim's folder is never touched: its token is the
+   * job's current lease.
+   */
+  private async sweepScratch(): Promise<void> {
+    if (!this.opts.scratchRoot) return;
+    this.lastScratchSweepMs = this.nowMs();
+    try {
+      const removed = await (await this.scratch!).sweep((ids) => this.queue.runningLeases(ids));
+      if (removed.length) this.opts.log.warn({ worker: this.opts.workerId, removed }, 'removed scratch folders of ended job claims');
+    } catch (err) {
+      this.opts.log.error({ err, worker: this.opts.workerId }, 'scratch sweep failed');
     }
   }
 

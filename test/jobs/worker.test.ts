@@ -460,6 +460,22 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
       await waitFor('nothing left', () => readdirSync(root).length === 0);
     });
 
+    it("a restarted worker removes, within a lease length, the folder its predecessor's claim left once that job was taken over on another machine", async () => {
+      const id = await queue.enqueue(database.db, { kind: 'elsewhere', payload: {} });
+      const deadDir = leftBehind((await queue.claim('killed', ['elsewhere'], LEASE))!);
+      // Restarted while the dead claim's lease still runs: its folder is kept at start.
+      const w = worker({ scratchRoot: root, pollMs: 10, sweepLeases: false }).register('mine', async () => undefined);
+      w.start();
+      await waitFor('running', () => w.status === 'running');
+      assert.equal(existsSync(deadDir), true, 'the lease is live at start: kept');
+      // A worker on another machine (another data dir) takes the job over.
+      clock.advance(LEASE);
+      assert.equal((await queue.sweepExpiredLeases()).requeued, 1);
+      assert.equal((await queue.claim('other-machine', ['elsewhere'], LEASE * 10))?.id, id);
+      await waitFor("the ended claim's folder removed", () => !existsSync(deadDir));
+      assert.deepEqual(readdirSync(root), []);
+    });
+
     it("the worker whose lease sweep takes jobs over removes the dead claims' folders (requeued for anyone, or failed on the last attempt)", async () => {
       const last = await queue.enqueue(database.db, { kind: 'copy', payload: {}, maxAttempts: 1 });
       const lastDir = leftBehind((await queue.claim('killed', ['copy'], LEASE))!);
