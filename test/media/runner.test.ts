@@ -132,7 +132,7 @@ describe('Media runner', function () {
     const marker = `testsrc2=size=${200 + (process.pid % 500) * 2}x244:rate=25`;
     mock.timers.enable({ apis: ['setTimeout'] });
     const settled = runMedia(ffmpeg, ['-f', 'lavfi', '-i', marker, '-f', 'null', '-'], { timeoutMs: 300 }).catch((e) => e);
-    await waitFor('ffmpeg runs', () => processesWith(marker).length === 1);
+    await untilRunning(marker);
     mock.timers.tick(299);
     assert.deepEqual(kills.signals, [], 'nothing is sent before the time limit');
     mock.timers.tick(1);
@@ -151,7 +151,7 @@ describe('Media runner', function () {
     const seconds = `30.${process.pid}`;
     mock.timers.enable({ apis: ['setTimeout'] });
     const settled = runMedia('/bin/sh', ['-c', `trap "" TERM; exec sleep ${seconds}`], { timeoutMs: 200, killGraceMs: 300, tool: 'ffprobe' }).catch((e) => e);
-    await waitFor('sleep runs with SIGTERM ignored', () => processesWith(`sleep\0${seconds}`).length === 1);
+    await untilRunning(`sleep\0${seconds}`);
     mock.timers.tick(200);
     assert.deepEqual(kills.signals, ['SIGTERM'], 'SIGTERM at the time limit');
     mock.timers.tick(299);
@@ -177,3 +177,15 @@ describe('Media runner', function () {
     assert.match(err.message, /could not start ffmpeg \(\/nonexistent\/ffmpeg\): ENOENT/);
   });
 });
+
+/**
+ * Waits (10 s at most) until exactly one process's command line contains `pattern`, polling with
+ * setImmediate and Date, which the tests with mocked setTimeout leave real: waitFor sleeps with
+ * setTimeout and would never wake there when its first look finds no process yet.
+ */
+async function untilRunning(pattern: string): Promise<void> {
+  for (const deadline = Date.now() + 10_000; processesWith(pattern).length !== 1;) {
+    assert.ok(Date.now() < deadline, `timed out waiting for a process running ${JSON.stringify(pattern)}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
