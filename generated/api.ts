@@ -833,6 +833,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/videos/in/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a master video from a direct resumable upload
+         * @description Creates a master video in the selected team (default team when `selectTeamId` is absent)
+         *     and an upload session for its file. The answer's `uploadUrl` is a tus 1.0 upload
+         *     resource (https://tus.io/protocols/resumable-upload) of exactly `size` bytes: send the
+         *     bytes with `PATCH` requests (`Tus-Resumable: 1.0.0`, `Upload-Offset`,
+         *     `Content-Type: application/offset+octet-stream`) and ask for the offset reached with
+         *     `HEAD` to resume after an interruption, from this or any other client. Any tus 1.0
+         *     client (tus-js-client, Uppy, tus-py-client, the Vidmill SDK and CLI) can continue it
+         *     with the URL alone. The URL carries a signed token that authorizes this upload only and
+         *     expires at `expiresAt`; requests to it need no API key. `DELETE` on it abandons the
+         *     upload.
+         *
+         *     While bytes arrive, `GET /v1/videos/{videoId}/in/status` reports them
+         *     (`uploadStatus` `IN_PROGRESS`, `bytesTransferred`, `progressPercentage`). When the last
+         *     byte is received the file becomes the master video exactly as a copied one does: its
+         *     CRC-32C is recorded (and checked against `crc32c` when given, `CHECKSUM_MISMATCH`),
+         *     `video_in.*` events are sent and ingestion starts. An upload not completed by
+         *     `expiresAt` fails with `UPLOAD_EXPIRED` and its bytes are removed.
+         *
+         *     `400` with `errorCode` `VIDEO_TOO_LARGE` (over 500 GB) or `VALIDATION_ERROR`. `404`
+         *     when `projectId` names no project of the team. The tus endpoint itself answers `413`
+         *     for bytes past `size`, `460` for a failed `Upload-Checksum`, `404`/`410` for an unknown,
+         *     abandoned or expired upload and `403` for a missing or wrong token.
+         */
+        post: operations["createMasterVideoFromUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/videos/{videoId}/in/status": {
         parameters: {
             query?: never;
@@ -1499,6 +1540,93 @@ export interface paths {
          *     or isolates test events.
          */
         post: operations["replayFailedWebhookEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/listeners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a webhook listener
+         * @description Creates a listener in the selected team (default team when `selectTeamId` is absent).
+         *     From now on every event of the team whose type is in `eventTypes` is also kept for the
+         *     listener, signed exactly as a webhook delivery would be (same headers, same body bytes,
+         *     `webhookId` in the payload is the listener's id), until the listener is deleted or
+         *     expires. A listener expires 5 minutes after it was last polled. This lets a developer
+         *     test a webhook handler on a machine without a public address: the CLI polls the listener
+         *     and forwards each delivery to a local URL, where the handler verifies it with the
+         *     published public keys as it would in production.
+         *
+         *     A team may have at most 5 listeners; one more gives `409` with `errorCode`
+         *     `MAXIMUM_AMOUNT_OF_WEBHOOK_LISTENERS_REACHED`.
+         */
+        post: operations["createWebhookListener"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/listeners/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the resource.
+                 * @example 3fa85f64-5717-4562-b3fc-2c963f66afa6
+                 */
+                id: components["parameters"]["IdPathParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook listener
+         * @description Deletes a listener of a team the caller belongs to, with the deliveries it still holds.
+         */
+        delete: operations["deleteWebhookListenerById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/listeners/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the resource.
+                 * @example 3fa85f64-5717-4562-b3fc-2c963f66afa6
+                 */
+                id: components["parameters"]["IdPathParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Poll a webhook listener
+         * @description Returns the deliveries the listener holds with a `sequence` greater than `after`,
+         *     oldest first, at most 100. Deliveries up to `after` are acknowledged and removed, so a
+         *     client that passes the last `sequence` it handled gets every event at least once, even
+         *     when it stops between two polls. When none is waiting the answer is held for up to
+         *     `waitSeconds` until one arrives (long polling). Each poll moves `expiresAt` 5 minutes
+         *     ahead. `404` for a listener that expired or was deleted.
+         */
+        get: operations["pollWebhookListenerDeliveries"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3095,6 +3223,49 @@ export interface components {
              */
             url: string;
         };
+        /** @description Body that creates a master video whose file is sent with a tus 1.0 resumable upload. */
+        CreateMasterVideoFromUpload: {
+            /** @description Name of the new video. At least one character that is not white space. */
+            name: string;
+            /** @description Free-text description of the new video. */
+            description?: string;
+            /**
+             * Format: uuid
+             * @description Project of the new video. The team's default project when absent.
+             */
+            projectId?: string;
+            /** @description File name of the video, kept as the file's name. `upload` when absent. */
+            fileName?: string;
+            /**
+             * Format: int64
+             * @description Exact size of the file in bytes; at most 500 GB (500,000,000,000 bytes), otherwise `400 VIDEO_TOO_LARGE`.
+             */
+            size: number;
+        };
+        /** @description A master video waiting for its file, and where to send it. */
+        VideoUploadSession: {
+            /**
+             * Format: uuid
+             * @description The new master video.
+             */
+            videoId: string;
+            /**
+             * Format: uri
+             * @description The tus 1.0 upload resource that takes the file's bytes (`HEAD`, `PATCH`, `DELETE`).
+             *     It carries a signed token valid until `expiresAt`; keep it to resume the upload.
+             */
+            uploadUrl: string;
+            /**
+             * Format: int64
+             * @description Bytes the upload takes (`Upload-Length`).
+             */
+            size: number;
+            /**
+             * Format: date-time
+             * @description When the upload session ends; an upload not completed by then fails with `UPLOAD_EXPIRED`.
+             */
+            expiresAt: string;
+        };
         /** @description Body that creates a master video from an object in a bucket given with its credentials. */
         CreateMasterVideoFromBucket: {
             /** @description Name of the new video. At least one character that is not white space. */
@@ -3360,6 +3531,12 @@ export interface components {
              * @description Progress in percent.
              */
             progressPercentage?: number;
+            /**
+             * Format: int64
+             * @description Bytes of the file received so far: copied from the source, or sent to the upload
+             *     session of a direct upload.
+             */
+            readonly bytesTransferred?: number;
             /**
              * Format: int32
              * @description Estimated seconds until the copy finishes, from the bytes copied so far (smoothed);
@@ -4137,6 +4314,72 @@ export interface components {
         WebhookEventsPage: components["schemas"]["Page"] & {
             /** @description Event records on this page. */
             items: components["schemas"]["WebhookEvent"][];
+        };
+        /** @description Body that creates a webhook listener. */
+        WebhookListenerPost: {
+            /** @description Event types the listener receives. */
+            eventTypes: components["schemas"]["WebhookEventType"][];
+        };
+        /** @description A team's listener for events pulled by a client. */
+        WebhookListener: {
+            /**
+             * Format: uuid
+             * @description Listener identifier; also the `webhookId` of the payloads it receives.
+             */
+            readonly id: string;
+            /**
+             * Format: date-time
+             * @description When the listener was created.
+             */
+            readonly createdAt: string;
+            /**
+             * Format: uuid
+             * @description Team whose events the listener receives.
+             */
+            readonly teamId: string;
+            /** @description Event types the listener receives. */
+            eventTypes: components["schemas"]["WebhookEventType"][];
+            /**
+             * Format: date-time
+             * @description When the listener ends unless it is polled before.
+             */
+            readonly expiresAt: string;
+        };
+        /** @description One event as a webhook delivery would send it; forward `headers` and `body` unchanged and the signature verifies. */
+        WebhookListenerDelivery: {
+            /**
+             * Format: int64
+             * @description Position of the delivery in the listener; pass the last one handled as `after`.
+             */
+            sequence: number;
+            /**
+             * Format: uuid
+             * @description The event's `id`.
+             */
+            eventId: string;
+            /** @description The event's type. */
+            eventType: components["schemas"]["WebhookEventType"];
+            /** @description The request headers of the delivery (`Content-Type` and the four `X-Vidmill-*` signature headers). */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description The request body of the delivery, exactly the bytes that were signed (UTF-8 JSON of a `WebhookEventPayload`). */
+            body: string;
+        };
+        /** @description Deliveries waiting in a listener. */
+        WebhookListenerDeliveries: {
+            /**
+             * Format: uuid
+             * @description The listener.
+             */
+            listenerId: string;
+            /**
+             * Format: date-time
+             * @description When the listener ends unless it is polled again.
+             */
+            expiresAt: string;
+            /** @description Deliveries oldest first. */
+            items: components["schemas"]["WebhookListenerDelivery"][];
         };
         /** @description A public key that verifies webhook signatures. */
         WebhookPublicKey: {
@@ -8155,6 +8398,88 @@ export interface operations {
             500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
+    createMasterVideoFromUpload: {
+        parameters: {
+            query?: {
+                /**
+                 * @description When true, ingestion after the copy also produces thumbnails, full frames, a web video,
+                 *     the quality assessment and a deep scan analysis (needed by the web app). When false,
+                 *     only the metadata is read.
+                 */
+                fullIngestion?: components["parameters"]["FullIngestion"];
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
+                selectTeamId?: components["parameters"]["SelectTeamId"];
+                /**
+                 * @description CRC-32C (Castagnoli) checksum of the whole file as an unsigned integer. When given, the
+                 *     copied data is checked against it.
+                 * @example 2387264512
+                 */
+                crc32c?: components["parameters"]["Crc32c"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Beach sunset",
+                 *       "description": "Raw drone footage",
+                 *       "projectId": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+                 *       "fileName": "beach-sunset.mov",
+                 *       "size": 734003200
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateMasterVideoFromUpload"];
+            };
+        };
+        responses: {
+            /** @description The master video and its upload session were created; send the bytes to `uploadUrl`. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "videoId": "5d0b7c1e-8a4f-4b2e-9c3d-1e2f3a4b5c6d",
+                     *       "uploadUrl": "https://vidmill.example.com/tus/uploads/5d0b7c1e8a4f4b2e9c3d1e2f3a4b5c6d?token=eyJhbGciOiJIUzI1NiJ9.e30.c2lnbmF0dXJl",
+                     *       "size": 734003200,
+                     *       "expiresAt": "2026-01-02T12:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VideoUploadSession"];
+                };
+            };
+            400: components["responses"]["RateLimitedBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            409: components["responses"]["RateLimitedIdempotencyKeyInUse"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["RateLimitedInternalServerError"];
+        };
+    };
     getVideoInStatus: {
         parameters: {
             query?: never;
@@ -10448,6 +10773,178 @@ export interface operations {
             413: components["responses"]["RateLimitedPayloadTooLarge"];
             415: components["responses"]["RateLimitedUnsupportedMediaType"];
             422: components["responses"]["RateLimitedIdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["RateLimitedInternalServerError"];
+        };
+    };
+    createWebhookListener: {
+        parameters: {
+            query?: {
+                /** @description Team the operation acts on (owner of a created object, or team whose data is read). Defaults to the default team of the API key's user. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
+                selectTeamId?: components["parameters"]["SelectTeamId"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe. The first successful response is stored for the
+                 *     calling API key (or, on `/v1/api-keys`, the user) for 24 hours by default and returned
+                 *     again, with `Idempotent-Replayed: true`, for a request with the same key, method, path,
+                 *     query and JSON body; the operation does not run again. The same key with a different
+                 *     request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409
+                 *     IDEMPOTENCY_KEY_IN_USE`. A request answered with an error stores nothing.
+                 * @example 5f0c6f1e-9a3b-4d2e-8c7a-2b1d0e4f6a90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "eventTypes": [
+                 *         "video_processing.done",
+                 *         "video_processing.failed"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookListenerPost"];
+            };
+        };
+        responses: {
+            /** @description The created listener. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "8c1f2e3d-4b5a-4c6d-9e8f-7a6b5c4d3e2f",
+                     *       "createdAt": "2026-01-01T12:00:00Z",
+                     *       "teamId": "9b2f6a1e-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *       "eventTypes": [
+                     *         "video_processing.done",
+                     *         "video_processing.failed"
+                     *       ],
+                     *       "expiresAt": "2026-01-01T12:05:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookListener"];
+                };
+            };
+            400: components["responses"]["RateLimitedBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["RateLimitedForbidden"];
+            409: components["responses"]["RateLimitedConflict"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            422: components["responses"]["RateLimitedIdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["RateLimitedInternalServerError"];
+        };
+    };
+    deleteWebhookListenerById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the resource.
+                 * @example 3fa85f64-5717-4562-b3fc-2c963f66afa6
+                 */
+                id: components["parameters"]["IdPathParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The listener was deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["RateLimitedBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["RateLimitedInternalServerError"];
+        };
+    };
+    pollWebhookListenerDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Sequence of the last delivery handled; those up to it are removed. */
+                after?: number;
+                /** @description Longest time to wait for a delivery when none is waiting. */
+                waitSeconds?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the resource.
+                 * @example 3fa85f64-5717-4562-b3fc-2c963f66afa6
+                 */
+                id: components["parameters"]["IdPathParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The waiting deliveries, possibly none. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "listenerId": "8c1f2e3d-4b5a-4c6d-9e8f-7a6b5c4d3e2f",
+                     *       "expiresAt": "2026-01-01T12:06:00Z",
+                     *       "items": [
+                     *         {
+                     *           "sequence": 1,
+                     *           "eventId": "0e6f3b2a-91c4-4d7e-8a5b-6c2d1e0f9a83",
+                     *           "eventType": "video_processing.done",
+                     *           "headers": {
+                     *             "Content-Type": "application/json",
+                     *             "X-Vidmill-Signature": "MEUCIQCihiu4536TN/2XA99eTih9/q89LJBI80YbbqWcKYLvBwIgEtznzvsi0z8kZk3eBX8x5bEYS+ctSlVsgwajMDvQ3MY=",
+                     *             "X-Vidmill-Public-Key-Id": "5f0c3a8e-2b7d-4e19-9c46-1a8d7e3b2f50",
+                     *             "X-Vidmill-Timestamp": "1767268861",
+                     *             "X-Vidmill-Algorithm": "SHA256withECDSA"
+                     *           },
+                     *           "body": "{\"id\":\"0e6f3b2a-91c4-4d7e-8a5b-6c2d1e0f9a83\",\"webhookId\":\"8c1f2e3d-4b5a-4c6d-9e8f-7a6b5c4d3e2f\",\"eventType\":\"video_processing.done\",\"occurredAt\":\"2026-01-01T12:01:00Z\",\"test\":false,\"attemptCount\":1,\"data\":{\"type\":\"VIDEO\",\"videoId\":\"7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d\"}}"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookListenerDeliveries"];
+                };
+            };
+            400: components["responses"]["RateLimitedBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["RateLimitedInternalServerError"];
         };

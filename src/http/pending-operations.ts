@@ -5,12 +5,12 @@
 import { DomainError } from '../shared/errors';
 import type { Handler, OperationId } from './operations';
 
-export const PENDING_OPERATIONS = [] as const satisfies readonly OperationId[];
+export const PENDING_OPERATIONS = ['createMasterVideoFromUpload', 'createWebhookListener', 'deleteWebhookListenerById', 'pollWebhookListenerDeliveries'] as const satisfies readonly OperationId[];
 
 export type PendingOperation = (typeof PENDING_OPERATIONS)[number];
 
 const notImplemented = (): Promise<never> => Promise.reject(new DomainError(501, 'NOT_IMPLEMENTED', 'This operation is part of the contract but not implemented by this installation yet'));
 
-export const pendingHandlers = Object.fromEntries(PENDING_OPERATIONS.map((id) => [id, notImplemented])) as {
+export const pendingHandlers = Object.fromEntries(PENDING_OPERATIONS.map((id) => [id, notImplemented])) as unknown as {
   [Op in PendingOperation]: Handler<Op>;
 };
