@@ -10,7 +10,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['generated/**', 'node_modules/**', 'data/**', '.bench/**', 'dist/**'] },
+  { ignores: ['generated/**', 'sdk/src/generated/**', 'sdk/dist/**', 'node_modules/**', 'data/**', '.bench/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

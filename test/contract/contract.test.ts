@@ -10,7 +10,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 describe('Contract (openapi/ -> generated/)', () => {
   const doc = loadContract();
 
-  it('npm run generate would not change generated/ (no drift)', function () {
+  it('npm run generate would not change generated/ or the SDK types in sdk/src/generated/ (no drift)', function () {
     this.timeout(60_000);
     const res = spawnSync('npx', ['tsx', 'scripts/generate.ts', '--check'], { encoding: 'utf8' });
     assert.equal(res.status, 0, res.stderr + res.stdout);
