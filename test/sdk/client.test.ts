@@ -77,4 +77,34 @@ describe(`SDK client on the real app (${TEST_DIALECT})`, () => {
       [project.id],
     );
   });
+
+  it("a 429 of the real server's rate limiter is retried after its Retry-After", async () => {
+    const limited = await createHarness({ rateLimitPerMinute: 2 });
+    try {
+      const user = await limited.user();
+      const waits: number[] = [];
+      const retryAfters: string[] = [];
+      const client = await sdkClient(limited, user, {
+        retries: 1,
+        retry: { maxDelayMs: 120_000, sleep: async (ms) => void waits.push(ms) },
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          if (response.status === 429) retryAfters.push(response.headers.get('retry-after') ?? '');
+          return response;
+        },
+      });
+      for (let i = 0; i < 2; i++) unwrap(await client.api.GET('/v1/account'));
+      const res = await client.api.GET('/v1/account');
+      assert.equal(res.response.status, 429, 'the window is still spent: the retry is limited too');
+      assert.equal(retryAfters.length, 2, 'first attempt and one retry');
+      assert.match(retryAfters[0]!, /^\d+$/);
+      assert.deepEqual(waits, [Number(retryAfters[0]) * 1000], "waited the server's Retry-After");
+      assert.throws(
+        () => unwrap(res),
+        (e: unknown) => e instanceof VidmillApiError && e.errorCode === 'TOO_MANY_REQUESTS' && !!e.requestId,
+      );
+    } finally {
+      await limited.close();
+    }
+  });
 });

@@ -32,7 +32,19 @@ describe('SDK package', function () {
     for (const f of ['index.js', 'index.d.ts', 'client.d.ts', 'generated/api.d.ts']) assert.ok(existsSync(path.join(dir, 'dist', f)), f);
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- the built CommonJS, loaded as a user of the package would
     const sdk = require(path.join(dir, 'dist', 'index.js')) as Record<string, unknown>;
-    for (const name of ['createVidmillClient', 'unwrap', 'VidmillApiError', 'VidmillNetworkError', 'waitFor', 'listAll', 'pages', 'paginate', 'verifyWebhook', 'WebhookKeyCache', 'WebhookVerificationError']) {
+    for (const name of [
+      'createVidmillClient',
+      'unwrap',
+      'VidmillApiError',
+      'VidmillNetworkError',
+      'waitFor',
+      'listAll',
+      'pages',
+      'paginate',
+      'verifyWebhook',
+      'WebhookKeyCache',
+      'WebhookVerificationError',
+    ]) {
       assert.equal(typeof sdk[name], 'function', name);
     }
     assert.match(readFileSync(path.join(dir, 'dist', 'index.d.ts'), 'utf8'), /createVidmillClient/);
