@@ -110,8 +110,8 @@ export class WebhookKeyCache {
       return { missing: 'lookup-failed', cause };
     }
     const found: WebhookPublicKey = { id, key, ...(expiresAt ? { expiresAt: new Date(expiresAt) } : {}) };
+    // lastLookup keeps this lookup: a key that answered already expired is not fetched again within the minute
     this.keys.set(id, found);
-    this.lastLookup.delete(id);
     return { found };
   }
 }

@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { createVidmillClient, verifyWebhook, WebhookKeyCache, WebhookVerificationError, type VidmillClient, type WebhookVerificationFailure } from '../../sdk/src';
+import { createVidmillClient, unwrap, verifyWebhook, WebhookKeyCache, WebhookVerificationError, type VidmillClient, type WebhookVerificationFailure } from '../../sdk/src';
 import { DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
 import { recordEvent } from '../../src/features/webhooks/events';
 import { WebhookVerifier } from '../../src/features/webhooks/verify';
@@ -154,5 +154,27 @@ describe(`SDK verifyWebhook (${TEST_DIALECT})`, () => {
     await rejects(r.headers, r.body, 'unknown-key', { keys: new WebhookKeyCache({ fetchKey: () => Promise.resolve(undefined), now }) });
     await assert.rejects(verifyWebhook(r.headers, r.body, { fetchKey, now }), (e: unknown) => e instanceof WebhookVerificationError && e.reason === 'unknown-key');
     assert.equal(calls, 1, 'the same fetchKey shares one cache across calls');
+  });
+
+  it('a cached key past its expiresAt is looked up again: expired-key while the server still says so, valid once it does not', async () => {
+    const r = await deliverOne();
+    const keyId = String(r.headers['x-vidmill-public-key-id']);
+    const real = unwrap(await client.api.GET('/v1/webhooks/public-keys/{id}', { params: { path: { id: keyId } } }));
+    let expiresAt: string | null = new Date(h.clock.now().getTime() - 1000).toISOString();
+    let calls = 0;
+    const keys = new WebhookKeyCache({
+      now,
+      fetchKey: () => {
+        calls++;
+        return Promise.resolve({ publicKey: real.publicKey, expiresAt });
+      },
+    });
+    await rejects(r.headers, r.body, 'expired-key', { keys });
+    await rejects(r.headers, r.body, 'expired-key', { keys });
+    assert.equal(calls, 1, 'not looked up again within the minute');
+    expiresAt = null;
+    h.clock.advance(MINUTE);
+    await verifyWebhook(r.headers, r.body, { keys, now: () => new Date(Number(r.headers['x-vidmill-timestamp']) * 1000) });
+    assert.equal(calls, 2);
   });
 });
