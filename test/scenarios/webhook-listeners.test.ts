@@ -273,7 +273,7 @@ describe(`Webhook listeners (${TEST_DIALECT})`, function () {
       assert.equal((await polled(l.id, { after: first.items[0].sequence })).items.length, 0);
       await slow.commit();
     } catch (err) {
-      await slow.rollback();
+      if (!slow.isCompleted()) await slow.rollback();
       throw err;
     }
     const late = await polled(l.id, { after: 1 });
@@ -281,6 +281,31 @@ describe(`Webhook listeners (${TEST_DIALECT})`, function () {
       late.items.map((d: any) => d.sequence),
       [2],
     );
+  });
+
+  it('deleting a listener does not wait for an event transaction in flight, and that transaction still commits (its row is swept)', async function () {
+    if (TEST_DIALECT !== 'postgres') this.skip(); // SQLite runs one write transaction at a time
+    const l = await create();
+    const inFlight = await h.services.db.transaction();
+    try {
+      await recordEvent(inFlight, { teamId: u.teamId, eventType: 'video_out.done', videoId: randomUUID(), occurredAt: h.clock.now() });
+      const deleted = Promise.resolve(del(`${LISTENERS}/${l.id}`)).then((r) => r.status);
+      const first = await Promise.race([deleted, new Promise((r) => setTimeout(() => r('still waiting'), 3_000))]);
+      if (first === 'still waiting') {
+        await inFlight.rollback();
+        await deleted;
+        assert.fail('the delete waited for the event transaction');
+      }
+      assert.equal(first, 204);
+      await inFlight.commit();
+    } catch (err) {
+      if (!inFlight.isCompleted()) await inFlight.rollback();
+      throw err;
+    }
+    assert.equal((await h.database.db('webhook_events').where({ team_id: u.teamId })).length, 1, 'the event committed');
+    assert.equal((await h.database.db('webhook_listener_deliveries').where({ listener_id: l.id })).length, 1, 'the raced row, until the sweep');
+    await h.services.webhookListeners.sweepExpired();
+    assert.equal((await h.database.db('webhook_listener_deliveries').where({ listener_id: l.id })).length, 0);
   });
 
   it('long polling: a waiting poll answers as soon as an event is recorded, and with an empty list after waitSeconds', async () => {

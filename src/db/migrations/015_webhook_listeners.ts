@@ -13,6 +13,13 @@ import type { Knex } from 'knex';
  *   that first hands the row out, under the listener's row lock, so sequences follow commit
  *   order and a client acknowledging up to a sequence never skips a row committed late.
  *   `id` is the payload's `id` (the delivery's `eventId`). Rows go with their listener.
+ *
+ * `listener_id` has no foreign key on purpose: on PostgreSQL the event's insert would take a
+ * key-share lock on the listener row, so deleting a listener would wait for every event
+ * transaction in flight, and an event transaction that read the listener just before a delete
+ * committed would fail on the key check (a stage move rolled back because a developer stopped
+ * `vidmill webhooks listen`). Rows of a deleted listener are deleted with it; one written in
+ * that race is removed by the expiry sweep.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('webhook_listeners', (t) => {
@@ -30,7 +37,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('webhook_listener_deliveries', (t) => {
     t.bigIncrements('row_id');
     t.uuid('id').notNullable().unique();
-    t.uuid('listener_id').notNullable().references('webhook_listeners.id').onDelete('CASCADE');
+    t.uuid('listener_id').notNullable();
     // Null until a poll hands the row out for the first time.
     t.bigInteger('sequence').nullable();
     t.string('event_type', 64).notNullable();

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { asDate, lockRowForUpdate } from '../../db/database';
 import { DbInt, DbTimestamp, rowMapper } from '../../db/store';
+import { transactional } from '../../db/transactional';
 import { TeamScope, whereTeamInScope } from '../accounts';
 
 export interface ListenerRecord {
@@ -109,19 +110,28 @@ export const listenersStore = {
     // Read again under the lock: a concurrent poll may have moved last_sequence.
     return listenerRows.one((await live(db, now).where({ id }).first()) as ListenerRow | undefined);
   },
-  /** Deletes a live listener of a team in scope (its deliveries go with it). */
+  /** Deletes a live listener of a team in scope and its deliveries. */
   async deleteLiveInScope(db: Knex, id: string, scope: TeamScope, now: Date): Promise<boolean> {
-    const ids = whereTeamInScope(db, live(db, now), `${LISTENERS}.team_id`, scope).where(`${LISTENERS}.id`, id).select(`${LISTENERS}.id`);
-    return (await db(LISTENERS).whereIn('id', ids).delete()) > 0;
+    return transactional(db, async (trx) => {
+      const ids = whereTeamInScope(trx, live(trx, now), `${LISTENERS}.team_id`, scope).where(`${LISTENERS}.id`, id).select(`${LISTENERS}.id`);
+      if (!(await trx(LISTENERS).whereIn('id', ids).delete())) return false;
+      await trx(DELIVERIES).where({ listener_id: id }).delete();
+      return true;
+    });
   },
   async update(db: Knex, id: string, u: { lastSequence: number; expiresAt: Date }): Promise<void> {
     await db(LISTENERS).where({ id }).update({ last_sequence: u.lastSequence, expires_at: u.expiresAt });
   },
-  /** Deletes listeners whose expiry has come, with their deliveries. Returns how many. */
+  /**
+   * Deletes listeners whose expiry has come, then every delivery of a listener that is gone
+   * (theirs, and any written by an event that raced a delete). Returns how many listeners.
+   */
   async deleteExpired(db: Knex, now: Date): Promise<number> {
-    const expired = db(LISTENERS).where('expires_at', '<=', now).select('id');
-    await db(DELIVERIES).whereIn('listener_id', expired).delete();
-    return db(LISTENERS).where('expires_at', '<=', now).delete();
+    const deleted = await db(LISTENERS).where('expires_at', '<=', now).delete();
+    await db(DELIVERIES)
+      .whereNotExists(db(LISTENERS).select(db.raw('1')).whereRaw(`${LISTENERS}.id = ${DELIVERIES}.listener_id`))
+      .delete();
+    return deleted;
   },
   async insertDeliveries(db: Knex, deliveries: NewListenerDelivery[]): Promise<void> {
     if (!deliveries.length) return;
