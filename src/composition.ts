@@ -42,6 +42,7 @@ import { videoOutJobs } from './features/video-out';
 import { SignedLinks } from './http/signed-links';
 import { WebhooksService } from './features/webhooks';
 import { webhooksHandlers } from './features/webhooks';
+import { WebhookListenersService, webhookListenersHandlers } from './features/webhooks';
 import { buildApp, type ContractDocument } from './http/app';
 import type { AllHandlers } from './http/operations';
 import { pendingHandlers } from './http/pending-operations';
@@ -95,6 +96,8 @@ export interface Services {
   storageBilling: StorageBillingService;
   billing: BillingService;
   webhooks: WebhooksService;
+  /** Webhook listeners (`vidmill webhooks listen`); `stopWaiting()` at shutdown answers the long polls. */
+  webhookListeners: WebhookListenersService;
   signingKeys: SigningKeys;
   /** Platform storage (video files, thumbnails, frames, web videos). */
   blobs: BlobStore;
@@ -146,6 +149,7 @@ export function createServices(deps: {
   ingestion.onFailure(processing.refundFailedIngestion);
   const videoOut = new VideoOutService({ db, clock, locations, jobs, secretBox, blobs: deps.blobs, links: signedLinks, ledger, policy: outbound });
   videos.onRemove((trx, ids) => videoOut.within(trx).onVideosRemoved(ids));
+  const signingKeys = new SigningKeys({ db, clock, secretBox, policy: deps.config.webhookSigningKeys });
   return {
     db,
     clock,
@@ -166,7 +170,8 @@ export function createServices(deps: {
     storageBilling,
     billing: new BillingService({ db, clock, accounts, ledger }),
     webhooks: new WebhooksService({ db, clock, accounts, policy: outbound }),
-    signingKeys: new SigningKeys({ db, clock, secretBox, policy: deps.config.webhookSigningKeys }),
+    webhookListeners: new WebhookListenersService({ db, clock, accounts, signingKeys }),
+    signingKeys,
     blobs: deps.blobs,
     jobs,
     idempotency: new IdempotencyKeys(db, clock, secretBox, { ttlMs: deps.config.idempotencyTtlMs }),
@@ -242,6 +247,7 @@ export function createHandlers(s: Services): AllHandlers {
     ...locationsHandlers(s.locations),
     ...billingHandlers(s.billing),
     ...webhooksHandlers(s.webhooks, s.signingKeys),
+    ...webhookListenersHandlers(s.webhookListeners),
     ...pendingHandlers,
   };
 }

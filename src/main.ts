@@ -107,6 +107,8 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info({ signal }, 'shutting down');
+    // Long polls of webhook listeners answer now instead of holding the close for up to 25 s.
+    services.webhookListeners.stopWaiting();
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
     metricsServer?.close();
     await Promise.all([worker?.stop({ graceMs: 30_000 }), deliveries?.stop(), ...tasks.map((t) => t.stop())]);

@@ -100,6 +100,12 @@ const webhookLatency = new Histogram({
   buckets: DELIVERY_LATENCY_BUCKETS,
   registers: [registry],
 });
+const webhookListenerDeliveries = new Counter({
+  name: 'vidmill_webhook_listener_deliveries_total',
+  help: 'Deliveries handed out to webhook listeners by polls: first (first hand-out) or again (not acknowledged before)',
+  labelNames: ['handout'],
+  registers: [registry],
+});
 const bytesCopied = new Counter({
   name: 'vidmill_bytes_copied_total',
   help: 'Bytes copied by the ranged copy engine: in (video in) and out (video out)',
@@ -153,6 +159,12 @@ export function recordWebhookDelivery(outcome: DeliveryOutcome, attempt: number,
   webhookDeliveries.inc({ outcome });
   if (outcome !== 'retry') webhookAttempts.observe(attempt);
   if (outcome === 'delivered' && latencySeconds !== undefined) webhookLatency.observe(Math.max(0, latencySeconds));
+}
+
+/** One poll's hand-out to a webhook listener: `total` deliveries, `again` of them handed out before. */
+export function recordListenerHandOut(total: number, again: number): void {
+  if (total > again) webhookListenerDeliveries.inc({ handout: 'first' }, total - again);
+  if (again > 0) webhookListenerDeliveries.inc({ handout: 'again' }, again);
 }
 
 export function recordBytesCopied(direction: 'in' | 'out', bytes: number): void {

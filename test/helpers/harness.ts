@@ -141,6 +141,8 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
       return { userId: user.id, teamId: team.id, email, password, apiKey: secret, apiKeyId: key.id };
     },
     async close() {
+      // As main.ts's shutdown: waiting long polls of webhook listeners answer at once.
+      for (const s of [services, ...otherProcesses]) s.webhookListeners.stopWaiting();
       await Promise.all(workers.map((w) => w.stop({ graceMs: 5_000 })));
       await Promise.all(otherProcesses.map((o) => o.db.destroy()));
       if (listening) {

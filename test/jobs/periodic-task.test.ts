@@ -85,6 +85,7 @@ describe(`Periodic tasks of the composition root (${TEST_DIALECT})`, () => {
       'storage-billing',
       'webhook-history-sweep',
       'webhook-key-rotation',
+      'webhook-listener-expiry',
     ]);
   });
 

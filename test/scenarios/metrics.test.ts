@@ -46,6 +46,7 @@ const FAMILIES: [string, string][] = [
   ['vidmill_webhook_deliveries_total', 'counter'],
   ['vidmill_webhook_delivery_attempts', 'histogram'],
   ['vidmill_webhook_delivery_latency_seconds', 'histogram'],
+  ['vidmill_webhook_listener_deliveries_total', 'counter'],
   ['vidmill_bytes_copied_total', 'counter'],
   ['vidmill_ffmpeg_seconds_total', 'counter'],
   ['vidmill_billing_charges_total', 'counter'],

@@ -1,10 +1,12 @@
 /**
  * Domain events and their fan-out. Call `recordEvent` inside the transaction of the state
- * change that causes the event: the event row and one delivery row per active webhook of the
- * team subscribed to its type are written together, each with its payload frozen.
+ * change that causes the event: the event row, one delivery row per active webhook of the team
+ * subscribed to its type, and one row per live webhook listener of the team subscribed to it
+ * (not for test events) are written together, each with its payload frozen.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { listenersStore, NewListenerDelivery } from './listeners.store';
 import { DeliveryRecord, eventsStore, webhooksStore } from './webhooks.store';
 
 export interface NewEvent {
@@ -46,11 +48,26 @@ export function onEventsRecorded(listener: Listener): () => void {
   return () => listeners.delete(listener);
 }
 
-function notifyAfterCommit(trx: Knex): void {
-  const wake = () => listeners.forEach((l) => l());
+type ListenerWake = (listenerIds: readonly string[]) => void;
+const listenerWakes = new Set<ListenerWake>();
+
+/**
+ * Called with the webhook listeners that got deliveries, after the transaction that wrote them
+ * commits (wakes the long polls of this process; other processes find them by polling the table).
+ */
+export function onListenerDeliveries(wake: ListenerWake): () => void {
+  listenerWakes.add(wake);
+  return () => listenerWakes.delete(wake);
+}
+
+function afterCommit(trx: Knex, fn: () => void): void {
   const promise = (trx as Knex.Transaction).executionPromise as Promise<unknown> | undefined;
-  if (promise) promise.then(wake, () => undefined);
-  else wake();
+  if (promise) promise.then(fn, () => undefined);
+  else fn();
+}
+
+function notifyAfterCommit(trx: Knex): void {
+  afterCommit(trx, () => listeners.forEach((l) => l()));
 }
 
 /** Writes the event and its deliveries; returns the deliveries created. */
@@ -82,5 +99,20 @@ export async function recordEvent(trx: Knex, e: NewEvent): Promise<DeliveryRecor
   });
   await eventsStore.insertDeliveries(trx, deliveries);
   if (deliveries.length) notifyAfterCommit(trx);
+  if (!test) await fanOutToListeners(trx, e, data);
   return deliveries;
+}
+
+/** One listener delivery per live listener of the team subscribed to the type (payload `webhookId` = listener id). */
+async function fanOutToListeners(trx: Knex, e: NewEvent, data: EventData): Promise<void> {
+  const subscribed = (await listenersStore.liveOfTeam(trx, e.teamId, e.occurredAt)).filter((l) => l.eventTypes.includes(e.eventType));
+  if (!subscribed.length) return;
+  const rows = subscribed.map((l): NewListenerDelivery => {
+    const id = randomUUID();
+    const payload: FrozenPayload = { id, webhookId: l.id, eventType: e.eventType, occurredAt: e.occurredAt.toISOString(), test: false, attemptCount: 0, data };
+    return { id, listenerId: l.id, eventType: e.eventType, payload: JSON.stringify(payload), createdAt: e.occurredAt };
+  });
+  await listenersStore.insertDeliveries(trx, rows);
+  const ids = subscribed.map((l) => l.id);
+  afterCommit(trx, () => listenerWakes.forEach((w) => w(ids)));
 }

@@ -5,3 +5,5 @@ export { SigningKeys } from './signing-keys';
 export { webhooksPeriodicTasks } from './webhooks.tasks';
 export { webhooksHandlers } from './webhooks.handlers';
 export { WebhooksService } from './webhooks.service';
+export { webhookListenersHandlers } from './listeners.handlers';
+export { WebhookListenersService } from './listeners.service';
