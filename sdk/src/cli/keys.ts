@@ -49,10 +49,21 @@ async function createCommand(ctx: Context, o: { email?: string; name: string; de
   );
 }
 
-async function deleteCommand(ctx: Context, id: string, o: { email?: string }) {
+async function deleteCommand(ctx: Context, id: string, o: { email?: string; deactivate?: boolean }) {
   const client = await basicClient(ctx, o);
+  // The API deletes inactive keys only (409 ACTIVE_API_KEY_CANNOT_BE_DELETED): --deactivate does both.
+  if (o.deactivate) unwrap(await client.api.POST('/v1/api-keys/{id}/deactivate', { params: { path: { id } } }));
   unwrap(await client.api.DELETE('/v1/api-keys/{id}', { params: { path: { id } } }));
   ctx.result({ deleted: id }, () => `Deleted API key ${id}`);
+}
+
+function setActiveCommand(active: boolean) {
+  return async (ctx: Context, id: string, o: { email?: string }) => {
+    const client = await basicClient(ctx, o);
+    const path = { params: { path: { id } } };
+    const key = unwrap(active ? await client.api.POST('/v1/api-keys/{id}/activate', path) : await client.api.POST('/v1/api-keys/{id}/deactivate', path));
+    ctx.result(key, () => `API key ${id} ${active ? 'activated' : 'deactivated'}`);
+  };
 }
 
 export function registerKeys(program: Command): void {
@@ -66,5 +77,20 @@ export function registerKeys(program: Command): void {
     .option('--description <text>', 'description of the key')
     .option('--inactive', 'create it deactivated')
     .action(action(createCommand));
-  keys.command('delete <id>').description('Delete an API key').option('--email <email>', 'your e-mail').action(action(deleteCommand));
+  keys
+    .command('activate <id>')
+    .description('Activate an API key')
+    .option('--email <email>', 'your e-mail')
+    .action(action(setActiveCommand(true)));
+  keys
+    .command('deactivate <id>')
+    .description('Deactivate an API key (requests with it are refused)')
+    .option('--email <email>', 'your e-mail')
+    .action(action(setActiveCommand(false)));
+  keys
+    .command('delete <id>')
+    .description('Delete an inactive API key')
+    .option('--email <email>', 'your e-mail')
+    .option('--deactivate', 'deactivate it first when it is active')
+    .action(action(deleteCommand));
 }
