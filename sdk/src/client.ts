@@ -1,11 +1,14 @@
 /**
  * The client: openapi-fetch over the generated types of the contract, with the API key sent on
- * every request. `client.api` is the typed client (`client.api.GET('/v1/videos/{videoId}', ...)`);
- * `unwrap` turns its result into the data or a thrown `VidmillApiError`.
+ * every request and retries with back-off (retry.ts: network errors, 429, 502, 503, 504,
+ * `Retry-After`, an `Idempotency-Key` on every POST). `client.api` is the typed client
+ * (`client.api.GET('/v1/videos/{videoId}', ...)`); `unwrap` turns its result into the data or a
+ * thrown `VidmillApiError`.
  */
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/api';
 import { VidmillApiError } from './errors';
+import { retryingFetch, type RetryOptions } from './retry';
 
 export interface VidmillClientOptions {
   /** Address of the server, for example `https://vidmill.example.com` (the API is under `/api`). */
@@ -14,6 +17,10 @@ export interface VidmillClientOptions {
   apiKey?: string;
   /** The fetch implementation; the global one when absent. */
   fetch?: typeof globalThis.fetch;
+  /** Retries after the first attempt (default 3); 0 disables retrying. */
+  retries?: number;
+  /** The rest of the retry policy: back-off, longest wait, `onRetry`, `sleep` (retry.ts). */
+  retry?: Omit<RetryOptions, 'retries'>;
 }
 
 export interface VidmillClient {
@@ -26,7 +33,10 @@ export interface VidmillClient {
 
 export function createVidmillClient(options: VidmillClientOptions): VidmillClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  const api = createClient<paths>({ baseUrl: `${baseUrl}/api`, fetch: options.fetch });
+  // The global fetch is looked up at each call, so a fetch replaced later (tests, polyfills) is used.
+  const baseFetch = options.fetch ?? ((input: string | URL | Request, init?: RequestInit) => globalThis.fetch(input, init));
+  const fetch = retryingFetch(baseFetch, { ...options.retry, retries: options.retries });
+  const api = createClient<paths>({ baseUrl: `${baseUrl}/api`, fetch });
   const apiKey = options.apiKey;
   if (apiKey) {
     api.use({

@@ -17,9 +17,32 @@ export class VidmillApiError extends Error {
 
   /** Builds the error from a failed answer (its body already read as `body`). */
   static fromResponse(response: Response, body: unknown): VidmillApiError {
-    const b = (typeof body === 'object' && body !== null ? body : {}) as { errorCode?: unknown; message?: unknown };
+    const b = (typeof body === 'object' && body !== null ? body : {}) as { errorCode?: unknown; message?: unknown; requestId?: unknown };
     const errorCode = typeof b.errorCode === 'string' ? b.errorCode : `HTTP_${response.status}`;
     const message = typeof b.message === 'string' ? b.message : response.statusText || `HTTP ${response.status}`;
-    return new VidmillApiError(response.status, errorCode, message, response.headers.get('x-request-id') ?? undefined, body);
+    const requestId = response.headers.get('x-request-id') ?? (typeof b.requestId === 'string' ? b.requestId : undefined);
+    return new VidmillApiError(response.status, errorCode, message, requestId, body);
   }
+}
+
+/**
+ * The server could not be reached (connection refused or reset, DNS failure, timeout) on any
+ * attempt. `cause` is the last error of `fetch`; `attempts` how many were made.
+ */
+export class VidmillNetworkError extends Error {
+  override readonly name = 'VidmillNetworkError';
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(`${method} ${url} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${describe(cause)}`, { cause });
+  }
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const inner = err.cause instanceof Error ? ` (${err.cause.message})` : '';
+  return `${err.message}${inner}`;
 }
