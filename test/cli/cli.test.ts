@@ -114,9 +114,10 @@ describe(`vidmill CLI (${TEST_DIALECT})`, function () {
     assert.equal(deleted.code, 0, deleted.stderr);
     assert.deepEqual(json(deleted.stdout), { removed: [videoId] });
 
-    const down = await cli(['videos', 'list'], { VIDMILL_URL: 'http://127.0.0.1:1' });
+    const down = await cli(['videos', 'list', '--retries', '1'], { VIDMILL_URL: 'http://127.0.0.1:1' });
     assert.equal(down.code, 3);
-    assert.match(down.stderr, /^Error: Cannot reach the server/m);
+    assert.match(down.stderr, /^GET \/api\/v1\/videos failed; retrying in [\d.]+s$/m, 'a note per retry');
+    assert.match(down.stderr, /^Error: Cannot reach the server: GET \S+ failed after 2 attempts/m);
   });
 
   it('a profile of the configuration file (--profile) gives the server and key; flags override it', async () => {
@@ -130,7 +131,7 @@ describe(`vidmill CLI (${TEST_DIALECT})`, function () {
       json(listed.stdout).items.map((v: any) => v.id),
       [videoId],
     );
-    assert.equal((await runCli(['videos', 'list'], base)).code, 3, 'the default profile is used without --profile');
+    assert.equal((await runCli(['videos', 'list', '--retries', '0'], base)).code, 3, 'the default profile is used without --profile');
     const flags = await runCli(['videos', 'list', '--json', '--url', s.url, '--api-key', u.apiKey], base);
     assert.equal(flags.code, 0, flags.stderr);
     const unknown = await runCli(['--profile', 'nope', 'videos', 'list'], base);

@@ -8,8 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { InvalidArgumentError, type Command } from 'commander';
-import { createVidmillClient, type VidmillClient } from '../client';
-import { VidmillApiError } from '../errors';
+import { createVidmillClient, type VidmillClient, type VidmillClientOptions } from '../client';
+import { VidmillApiError, VidmillNetworkError } from '../errors';
+import { VidmillStageFailedError } from '../wait-for';
 
 /** Exit codes of the `vidmill` command (docs/cli.md#exit-codes). */
 export const EXIT = {
@@ -55,6 +56,8 @@ export interface GlobalOptions {
   apiKey?: string;
   profile?: string;
   json?: boolean;
+  /** Retries of a failed request (network errors, 429, 502, 503, 504); default the SDK's 3. */
+  retries?: number;
 }
 
 /** One profile of the configuration file. */
@@ -172,7 +175,7 @@ export async function createContext(opts: GlobalOptions): Promise<Context> {
     signal: interrupt.signal,
     get client() {
       if (!config.apiKey) throw new UsageError('No API key: set VIDMILL_API_KEY, pass --api-key, or add one to a profile');
-      client ??= createVidmillClient({ baseUrl: config.url, apiKey: config.apiKey });
+      client ??= createVidmillClient({ baseUrl: config.url, apiKey: config.apiKey, ...clientRetries(opts) });
       return client;
     },
     result(value, human) {
@@ -186,6 +189,16 @@ export async function createContext(opts: GlobalOptions): Promise<Context> {
       process.stderr.write(line + '\n');
     },
     confirm: (question) => confirm(question),
+  };
+}
+
+/** The retry policy of the CLI's clients: `--retries`, and a note on stderr before each retry. */
+export function clientRetries(opts: GlobalOptions): Pick<VidmillClientOptions, 'retries' | 'retry'> {
+  return {
+    retries: opts.retries,
+    retry: {
+      onRetry: (e) => process.stderr.write(`${e.method} ${new URL(e.url).pathname} ${e.status ? `answered ${e.status}` : 'failed'}; retrying in ${(e.delayMs / 1000).toFixed(1)}s\n`),
+    },
   };
 }
 
@@ -219,6 +232,7 @@ async function confirm(question: string): Promise<boolean> {
 
 /** Whether `err` is a failure to reach the server (not an answer). */
 export function isNetworkError(err: unknown): boolean {
+  if (err instanceof VidmillNetworkError) return true;
   if (!(err instanceof Error)) return false;
   const codes = ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'];
   const cause = (err as { cause?: unknown }).cause;
@@ -238,6 +252,15 @@ export function reportError(err: unknown, json: boolean): number {
       requestId: err.requestId,
     });
     return EXIT.API_ERROR;
+  }
+  if (err instanceof VidmillStageFailedError) {
+    write(`Error: ${err.message}`, { errorCode: err.errorCode, message: err.message, videoId: err.videoId, stage: err.stage });
+    return EXIT.FAILED;
+  }
+  if (err instanceof VidmillNetworkError) {
+    const message = `Cannot reach the server: ${err.message}`;
+    write(`Error: ${message}`, { errorCode: 'NETWORK_ERROR', message });
+    return EXIT.NETWORK;
   }
   if (err instanceof CliError) {
     write(`${err.exitCode === EXIT.INTERRUPTED ? '' : 'Error: '}${err.message}`, { errorCode: err.errorCode, message: err.message });

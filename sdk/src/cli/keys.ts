@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { createVidmillClient, unwrap, type VidmillClient } from '../client';
-import { action, fields, positiveInt, prompt, table, UsageError, type Context } from './context';
+import { action, clientRetries, fields, positiveInt, prompt, table, UsageError, type Context } from './context';
 
 async function basicClient(ctx: Context, o: { email?: string }): Promise<VidmillClient> {
   const email = o.email ?? ctx.config.email;
@@ -15,6 +15,7 @@ async function basicClient(ctx: Context, o: { email?: string }): Promise<Vidmill
   const authorization = 'Basic ' + Buffer.from(`${email}:${password}`).toString('base64');
   return createVidmillClient({
     baseUrl: ctx.config.url,
+    ...clientRetries(ctx.opts),
     fetch: (input, init) => {
       const request = new Request(input, init);
       request.headers.set('Authorization', authorization);

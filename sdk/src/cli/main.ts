@@ -5,7 +5,7 @@
  * code (0 ok, 1 API error, 2 usage, 3 network, 4 failed or not verified, 130 interrupted).
  */
 import { Command, CommanderError } from 'commander';
-import { EXIT, installInterruptHandler, reportError } from './context';
+import { EXIT, installInterruptHandler, positiveInt, reportError } from './context';
 import { registerDownload } from './download';
 import { registerKeys } from './keys';
 import { registerProcess } from './process';
@@ -20,6 +20,7 @@ export function buildProgram(): Command {
     .option('--api-key <key>', 'API key (default: VIDMILL_API_KEY or the profile’s apiKey)')
     .option('--profile <name>', 'profile of the configuration file ($VIDMILL_CONFIG or ~/.config/vidmill/config.json)')
     .option('--json', 'print the result as one JSON document on stdout (errors as JSON on stderr)')
+    .option('--retries <n>', 'retries of a failed request: network errors, 429, 502, 503, 504 (default 3)', positiveInt('--retries'))
     .showHelpAfterError()
     .exitOverride();
   registerVideos(program);
