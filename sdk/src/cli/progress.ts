@@ -22,17 +22,19 @@ export interface Progress {
   stop(): void;
 }
 
-/** Rate over the last few seconds of samples (bytes or points per second). */
+/** Rate over the last few seconds of samples (bytes or points per second); since the start while that is too short to say. */
 class RateMeter {
   private samples: Array<{ t: number; v: number }> = [];
+  private readonly start = { t: Date.now(), v: 0 };
   add(v: number, t = Date.now()): void {
     this.samples.push({ t, v });
     while (this.samples.length > 2 && t - (this.samples[0]?.t ?? t) > 5_000) this.samples.shift();
   }
   perSecond(): number | undefined {
-    const first = this.samples[0];
     const last = this.samples[this.samples.length - 1];
-    if (!first || !last || last.t - first.t < 200) return undefined;
+    if (!last) return undefined;
+    const first = this.samples[0] && last.t - this.samples[0].t >= 200 ? this.samples[0] : this.start;
+    if (last.t - first.t <= 0) return undefined;
     return ((last.v - first.v) * 1000) / (last.t - first.t);
   }
 }
