@@ -164,7 +164,12 @@ function send(file: string, size: number, uploadUrl: string, options: UploadFile
       // The session is ours to keep (the ResumeStore); tus-js-client's own URL storage is off.
       storeFingerprintForResuming: false,
       onProgress: options.onProgress ?? null,
-      onShouldRetry: (err) => !isGone(err) && !options.signal?.aborted,
+      // As tus-js-client's default: retry what may pass (no answer, 5xx, 409 and 423 offset
+      // conflicts), never a refusal (other 4xx: gone, too large, checksum) or after an abort.
+      onShouldRetry: (err) => {
+        const status = err.originalResponse?.getStatus() ?? 0;
+        return !options.signal?.aborted && (status < 400 || status >= 500 || status === 409 || status === 423);
+      },
       onSuccess: () => {
         options.signal?.removeEventListener('abort', onAbort);
         resolve();
