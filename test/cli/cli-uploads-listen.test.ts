@@ -7,6 +7,7 @@
  * - `videos upload`: progress lines, Ctrl-C (exit 130) in the middle keeps the session in the
  *   state folder, the same command resumes it from the server's offset into the same video
  *   (`--wait` follows ingestion to the end), and the session is forgotten afterwards.
+ * - `videos upload` on a terminal: the bar with rate and ETA, redrawn in place.
  * - `uploadFile` (SDK): aborted through its signal from one client instance, resumed by another
  *   client instance sharing the file resume store, from the offset the server holds.
  * - `webhooks listen`: events of the team are forwarded to a local receiver with headers and body
@@ -21,7 +22,7 @@ import { fileResumeStore, uploadFile } from '../../sdk/src/upload-file';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { WebhookVerifier } from '../../src/features/webhooks/verify';
 import supertest from 'supertest';
-import { runCli, startCliServer, type CliServer } from '../helpers/cli';
+import { cliCommandLine, runCli, runInTerminal, startCliServer, type CliServer } from '../helpers/cli';
 import { takeViolations } from '../helpers/contract-conformance';
 import { TEST_DIALECT } from '../helpers/database';
 import type { TestUser } from '../helpers/harness';
@@ -107,6 +108,18 @@ describe(`vidmill CLI: uploads and webhooks listen (${TEST_DIALECT})`, function 
     assert.deepEqual(JSON.parse(readFileSync(path.join(s.home, 'uploads.json'), 'utf8')), {}, 'the finished session is forgotten');
     const listed = JSON.parse((await runCli(['videos', 'list', '--json'], env())).stdout);
     assert.ok(listed.items.filter((v: any) => v.name === 'Holiday').length === 1, 'one video, not two');
+  });
+
+  it('videos upload draws a progress bar with rate and ETA in a pseudo-terminal', async function () {
+    await probe(this, '/v1/videos/in/uploads', { name: 'probe', size: 1 }, 'createMasterVideoFromUpload');
+    const file = path.join(s.home, 'bar.mp4');
+    writeFileSync(file, bigVideo());
+    const res = await runInTerminal(cliCommandLine(['videos', 'upload', file, '--chunk-size', '65536']), env(), s.home);
+    assert.equal(res.code, 0, res.output);
+    const ESC = String.fromCharCode(27);
+    const draws = res.output.split(new RegExp(`${ESC}\\[1G|\\r(?!\\n)`)).filter((d) => /upload \[[#-]{30}\]/.test(d));
+    assert.ok(draws.length >= 2, `redrawn in place: ${JSON.stringify(res.output)}`);
+    assert.match(draws[draws.length - 1]!, /upload \[#{30}\] 100% \| [\d.]+ MB of [\d.]+ MB \| [\d.]+ [kMG]?B\/s \| ETA \d+s/);
   });
 
   it('uploadFile: aborted in one client instance, resumed by another from the offset the server holds', async function () {
