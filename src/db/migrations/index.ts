@@ -17,6 +17,7 @@ import * as m011 from './011_webhook_key_activation';
 import * as m012 from './012_storage_billing';
 import * as m013 from './013_stage_error_messages';
 import * as m014 from './014_stage_eta';
+import * as m015 from './015_upload_sessions';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -33,6 +34,7 @@ const migrations: Record<string, Knex.Migration> = {
   '012_storage_billing': m012,
   '013_stage_error_messages': m013,
   '014_stage_eta': m014,
+  '015_upload_sessions': m015,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
