@@ -189,6 +189,21 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         const body = (await res.json()) as any;
         assert.equal(body.errorCode, 'PAYLOAD_TOO_LARGE');
         assert.equal(await tusBytes(s.videoId), 0);
+        // A body without Content-Length (chunked) is cut where it passes the size.
+        const chunked = await fetch(s.url, {
+          method: 'PATCH',
+          headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+          body: new ReadableStream({
+            start(c) {
+              c.enqueue(new Uint8Array(1001).fill(2));
+              c.close();
+            },
+          }),
+          duplex: 'half',
+        });
+        assert.equal(chunked.status, 413);
+        assert.equal(((await chunked.json()) as any).errorCode, 'PAYLOAD_TOO_LARGE');
+        assert.equal(await tusBytes(s.videoId), 0);
       });
 
       it('a missing or wrong token is refused with 403 ACCESS_DENIED', async () => {
