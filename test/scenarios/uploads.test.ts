@@ -148,6 +148,27 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         assert.equal(Number(after.headers.get('upload-offset')), video.length);
       });
 
+      it('the last byte is recorded with its finishing job before the answer, and a finish run again after a crash completes it once', async () => {
+        const s = await session({ size: video.length });
+        await send(s.url, video); // no worker yet: only the receipt and the job exist
+        const state = await uploadState(s.videoId);
+        assert.equal(state.uploadStatus, 'IN_PROGRESS');
+        assert.equal(state.bytesTransferred, video.length);
+        const jobs = await h.database.db('jobs').where({ kind: 'video-in.upload-finish' }).select('payload');
+        assert.equal(jobs.filter((j: any) => JSON.parse(j.payload).videoId === s.videoId).length, 1);
+        // A first run that died right after moving the bytes into platform storage.
+        await h.services.videoIn.uploads.adopt(h.services.videoIn.uploadStoreId(s.videoId), `videos/${s.videoId}/file`, video.length);
+        h.startWorker();
+        await waitUpload(s.videoId, ['DONE']);
+        assert.equal((await videosStore.byId(h.database.db, s.videoId))?.crc32c, crc32c(video));
+        assert.ok((await stored(s.videoId)).equals(video));
+        const events = (await h.database.db('webhook_events').select('event_type', 'data')).filter((r: any) => JSON.parse(r.data).videoId === s.videoId).map((r: any) => r.event_type);
+        assert.deepEqual(
+          events.filter((e: string) => e.startsWith('video_in.')),
+          ['video_in.started', 'video_in.done'],
+        );
+      });
+
       it('two uploads in parallel each become their own master video', async () => {
         const other = Buffer.concat([video, Buffer.from('trailing bytes of a second file')]);
         const a = await session({ size: video.length });
