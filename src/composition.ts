@@ -148,6 +148,22 @@ export function createServices(deps: {
   ingestion.onFailure(processing.refundFailedIngestion);
   const videoOut = new VideoOutService({ db, clock, locations, jobs, secretBox, blobs: deps.blobs, links: signedLinks, ledger, policy: outbound });
   videos.onRemove((trx, ids) => videoOut.within(trx).onVideosRemoved(ids));
+  const videoIn = new VideoInService({
+    db,
+    clock,
+    accounts,
+    locations,
+    videos,
+    jobs,
+    secretBox,
+    sources,
+    projects,
+    uploads: createTusStorage(deps.blobs, { directory: deps.config.uploads.directory }),
+    links: signedLinks,
+    uploadExpiryMs: deps.config.uploads.expiryMs,
+  });
+  // A video deleted while its direct upload runs: the upload's bytes are removed too.
+  videos.onRemove((trx, ids) => videoIn.within(trx).onVideosRemoved(ids));
   return {
     db,
     clock,
@@ -156,20 +172,7 @@ export function createServices(deps: {
     apiKeys: new ApiKeysService({ db, clock }),
     projects,
     videos,
-    videoIn: new VideoInService({
-      db,
-      clock,
-      accounts,
-      locations,
-      videos,
-      jobs,
-      secretBox,
-      sources,
-      projects,
-      uploads: createTusStorage(deps.blobs, { directory: deps.config.uploads.directory }),
-      links: signedLinks,
-      uploadExpiryMs: deps.config.uploads.expiryMs,
-    }),
+    videoIn,
     ingestion,
     configurations,
     processing,

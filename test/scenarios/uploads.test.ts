@@ -277,6 +277,17 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         assert.equal((await tus('HEAD', swept.url)).status, 410);
       });
 
+      it('deleting the video while its upload runs removes the upload and its bytes', async () => {
+        const s = await session({ size: video.length });
+        await send(s.url, video, { chunkSize: 16 * 1024, stopAt: 16 * 1024 });
+        assert.equal(await tusBytes(s.videoId), 16 * 1024);
+        const del = await h.request.delete(`/api/v1/videos/${s.videoId}`).set('X-API-Key', u.apiKey);
+        assert.equal(del.status, 200, JSON.stringify(del.body));
+        h.startWorker();
+        await waitFor('upload bytes removed', async () => ((await tusBytes(s.videoId)) === undefined ? true : undefined));
+        assert.equal((await tus('HEAD', s.url)).status, 404);
+      });
+
       it('termination (DELETE) fails the video-in with UPLOAD_ABANDONED, removes the bytes, and the URL then answers 410', async () => {
         const s = await session({ size: video.length });
         await send(s.url, video, { chunkSize: 16 * 1024, stopAt: 16 * 1024 });

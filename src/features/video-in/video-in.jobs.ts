@@ -77,7 +77,8 @@ function finishUpload(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<Co
     const video = await findVideo(db, videoId);
     const storeId = videoIn.uploadStoreId(videoId);
     if (!op || !video?.upload || video.upload.status === 'DONE' || video.upload.status === 'FAILED') {
-      // Deleted or already settled: only what the upload left behind remains to remove.
+      // Deleted (videos.onRemove enqueues this job for an upload still running) or already
+      // settled: only what the upload left behind remains to remove.
       await videoIn.uploads.discard(storeId, video?.upload?.status === 'DONE');
       return;
     }

@@ -300,6 +300,17 @@ export class VideoInService extends TransactionalService {
     return ended;
   }
 
+  /**
+   * The removal hook (`videos.onRemove`, in the removing transaction): a video deleted while its
+   * direct upload runs gets the finishing job, which finds it gone and removes the upload's bytes
+   * after the commit. (An upload whose last byte arrived has that job already.)
+   */
+  async onVideosRemoved(videoIds: readonly string[]): Promise<void> {
+    for (const videoId of await videoInStore.unfinishedUploads(this.db, videoIds)) {
+      await this.jobs.enqueue(this.db, { kind: VIDEO_IN_UPLOAD_FINISH_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_UPLOAD_FINISH_JOB.attempts });
+    }
+  }
+
   /** Direct uploads past their session's end (the expiry task). */
   expiredUploads(limit: number): Promise<string[]> {
     return videoInStore.expiredUploads(this.db, this.clock.now(), limit);

@@ -133,6 +133,13 @@ export const videoInStore = {
     return n > 0;
   },
 
+  /** Of these videos, those with a direct upload whose last byte has not arrived. */
+  async unfinishedUploads(db: Knex, videoIds: readonly string[]): Promise<string[]> {
+    if (!videoIds.length) return [];
+    const rows = await db('video_in_operations').where('source_kind', 'UPLOAD').whereNull('upload_received_at').whereIn('video_id', videoIds).select<{ video_id: string }[]>('video_id');
+    return rows.map((r) => r.video_id);
+  },
+
   /** Video ids of direct uploads past their session's end whose last byte never arrived. */
   async expiredUploads(db: Knex, now: Date, limit: number): Promise<string[]> {
     const rows = await db('video_in_operations')
