@@ -285,7 +285,7 @@ export function createApp(
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,
     responseValidationSample: opts.config.responseValidationSample,
-    publicRoutes: [s.assets.routes(), s.comparison.routes(), s.videoOut.routes(opts.logger), new UploadEndpoint(s.videoIn, s.clock, opts.logger).routes()],
+    publicRoutes: [s.assets.routes(), s.comparison.routes(), s.videoOut.routes(opts.logger), new UploadEndpoint(s.videoIn, s.clock, opts.logger, s.apiKeys).routes()],
     publicUrl: opts.config.publicUrlConfigured ? opts.config.publicUrl : undefined,
     // On the API port unless VIDMILL_METRICS_PORT gives it a server of its own (main.ts).
     metrics: opts.config.metrics.port === undefined ? metricsEndpoint({ db: s.db, clock: s.clock, log: opts.logger, token: opts.config.metrics.token }) : undefined,

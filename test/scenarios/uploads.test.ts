@@ -64,12 +64,13 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
           storage === 's3'
             ? new S3BlobStore({ bucket: 'platform', endpoint: s3.endpoint, region: s3.region, accessKey: s3.credentials.accessKey, secretKey: s3.credentials.secretAccessKey, forcePathStyle: true })
             : undefined;
-        h = await createHarness({}, { blobs });
-        u = await h.user();
-        await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
-        server = http.createServer(h.app);
+        // The app on a port of its own, which is also its public URL (upload URLs are built on it).
+        server = http.createServer((req, res) => h.app(req, res));
         await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
         origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        h = await createHarness({ publicUrl: origin, publicUrlConfigured: true }, { blobs });
+        u = await h.user();
+        await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
       });
       afterEach(async () => {
         server.closeAllConnections();
@@ -120,7 +121,9 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
 
       it('an upload interrupted and resumed from a second client becomes the master video with its CRC-32C, and ingestion starts', async () => {
         const s = await session({ size: video.length, fileName: 'clip.mp4' }, '?fullIngestion=false');
-        assert.match(s.uploadUrl, /^http:\/\/127\.0\.0\.1:8080\/tus\/uploads\/[0-9a-f]{32}\?token=\d+\.[\w-]+$/);
+        assert.equal(s.uploadUrl, s.url, 'absolute, on the public URL');
+        assert.match(s.uploadUrl, /^http:\/\/127\.0\.0\.1:\d+\/tus\/uploads\/[0-9a-f]{32}\?token=\d+\.[\w-]+$/);
+        assert.equal(new URL(s.uploadUrl).pathname, `/tus/uploads/${s.videoId.replace(/-/g, '')}`);
         assert.equal(s.size, video.length);
         assert.equal((await uploadState(s.videoId)).uploadStatus, 'INITIAL');
         h.startWorker();
@@ -179,6 +182,43 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         assert.ok((await stored(a.videoId)).equals(video));
         assert.ok((await stored(b.videoId)).equals(other));
         assert.equal((await videosStore.byId(h.database.db, b.videoId))?.crc32c, crc32c(other));
+      });
+
+      it('the tus creation extension (POST /tus/uploads with X-API-Key and Upload-Metadata) makes the same session, and a tus client uploads through it', async () => {
+        h.startWorker();
+        let location = '';
+        await new Promise<void>((resolve, reject) => {
+          const upload: Upload = new Upload(video, {
+            endpoint: `${origin}/tus/uploads`,
+            headers: { 'X-API-Key': u.apiKey },
+            metadata: { name: 'From tus', filename: 'tus.mp4', fullIngestion: 'false' },
+            retryDelays: [],
+            storeFingerprintForResuming: false,
+            onUploadUrlAvailable: () => {
+              location = upload.url ?? '';
+            },
+            onSuccess: () => resolve(),
+            onError: reject,
+          });
+          upload.start();
+        });
+        const uploadId = /\/tus\/uploads\/([0-9a-f]{32})\?token=/.exec(location)?.[1];
+        assert.ok(uploadId, location);
+        const videoId = uploadId.replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+        await waitUpload(videoId, ['DONE']);
+        const v = (await get(`/v1/videos/${videoId}`)).body;
+        assert.equal(v.name, 'From tus');
+        assert.equal((await videosStore.byId(h.database.db, videoId))?.crc32c, crc32c(video));
+        assert.equal((await uploadState(videoId)).uploadStatus, 'DONE');
+        // Without a key, or with a bad one, or without a name.
+        const create = (headers: Record<string, string>) => fetch(`${origin}/tus/uploads`, { method: 'POST', headers: { 'Tus-Resumable': '1.0.0', 'Upload-Length': '100', ...headers } });
+        assert.equal((await create({ 'Upload-Metadata': `name ${Buffer.from('x').toString('base64')}` })).status, 401);
+        assert.equal((await create({ 'X-API-Key': 'vmk_wrong', 'Upload-Metadata': `name ${Buffer.from('x').toString('base64')}` })).status, 401);
+        const noName = await create({ 'X-API-Key': u.apiKey });
+        assert.equal(noName.status, 400);
+        assert.equal(((await noName.json()) as any).errorCode, 'VALIDATION_ERROR');
+        const tooLarge = await create({ 'X-API-Key': u.apiKey, 'Upload-Length': String(500 * 1000 ** 3 + 1), 'Upload-Metadata': `name ${Buffer.from('x').toString('base64')}` });
+        assert.equal(((await tooLarge.json()) as any).errorCode, 'VIDEO_TOO_LARGE');
       });
 
       it('a file that does not match crc32c fails the video-in with CHECKSUM_MISMATCH', async () => {

@@ -24,11 +24,14 @@ import type { Logger } from 'pino';
 import type { Server as TusServer } from '@tus/server';
 import { errorBodyOf, sendError } from '../../http/error-mapper';
 import { streamTusBodiesDirectly } from '../../http/tus-node-bodies';
+import type { ApiKeyCheck } from '../../http/auth';
 import type { Clock } from '../../shared/clock';
+import { BadRequestError, UnauthorizedError } from '../../shared/errors';
 import { recordUploadBytes } from '../../shared/metrics';
 import { TUS_PATH, uploadPath, VideoInService } from './video-in.service';
 
 const UPLOAD_ID = /^[0-9a-f]{32}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PROGRESS_EVERY_MS = 1000;
 
 /** An upload this process is receiving: what its progress writes need. */
@@ -62,11 +65,20 @@ export class UploadEndpoint {
     private readonly videoIn: VideoInService,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** API keys, for the tus creation extension (POST /tus/uploads with X-API-Key). */
+    private readonly apiKeys: ApiKeyCheck,
   ) {}
 
   routes(): Router {
     const router = express.Router();
     router.options([TUS_PATH, `${TUS_PATH}/:uploadId`], (req, res) => this.passOn(req, res));
+    router.post(TUS_PATH, async (req, res, next) => {
+      try {
+        await this.create(req, res);
+      } catch (err) {
+        next(err);
+      }
+    });
     router.all(`${TUS_PATH}/:uploadId`, async (req, res, next) => {
       try {
         await this.handle(req, res);
@@ -114,6 +126,53 @@ export class UploadEndpoint {
     }
     if (!this.tracked.has(storeId)) this.tracked.set(storeId, { videoId: op.videoId, size, latest: 0, written: -1, lastWriteAt: 0 });
     await this.passOn(req, res);
+  }
+
+  /**
+   * The tus creation extension: `POST /tus/uploads` with `X-API-Key`, `Upload-Length` and
+   * `Upload-Metadata` (`name`, optional `filename`, `projectId`, `teamId`, `fullIngestion`,
+   * `crc32c`) creates the session exactly as `createMasterVideoFromUpload` does; `Location` is
+   * the signed upload URL. A body sent with the creation (creation-with-upload) is not stored:
+   * `Upload-Offset: 0` tells the client to send it with PATCH.
+   */
+  private async create(req: Request, res: Response): Promise<void> {
+    res.setHeader('Tus-Resumable', '1.0.0');
+    req.resume(); // any creation-with-upload body is not read
+    const key = req.headers['x-api-key'];
+    if (typeof key !== 'string' || key === '') throw new UnauthorizedError('MISSING_API_KEY', 'The X-API-Key header is required');
+    const principal = this.apiKeys.cachedPrincipal(key) ?? (await this.apiKeys.authenticate(key));
+    if (req.headers['tus-resumable'] !== '1.0.0') return sendError(req, res, 412, 'BAD_REQUEST', 'Tus-Resumable: 1.0.0 is required');
+    const length = String(req.headers['upload-length'] ?? '');
+    if (!/^\d{1,15}$/.test(length) || Number(length) < 1) {
+      throw new BadRequestError('VALIDATION_ERROR', 'Upload-Length must be the file size in bytes (at least 1); deferred lengths are not supported');
+    }
+    const meta = parseUploadMetadata(String(req.headers['upload-metadata'] ?? ''));
+    const name = meta.get('name');
+    if (!name || !/\S/.test(name) || name.length > 255) throw new BadRequestError('VALIDATION_ERROR', 'Upload-Metadata needs a name (1 to 255 characters, not only white space)');
+    const fileName = meta.get('filename');
+    if (fileName !== undefined && (fileName.length < 1 || fileName.length > 255)) throw new BadRequestError('VALIDATION_ERROR', 'filename must have 1 to 255 characters');
+    for (const field of ['projectId', 'teamId']) {
+      const v = meta.get(field);
+      if (v !== undefined && !UUID.test(v)) throw new BadRequestError('VALIDATION_ERROR', `${field} must be a UUID`);
+    }
+    const fullIngestion = meta.get('fullIngestion');
+    if (fullIngestion !== undefined && fullIngestion !== 'true' && fullIngestion !== 'false') throw new BadRequestError('VALIDATION_ERROR', 'fullIngestion must be true or false');
+    const crc = meta.get('crc32c');
+    if (crc !== undefined && (!/^\d{1,10}$/.test(crc) || Number(crc) > 0xffffffff)) throw new BadRequestError('VALIDATION_ERROR', 'crc32c must be an unsigned 32-bit integer');
+    const session = await this.videoIn.createFromUpload(principal.userId, {
+      name,
+      fileName,
+      projectId: meta.get('projectId'),
+      selectTeamId: meta.get('teamId'),
+      fullIngestion: fullIngestion === 'true',
+      size: Number(length),
+      crc32c: crc === undefined ? undefined : Number(crc),
+    });
+    res.setHeader('Location', session.uploadUrl);
+    res.setHeader('Upload-Offset', '0');
+    res.setHeader('X-Video-Id', session.video.id);
+    res.setHeader('Upload-Expires', session.expiresAt.toUTCString());
+    res.status(201).end();
   }
 
   /** 410 for an upload that has ended without its file (expired, terminated, failed). */
@@ -226,4 +285,18 @@ export class UploadEndpoint {
 /** The video id of a tus upload id (its 32 hex digits with the dashes of a UUID). */
 export function videoIdOf(uploadId: string): string {
   return `${uploadId.slice(0, 8)}-${uploadId.slice(8, 12)}-${uploadId.slice(12, 16)}-${uploadId.slice(16, 20)}-${uploadId.slice(20)}`;
+}
+
+/** tus `Upload-Metadata`: comma-separated `key base64value` pairs (a key alone has an empty value). */
+export function parseUploadMetadata(header: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!header.trim()) return out;
+  for (const pair of header.split(',')) {
+    const [key, value, extra] = pair.trim().split(' ');
+    if (!key || extra !== undefined || out.has(key) || (value !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(value))) {
+      throw new BadRequestError('VALIDATION_ERROR', 'Upload-Metadata must be comma-separated "key base64value" pairs with unique keys');
+    }
+    out.set(key, value === undefined ? '' : Buffer.from(value, 'base64').toString('utf8'));
+  }
+  return out;
 }
