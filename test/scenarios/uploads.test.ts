@@ -133,6 +133,7 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         assert.equal(head.status, 200);
         assert.equal(Number(head.headers.get('upload-offset')), first.offset);
         assert.equal(Number(head.headers.get('upload-length')), video.length);
+        assert.equal(head.headers.get('upload-expires'), new Date(s.expiresAt).toUTCString());
         // Another client instance, with the URL alone.
         const second = await send(s.url, video);
         assert.equal(second.finished, true);

@@ -124,6 +124,8 @@ export class UploadEndpoint {
       await this.videoIn.uploadReceived(op.videoId, size);
       return this.received(req, res, size);
     }
+    // The tus expiration extension's header: when the session ends (the stores know no expiry).
+    if (op.uploadExpiresAt) res.setHeader('Upload-Expires', op.uploadExpiresAt.toUTCString());
     if (!this.tracked.has(storeId)) this.tracked.set(storeId, { videoId: op.videoId, size, latest: 0, written: -1, lastWriteAt: 0 });
     await this.passOn(req, res);
   }

@@ -265,7 +265,9 @@ export class VideoInService extends TransactionalService {
    */
   async uploadProgress(videoId: string, bytes: number, size: number): Promise<void> {
     const stage = new VideoStage(this.db, this.clock, 'upload');
-    await stage.whenIn(videoId, RUNNING, async (trx, v, now) => {
+    // Only forward: a write that arrives late (after a later one, or after the last byte's) is dropped.
+    const ahead = (v: Video) => !!v.upload && RUNNING.includes(v.upload.status) && (v.upload.bytesTransferred ?? -1) < bytes;
+    await stage.whenIn(videoId, ahead, async (trx, v, now) => {
       if (v.upload?.status === 'INITIAL') await stage.started(trx, v, VideoEvents.videoIn.started, now);
       await stage.progressWithin(trx, videoId, { fraction: bytes / size, bytes }, now);
     });
