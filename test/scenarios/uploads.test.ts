@@ -127,6 +127,10 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         assert.equal(s.size, video.length);
         assert.equal((await uploadState(s.videoId)).uploadStatus, 'INITIAL');
         h.startWorker();
+        const options = await fetch(`${origin}/tus/uploads`, { method: 'OPTIONS' });
+        assert.equal(options.status, 204);
+        assert.equal(options.headers.get('tus-version'), '1.0.0');
+        assert.equal(options.headers.get('tus-extension'), 'creation,termination,expiration');
         const first = await send(s.url, video, { chunkSize: 16 * 1024, stopAt: 32 * 1024 });
         assert.equal(first.finished, false);
         const head = await tus('HEAD', s.url);

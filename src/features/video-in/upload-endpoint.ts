@@ -222,6 +222,10 @@ export class UploadEndpoint {
       }
     }
     const datastore = this.videoIn.uploads.datastore;
+    // What OPTIONS advertises (Tus-Extension): creation (POST /tus/uploads, without a body and
+    // without deferred length), termination, and the expiration header; not what the stores
+    // could do in another setting.
+    datastore.extensions = ['creation', 'termination', 'expiration'];
     // Every stored PATCH body: the metrics, and the progress written to the video.
     const write = datastore.write.bind(datastore);
     datastore.write = async (stream, id, offset) => {
