@@ -177,6 +177,51 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         );
       });
 
+      it('an upload continues on another API process of the same installation', async () => {
+        const s = await session({ size: video.length });
+        await send(s.url, video, { chunkSize: 16 * 1024, stopAt: 32 * 1024 });
+        const other = h.anotherProcess();
+        const second = http.createServer((req, res) => other.app(req, res));
+        await new Promise<void>((resolve) => second.listen(0, '127.0.0.1', resolve));
+        try {
+          const there = new URL(s.url);
+          there.port = String((second.address() as AddressInfo).port);
+          assert.equal((await send(there.toString(), video)).finished, true);
+        } finally {
+          second.closeAllConnections();
+          await new Promise((resolve) => second.close(resolve));
+        }
+        h.startWorker();
+        await waitUpload(s.videoId, ['DONE']);
+        assert.ok((await stored(s.videoId)).equals(video));
+      });
+
+      if (storage === 's3') {
+        it('a storage failure during a PATCH is a 500 with the JSON Error body and no internals, and the upload resumes after it', async () => {
+          const big = Buffer.concat([video, Buffer.alloc(6 * 1024 * 1024 - video.length, 9)]);
+          const s = await session({ size: big.length });
+          s3.refuse = (r) => r.method === 'PUT' && r.url.includes('partNumber=');
+          try {
+            const res = await fetch(s.url, {
+              method: 'PATCH',
+              headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+              body: big,
+            });
+            assert.equal(res.status, 500);
+            assert.match(String(res.headers.get('content-type')), /application\/json/);
+            const body = (await res.json()) as any;
+            assert.equal(body.errorCode, 'INTERNAL_SERVER_ERROR');
+            assert.doesNotMatch(JSON.stringify(body), /AccessDenied|amazonaws|127\.0\.0\.1|at \w+ \(|\/work\//);
+          } finally {
+            s3.refuse = undefined;
+          }
+          h.startWorker();
+          assert.equal((await send(s.url, big)).finished, true);
+          await waitUpload(s.videoId, ['DONE']);
+          assert.equal((await videosStore.byId(h.database.db, s.videoId))?.crc32c, crc32c(big));
+        });
+      }
+
       it('two uploads in parallel each become their own master video', async () => {
         const other = Buffer.concat([video, Buffer.from('trailing bytes of a second file')]);
         const a = await session({ size: video.length });
