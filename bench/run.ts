@@ -34,6 +34,11 @@ const SELF_REPORTING: { name: string; description: string; run: () => Promise<vo
     description: '1 GiB result copied out to the local S3 server through Vidmill (job, copy engine) vs a bare @aws-sdk/lib-storage Upload',
     run: async () => (await import('./video-out')).videoOutBenchmark(),
   },
+  {
+    name: 'uploads',
+    description: 'issue 15: 1 GiB direct upload through tus (tus-js-client) vs curl -T PUT to a bare Node server; Vidmill peak RSS',
+    run: async () => (await import('./uploads')).uploadsBenchmark(),
+  },
   { name: 'ingest', description: 'video-in copy engine: 1 GiB vs curl, per-connection throttled source, peak RSS copying 2 GiB', run: async () => (await import('./ingest')).ingestBenchmark() },
 ];
 

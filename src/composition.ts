@@ -26,6 +26,7 @@ import { VideoInService } from './features/video-in';
 import { videoInHandlers } from './features/video-in';
 import { VideoInSources } from './features/video-in';
 import { videoInJobs } from './features/video-in';
+import { UploadEndpoint, videoInPeriodicTasks } from './features/video-in';
 import { IngestionService, ingestionJobs } from './features/ingestion';
 import { VideoAssetsService } from './features/videos';
 import { ConfigurationsService } from './features/processing';
@@ -65,6 +66,7 @@ import { sweepEndedRateWindows } from './http/rate-limit';
 import { metricsEndpoint } from './http/metrics-endpoint';
 
 import type { BlobStore } from './storage/blob-store';
+import { createTusStorage } from './storage/tus-storage';
 
 export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');
 
@@ -112,7 +114,7 @@ export function createServices(deps: {
   clock: Clock;
   masterKey: Buffer;
   blobs: BlobStore;
-  config: Pick<Config, 'login' | 'priceList' | 'allowPrivateUrls' | 'webhookSigningKeys' | 'extraCa' | 'media' | 'workDir' | 'publicUrl' | 'idempotencyTtlMs'>;
+  config: Pick<Config, 'login' | 'priceList' | 'allowPrivateUrls' | 'webhookSigningKeys' | 'extraCa' | 'media' | 'workDir' | 'publicUrl' | 'idempotencyTtlMs' | 'uploads'>;
 }): Services {
   const { db, clock } = deps;
   const jobs = new JobQueue(db, clock);
@@ -150,6 +152,22 @@ export function createServices(deps: {
   const videoOut = new VideoOutService({ db, clock, locations, jobs, secretBox, blobs: deps.blobs, links: signedLinks, ledger, policy: outbound });
   videos.onRemove((trx, ids) => videoOut.within(trx).onVideosRemoved(ids));
   const signingKeys = new SigningKeys({ db, clock, secretBox, policy: deps.config.webhookSigningKeys });
+  const videoIn = new VideoInService({
+    db,
+    clock,
+    accounts,
+    locations,
+    videos,
+    jobs,
+    secretBox,
+    sources,
+    projects,
+    uploads: createTusStorage(deps.blobs, { directory: deps.config.uploads.directory }),
+    links: signedLinks,
+    uploadExpiryMs: deps.config.uploads.expiryMs,
+  });
+  // A video deleted while its direct upload runs: the upload's bytes are removed too.
+  videos.onRemove((trx, ids) => videoIn.within(trx).onVideosRemoved(ids));
   return {
     db,
     clock,
@@ -158,7 +176,7 @@ export function createServices(deps: {
     apiKeys: new ApiKeysService({ db, clock }),
     projects,
     videos,
-    videoIn: new VideoInService({ db, clock, accounts, locations, videos, jobs, secretBox, sources, projects }),
+    videoIn,
     ingestion,
     configurations,
     processing,
@@ -210,6 +228,7 @@ export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
 export function createPeriodicTasks(s: Services): PeriodicTaskDefinition[] {
   return [
     ...apiKeysPeriodicTasks(s.apiKeys),
+    ...videoInPeriodicTasks(s.videoIn),
     ...billingPeriodicTasks(s),
     ...processingPeriodicTasks(s.processing),
     ...videoOutPeriodicTasks(s.videoOut),
@@ -272,7 +291,7 @@ export function createApp(
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,
     responseValidationSample: opts.config.responseValidationSample,
-    publicRoutes: [s.assets.routes(), s.comparison.routes(), s.videoOut.routes(opts.logger)],
+    publicRoutes: [s.assets.routes(), s.comparison.routes(), s.videoOut.routes(opts.logger), new UploadEndpoint(s.videoIn, s.clock, opts.logger, s.apiKeys).routes()],
     publicUrl: opts.config.publicUrlConfigured ? opts.config.publicUrl : undefined,
     // On the API port unless VIDMILL_METRICS_PORT gives it a server of its own (main.ts).
     metrics: opts.config.metrics.port === undefined ? metricsEndpoint({ db: s.db, clock: s.clock, log: opts.logger, token: opts.config.metrics.token }) : undefined,

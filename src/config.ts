@@ -101,6 +101,7 @@ const schema = z
     VIDMILL_FFPROBE_PATH: z.string().min(1).optional(),
     VIDMILL_MEDIA_TIMEOUT_MINUTES: int(1, 7 * 24 * 60).default(240),
     VIDMILL_IDEMPOTENCY_TTL_HOURS: int(1, 30 * 24).default(24),
+    VIDMILL_UPLOAD_EXPIRY_HOURS: int(1, 30 * 24).default(24),
     VIDMILL_JOB_LEASE_SECONDS: int(3, 3600).default(30),
   })
   .superRefine((env, ctx) => {
@@ -168,6 +169,11 @@ export interface Config {
   workDir: string;
   /** How long the first response to a POST with an `Idempotency-Key` is kept for replays. */
   idempotencyTtlMs: number;
+  /**
+   * Direct resumable uploads (docs/uploads.md): how long an upload session lasts, and where the
+   * bytes of unfinished uploads wait on local-disk storage (`<data dir>/uploads`).
+   */
+  uploads: { expiryMs: number; directory: string };
   /**
    * Background jobs: the lease a worker holds on a running job (renewed by a heartbeat every
    * third of it) and thus how soon another worker takes over the job of a killed one.
@@ -252,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     extraCa,
     workDir: path.join(dataDir, 'work'),
     idempotencyTtlMs: raw.VIDMILL_IDEMPOTENCY_TTL_HOURS * 3600_000,
+    uploads: { expiryMs: raw.VIDMILL_UPLOAD_EXPIRY_HOURS * 3600_000, directory: path.join(dataDir, 'uploads') },
     jobs: { leaseMs: raw.VIDMILL_JOB_LEASE_SECONDS * 1000, heartbeatMs: Math.floor((raw.VIDMILL_JOB_LEASE_SECONDS * 1000) / 3) },
     publicUrlConfigured: raw.VIDMILL_PUBLIC_URL !== undefined,
     publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,

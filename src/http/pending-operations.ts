@@ -5,7 +5,7 @@
 import { DomainError } from '../shared/errors';
 import type { Handler, OperationId } from './operations';
 
-export const PENDING_OPERATIONS = ['createMasterVideoFromUpload'] as const satisfies readonly OperationId[];
+export const PENDING_OPERATIONS = [] as const satisfies readonly OperationId[];
 
 export type PendingOperation = (typeof PENDING_OPERATIONS)[number];
 

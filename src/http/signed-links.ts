@@ -36,6 +36,30 @@ export class SignedLinks {
     return Number(expires) * 1000 < now.getTime() ? 'expired' : 'valid';
   }
 
+  /**
+   * A token for `path` valid until `expiresAt`, for a URL that carries it as one query value
+   * (`?token=`): `<expiry in epoch seconds>.<signature>`, the same MAC as `sign`.
+   */
+  token(path: string, expiresAt: Date): string {
+    const expires = Math.floor(expiresAt.getTime() / 1000);
+    return `${expires}.${this.mac(path, expires)}`;
+  }
+
+  /** `verify` for a `token`: 'valid', 'expired' (signature right, time past) or 'invalid'. */
+  verifyToken(path: string, token: unknown, now: Date): 'valid' | 'expired' | 'invalid' {
+    if (typeof token !== 'string') return 'invalid';
+    const dot = token.indexOf('.');
+    if (dot < 0) return 'invalid';
+    return this.verify(path, token.slice(0, dot), token.slice(dot + 1), now);
+  }
+
+  /** The absolute URL of `path` under the public URL (with its path prefix, if any). */
+  absolute(path: string): URL {
+    const url = new URL(this.publicUrl.endsWith('/') ? this.publicUrl : `${this.publicUrl}/`);
+    url.pathname = (new URL(this.publicUrl).pathname.replace(/\/$/, '') + path).replace(/\/{2,}/g, '/');
+    return url;
+  }
+
   private mac(path: string, expires: number): string {
     return createHmac('sha256', this.key).update(`${path}\n${expires}`).digest('base64url');
   }

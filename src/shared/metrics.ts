@@ -112,6 +112,11 @@ const bytesCopied = new Counter({
   labelNames: ['direction'],
   registers: [registry],
 });
+const uploadBytes = new Counter({
+  name: 'vidmill_upload_bytes_received_total',
+  help: 'Bytes received by direct resumable uploads (tus PATCH bodies stored)',
+  registers: [registry],
+});
 const ffmpegSeconds = new Counter({
   name: 'vidmill_ffmpeg_seconds_total',
   help: 'Wall-clock seconds of ffmpeg and ffprobe child processes, by stage (the job kind they ran for, or none)',
@@ -165,6 +170,10 @@ export function recordWebhookDelivery(outcome: DeliveryOutcome, attempt: number,
 export function recordListenerHandOut(total: number, again: number): void {
   if (total > again) webhookListenerDeliveries.inc({ handout: 'first' }, total - again);
   if (again > 0) webhookListenerDeliveries.inc({ handout: 'again' }, again);
+}
+
+export function recordUploadBytes(bytes: number): void {
+  if (bytes > 0) uploadBytes.inc(bytes);
 }
 
 export function recordBytesCopied(direction: 'in' | 'out', bytes: number): void {

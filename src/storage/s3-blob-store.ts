@@ -43,7 +43,7 @@ export class S3BlobStore implements BlobStore {
   readonly client: S3Client;
   readonly bucket: string;
 
-  constructor(settings: S3StoreSettings) {
+  constructor(readonly settings: S3StoreSettings) {
     this.bucket = settings.bucket;
     this.client = new (s3Sdk().S3Client)({
       region: settings.region,

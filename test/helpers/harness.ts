@@ -86,6 +86,8 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
     // Tests sign in far more often than people do, all from one address; the sign-in limits
     // have their own tests (test/scenarios/sign-in-rate-limit.test.ts), which override this.
     signInRateLimit: { perAddressPerMinute: 1_000_000, perEmailPerMinute: 1_000_000 },
+    // Direct uploads wait next to this harness's storage (removed with it).
+    uploads: { expiryMs: 24 * 3600_000, directory: path.join(blobDir, '.tus') },
     ...overrides,
   };
   const masterKey = randomBytes(32);

@@ -83,6 +83,7 @@ describe(`Periodic tasks of the composition root (${TEST_DIALECT})`, () => {
       'idempotency-key-purge',
       'rate-limit-sweep',
       'storage-billing',
+      'upload-expiry',
       'webhook-history-sweep',
       'webhook-key-rotation',
       'webhook-listener-expiry',

@@ -104,6 +104,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       await waitUpload(videoId, ['DONE']);
       const s = await status(videoId);
       assert.equal(s.upload.uploadState.progressPercentage, 100);
+      assert.equal(s.upload.uploadState.bytesTransferred, data.length);
       assert.ok(!('error' in s.upload.uploadState));
       assert.ok((await stored(videoId)).equals(data));
       assert.equal((await videosStore.byId(h.database.db, videoId))?.crc32c, crc32c(data));

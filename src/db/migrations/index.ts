@@ -18,6 +18,7 @@ import * as m012 from './012_storage_billing';
 import * as m013 from './013_stage_error_messages';
 import * as m014 from './014_stage_eta';
 import * as m015 from './015_webhook_listeners';
+import * as m016 from './016_upload_sessions';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -35,6 +36,7 @@ const migrations: Record<string, Knex.Migration> = {
   '013_stage_error_messages': m013,
   '014_stage_eta': m014,
   '015_webhook_listeners': m015,
+  '016_upload_sessions': m016,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -55,6 +55,13 @@ export function videoInHandlers(videoIn: VideoInService) {
       const video = await videoIn.createFromInputLocation(principal.userId, path.inputLocationId, { ...baseInput(query, body), objectKey: body.objectKey });
       return { status: 202, body: toVideoInStatus(video) };
     },
+    async createMasterVideoFromUpload({ principal, query, body }) {
+      const session = await videoIn.createFromUpload(principal.userId, { ...baseInput(query, body), size: body.size, crc32c: query.crc32c });
+      return {
+        status: 201,
+        body: { videoId: session.video.id, uploadUrl: session.uploadUrl, size: session.size, expiresAt: session.expiresAt.toISOString() },
+      };
+    },
     async getVideoInStatus({ principal, path }) {
       return { status: 200, body: toVideoInStatus(await videoIn.status(principal.userId, path.videoId)) };
     },
@@ -66,6 +73,12 @@ export function videoInHandlers(videoIn: VideoInService) {
       return { status: 204 };
     },
   } satisfies HandlerMap<
-    'createMasterVideoFromHttps' | 'createMasterVideoFromBucket' | 'createMasterVideoFromBucketInputLocationId' | 'getVideoInStatus' | 'restartFailedVideoInOperation' | 'abandonFailedVideoInOperation'
+    | 'createMasterVideoFromUpload'
+    | 'createMasterVideoFromHttps'
+    | 'createMasterVideoFromBucket'
+    | 'createMasterVideoFromBucketInputLocationId'
+    | 'getVideoInStatus'
+    | 'restartFailedVideoInOperation'
+    | 'abandonFailedVideoInOperation'
   >;
 }

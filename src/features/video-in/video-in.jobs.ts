@@ -25,7 +25,7 @@ import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { sampleStorage } from '../billing';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../storage/copy-engine';
 import { findVideo, recordVideoFile, retriesLeft, RUNNING, stageError, StageError, Video, VideoEvents, VideoStage } from '../videos';
-import { CopyJobPayload, VIDEO_IN_COPY_JOB, VideoInService, videoFileKey } from './video-in.service';
+import { CopyJobPayload, VIDEO_IN_COPY_JOB, VIDEO_IN_UPLOAD_FINISH_JOB, VideoInService, videoFileKey } from './video-in.service';
 import { VideoInOperation, videoInStore } from './video-in.store';
 
 export interface VideoInJobDeps {
@@ -53,7 +53,67 @@ export function videoInJobs(deps: VideoInJobDeps): JobDefinition[] {
       await upload.whenInWithin(trx, videoId, RUNNING, (trx, v, now) => upload.failed(trx, v, stageError('videoIn', 'COPY_FAILED'), VideoEvents.videoIn.failed, now));
     },
   };
-  return [copy];
+  const finish: JobDefinition<CopyJobPayload> = {
+    ...VIDEO_IN_UPLOAD_FINISH_JOB,
+    run: finishUpload(deps, upload),
+    onGiveUp: copy.onGiveUp,
+  };
+  return [copy, finish];
+}
+
+/**
+ * `video-in.upload-finish`: a direct upload whose last byte has arrived becomes the master video
+ * as a finished copy does. Its bytes move into platform storage under the master's key (local
+ * disk: a rename; S3: the multipart upload was made under that key), the CRC-32C is computed
+ * from the stored file and checked against `crc32c` when given (CHECKSUM_MISMATCH fails the
+ * video-in and removes the file), then the copy's DONE path runs (file recorded, `video_in.done`,
+ * ingestion and the free clip). Each step can run again after a crash: the move is idempotent
+ * and DONE is written only from a running state. The tus bytes and info are removed after.
+ */
+function finishUpload(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<CopyJobPayload>['run'] {
+  const { db, blobs, videoIn } = deps;
+  return async ({ videoId }, ctx) => {
+    const op = await videoInStore.byVideoId(db, videoId);
+    const video = await findVideo(db, videoId);
+    const storeId = videoIn.uploadStoreId(videoId);
+    if (!op || !video?.upload || video.upload.status === 'DONE' || video.upload.status === 'FAILED') {
+      // Deleted (videos.onRemove enqueues this job for an upload still running) or already
+      // settled: only what the upload left behind remains to remove.
+      await videoIn.uploads.discard(storeId, video?.upload?.status === 'DONE');
+      return;
+    }
+    const key = videoFileKey(videoId);
+    const size = op.pinned.size;
+    await videoIn.uploads.adopt(storeId, key, size);
+    let crc = 0;
+    for await (const chunk of await blobs.read(key)) {
+      if (ctx.signal.aborted) throw new Error('aborted');
+      crc = crc32cUpdate(crc, chunk as Buffer);
+    }
+    crc >>>= 0;
+    if (op.expectedCrc32c !== undefined && op.expectedCrc32c >>> 0 !== crc) {
+      ctx.log.warn({ videoId, expected: op.expectedCrc32c, actual: crc }, 'video in: uploaded file does not match its crc32c');
+      await stage.whenIn(videoId, RUNNING, (trx, v, now) => stage.failed(trx, v, stageError('videoIn', 'CHECKSUM_MISMATCH'), VideoEvents.videoIn.failed, now));
+      await blobs.delete(key);
+      await videoIn.uploads.discard(storeId, true);
+      return;
+    }
+    ctx.log.info({ videoId, size }, 'video in: upload finished');
+    await markCopied(deps, stage, videoId, crc, size);
+    await videoIn.uploads.discard(storeId, true);
+  };
+}
+
+/** DONE for a copied (or uploaded) file: recorded, `video_in.done`, ingestion started, storage sampled, in one transaction. */
+async function markCopied(deps: VideoInJobDeps, stage: VideoStage, videoId: string, crc32c: number, size: number): Promise<void> {
+  // A FAILED copy found whole (an earlier run completed it) is DONE as well.
+  await stage.whenIn(videoId, ['INITIAL', 'IN_PROGRESS', 'FAILED'], async (trx, v, now) => {
+    await recordVideoFile(trx, videoId, { blobKey: videoFileKey(videoId), crc32c, size }, now);
+    await videoInStore.forgetParts(trx, videoId);
+    await stage.done(trx, v, VideoEvents.videoIn.done, now);
+    await deps.onCopied(trx, { ...v, blobKey: videoFileKey(videoId), crc32c });
+    await sampleStorage(trx, v.teamId, now);
+  });
 }
 
 function videoInCopy(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<CopyJobPayload>['run'] {
@@ -69,7 +129,7 @@ function videoInCopy(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<Cop
     // Progress and time left from the bytes copied, written once a second (advisory: the final
     // state is written in a transaction below, after the last progress write).
     const eta = new ProgressEta({ label: 'video-in' });
-    const writes = writeProgress(eta, (e) => stage.progress(videoId, e), { onError: (err) => ctx.log.warn({ err }, 'progress write failed') });
+    const writes = writeProgress(eta, (e) => stage.progress(videoId, { ...e, bytes: Math.round(e.fraction * op.pinned.size) }), { onError: (err) => ctx.log.warn({ err }, 'progress write failed') });
     try {
       const upload = await openUpload(op, ctx.log);
       const result = await copyRanges({
@@ -114,15 +174,8 @@ function videoInCopy(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<Cop
     await stage.start(videoId, VideoEvents.videoIn.started);
   }
 
-  async function markDone(videoId: string, crc32c: number, size: number): Promise<void> {
-    // A FAILED copy found whole (an earlier run completed it) is DONE as well.
-    await stage.whenIn(videoId, ['INITIAL', 'IN_PROGRESS', 'FAILED'], async (trx, v, now) => {
-      await recordVideoFile(trx, videoId, { blobKey: videoFileKey(videoId), crc32c, size }, now);
-      await videoInStore.forgetParts(trx, videoId);
-      await stage.done(trx, v, VideoEvents.videoIn.done, now);
-      await deps.onCopied(trx, { ...v, blobKey: videoFileKey(videoId), crc32c });
-      await sampleStorage(trx, v.teamId, now);
-    });
+  function markDone(videoId: string, crc32c: number, size: number): Promise<void> {
+    return markCopied(deps, stage, videoId, crc32c, size);
   }
 
   async function markFailed(videoId: string, error: StageError): Promise<void> {

@@ -14,15 +14,16 @@ import type { SourceInfo } from '../../net/https-range-source';
 import type { SecretBox } from '../../security/secret-box';
 import type { BucketSettings } from '../../storage/bucket-access';
 import type { Clock } from '../../shared/clock';
-import { ConflictError, NotFoundError } from '../../shared/errors';
+import { BadRequestError, ConflictError, NotFoundError } from '../../shared/errors';
+import type { TusStorage } from '../../storage/tus-storage';
 import type { AccountsService } from '../accounts';
 import type { LocationsService } from '../locations';
 import type { ProjectsService } from '../projects';
-import { VideoInSources, SourceSpec } from './video-in-sources';
+import { MAX_VIDEO_BYTES, VideoInSources, SourceSpec } from './video-in-sources';
 import { VideoInOperation, videoInStore } from './video-in.store';
 import { videoFileFromSource } from './video-file-info';
 import type { VideosService } from '../videos';
-import { derivedVideoIds, findVideo, findVideoInScope, insertVideo, lockVideo, Video, VideoStage } from '../videos';
+import { derivedVideoIds, findVideo, findVideoInScope, insertVideo, lockVideo, RUNNING, stageError, Video, VideoEvents, VideoStage } from '../videos';
 import { TransactionalService } from '../../db/transactional';
 
 /**
@@ -61,6 +62,33 @@ export interface VideoInServiceDeps {
   secretBox: SecretBox;
   sources: VideoInSources;
   projects: ProjectsService;
+  /** Direct uploads: where their bytes wait, how their URLs are signed, and how long a session lasts. */
+  uploads: TusStorage;
+  links: UploadLinkSigner;
+  uploadExpiryMs: number;
+}
+
+/** Signs and checks upload URLs (src/http/signed-links.ts). */
+export interface UploadLinkSigner {
+  token(path: string, expiresAt: Date): string;
+  verifyToken(path: string, token: unknown, now: Date): 'valid' | 'expired' | 'invalid';
+  absolute(path: string): URL;
+}
+
+/** The tus path of a direct upload (under the public URL). */
+export const TUS_PATH = '/tus/uploads';
+export const uploadPath = (uploadId: string) => `${TUS_PATH}/${uploadId}`;
+/** The tus upload id of a video: its id without dashes (32 hex digits). */
+export const uploadIdOf = (videoId: string) => videoId.replace(/-/g, '');
+
+/** The finishing job of a direct upload (video-in.jobs.ts): its kind and attempts. */
+export const VIDEO_IN_UPLOAD_FINISH_JOB = { kind: 'video-in.upload-finish', attempts: 5 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
+
+export interface UploadSession {
+  video: Video;
+  uploadUrl: string;
+  size: number;
+  expiresAt: Date;
 }
 
 export class VideoInService extends TransactionalService {
@@ -72,6 +100,9 @@ export class VideoInService extends TransactionalService {
   private readonly secretBox: SecretBox;
   readonly sources: VideoInSources;
   private readonly projects: ProjectsService;
+  readonly uploads: TusStorage;
+  readonly links: UploadLinkSigner;
+  private readonly uploadExpiryMs: number;
   constructor(deps: VideoInServiceDeps) {
     super(deps.db);
     this.clock = deps.clock;
@@ -82,6 +113,57 @@ export class VideoInService extends TransactionalService {
     this.secretBox = deps.secretBox;
     this.sources = deps.sources;
     this.projects = deps.projects;
+    this.uploads = deps.uploads;
+    this.links = deps.links;
+    this.uploadExpiryMs = deps.uploadExpiryMs;
+  }
+
+  /**
+   * A master video whose file comes as a direct resumable upload (tus) of exactly `size` bytes:
+   * the video (upload INITIAL), its operation (source kind UPLOAD) and the empty tus upload. No
+   * job yet: the last byte enqueues the finishing job (upload-endpoint.ts).
+   */
+  async createFromUpload(userId: string, input: CreateVideoInput & { size: number; crc32c?: number }): Promise<UploadSession> {
+    if (input.size > MAX_VIDEO_BYTES) {
+      throw new BadRequestError('VIDEO_TOO_LARGE', `The file has ${input.size} bytes; video in accepts at most 500 GB (${MAX_VIDEO_BYTES} bytes)`);
+    }
+    const { teamId, projectId } = await this.placement(userId, input);
+    const videoId = randomUUID();
+    const uploadId = uploadIdOf(videoId);
+    const now = this.clock.now();
+    const expiresAt = new Date(Math.floor((now.getTime() + this.uploadExpiryMs) / 1000) * 1000);
+    const pinned: SourceInfo = { size: input.size };
+    const fileName = input.fileName ?? 'upload';
+    const storeId = this.uploads.storeId(uploadId, videoFileKey(videoId));
+    await this.uploads.create(storeId, input.size, { videoId }, now);
+    try {
+      await this.create(
+        userId,
+        teamId,
+        projectId,
+        input,
+        fileName,
+        pinned,
+        (id, at) => ({
+          videoId: id,
+          sourceKind: 'UPLOAD',
+          maxConnections: 1,
+          expectedCrc32c: input.crc32c,
+          skipChecksum: false,
+          pinned,
+          tusUploadId: uploadId,
+          uploadExpiresAt: expiresAt,
+          createdAt: at,
+        }),
+        { videoId, enqueueCopy: false },
+      );
+    } catch (err) {
+      await this.uploads.discard(storeId, false).catch(() => undefined);
+      throw err;
+    }
+    const url = this.links.absolute(uploadPath(uploadId));
+    url.search = `token=${this.links.token(uploadPath(uploadId), expiresAt)}`;
+    return { video: (await findVideo(this.db, videoId))!, uploadUrl: url.toString(), size: input.size, expiresAt };
   }
 
   async createFromHttps(userId: string, input: CreateVideoInput & { url: string; crc32c?: number; maxConcurrentConnections?: number }): Promise<Video> {
@@ -133,6 +215,13 @@ export class VideoInService extends TransactionalService {
       if (video.upload.status !== 'FAILED') {
         throw new ConflictError('VIDEO_IN_OPERATION_NOT_FAILED', `The copy of video ${videoId} is ${video.upload.status}; only a FAILED copy can be restarted`);
       }
+      const op = await videoInStore.byVideoId(trx, videoId);
+      if (op?.sourceKind === 'UPLOAD') {
+        throw new ConflictError(
+          'VIDEO_IN_UPLOAD_NOT_RESTARTABLE',
+          `Video ${videoId} came from a direct upload, whose bytes are removed when it fails: create a new upload to send the file again, and abandon this video`,
+        );
+      }
       const now = this.clock.now();
       await videoInStore.restart(trx, videoId, skipChecksumValidation, now);
       await new VideoStage(this.db, this.clock, 'upload').reset(trx, videoId, { status: 'IN_PROGRESS', etaSeconds: null, error: null }, now);
@@ -152,6 +241,81 @@ export class VideoInService extends TransactionalService {
       }
       await this.videos.within(trx).removeLocked(video, await derivedVideoIds(trx, video));
     });
+  }
+
+  /** A video as stored (no scope check: the upload endpoint has checked its token). */
+  video(videoId: string): Promise<Video | undefined> {
+    return findVideo(this.db, videoId);
+  }
+
+  /** The direct upload whose tus id this is (the upload endpoint). */
+  uploadOperation(uploadId: string): Promise<VideoInOperation | undefined> {
+    return videoInStore.byTusUploadId(this.db, uploadId);
+  }
+
+  /** The tus data store's id of a video's upload. */
+  uploadStoreId(videoId: string): string {
+    return this.uploads.storeId(uploadIdOf(videoId), videoFileKey(videoId));
+  }
+
+  /**
+   * Bytes received by a direct upload (written at most about once a second per upload by the
+   * endpoint): the first moves the upload INITIAL -> IN_PROGRESS with `video_in.started`; a
+   * finished or failed upload is left alone.
+   */
+  async uploadProgress(videoId: string, bytes: number, size: number): Promise<void> {
+    const stage = new VideoStage(this.db, this.clock, 'upload');
+    // Only forward: a write that arrives late (after a later one, or after the last byte's) is dropped.
+    const ahead = (v: Video) => !!v.upload && RUNNING.includes(v.upload.status) && (v.upload.bytesTransferred ?? -1) < bytes;
+    await stage.whenIn(videoId, ahead, async (trx, v, now) => {
+      if (v.upload?.status === 'INITIAL') await stage.started(trx, v, VideoEvents.videoIn.started, now);
+      await stage.progressWithin(trx, videoId, { fraction: bytes / size, bytes }, now);
+    });
+  }
+
+  /**
+   * The last byte of a direct upload arrived: recorded once, with the finishing job
+   * (`video-in.upload-finish`) in the same transaction, before the client hears 204.
+   */
+  async uploadReceived(videoId: string, size: number): Promise<void> {
+    const stage = new VideoStage(this.db, this.clock, 'upload');
+    await stage.whenIn(videoId, RUNNING, async (trx, v, now) => {
+      if (!(await videoInStore.markReceived(trx, videoId, now))) return;
+      if (v.upload?.status === 'INITIAL') await stage.started(trx, v, VideoEvents.videoIn.started, now);
+      await stage.progressWithin(trx, videoId, { fraction: 1, bytes: size }, now);
+      await this.jobs.enqueue(trx, { kind: VIDEO_IN_UPLOAD_FINISH_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_UPLOAD_FINISH_JOB.attempts });
+    });
+  }
+
+  /**
+   * Ends a direct upload whose last byte has not arrived (expired, or terminated by its client)
+   * as FAILED with `code`, then removes its bytes. False when it had already ended.
+   */
+  async endUpload(videoId: string, code: 'UPLOAD_EXPIRED' | 'UPLOAD_ABANDONED'): Promise<boolean> {
+    const stage = new VideoStage(this.db, this.clock, 'upload');
+    const ended = await stage.whenIn(
+      videoId,
+      async (v, trx) => RUNNING.includes(v.upload!.status) && !(await videoInStore.byVideoId(trx, videoId))?.uploadReceivedAt,
+      (trx, v, now) => stage.failed(trx, v, stageError('videoIn', code), VideoEvents.videoIn.failed, now),
+    );
+    if (ended) await this.uploads.discard(this.uploadStoreId(videoId), false);
+    return ended;
+  }
+
+  /**
+   * The removal hook (`videos.onRemove`, in the removing transaction): a video deleted while its
+   * direct upload runs gets the finishing job, which finds it gone and removes the upload's bytes
+   * after the commit. (An upload whose last byte arrived has that job already.)
+   */
+  async onVideosRemoved(videoIds: readonly string[]): Promise<void> {
+    for (const videoId of await videoInStore.unfinishedUploads(this.db, videoIds)) {
+      await this.jobs.enqueue(this.db, { kind: VIDEO_IN_UPLOAD_FINISH_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_UPLOAD_FINISH_JOB.attempts });
+    }
+  }
+
+  /** Direct uploads past their session's end (the expiry task). */
+  expiredUploads(limit: number): Promise<string[]> {
+    return videoInStore.expiredUploads(this.db, this.clock.now(), limit);
   }
 
   /** The copy operation of a video (for the job). */
@@ -198,9 +362,10 @@ export class VideoInService extends TransactionalService {
     input: CreateVideoInput,
     fileName: string,
     pinned: SourceInfo,
-    operation: (videoId: string, now: Date) => Omit<VideoInOperation, 'upload' | 'attempt' | 'updatedAt'>,
+    operation: (videoId: string, now: Date) => Omit<VideoInOperation, 'upload' | 'attempt' | 'updatedAt' | 'uploadReceivedAt'>,
+    opts: { videoId?: string; enqueueCopy?: boolean } = {},
   ): Promise<Video> {
-    const videoId = randomUUID();
+    const videoId = opts.videoId ?? randomUUID();
     const now = this.clock.now();
     await this.transactional(async (trx) => {
       await insertVideo(trx, {
@@ -217,7 +382,7 @@ export class VideoInService extends TransactionalService {
         createdAt: now,
       });
       await videoInStore.insert(trx, operation(videoId, now));
-      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_COPY_JOB.attempts });
+      if (opts.enqueueCopy !== false) await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_COPY_JOB.attempts });
     });
     return (await findVideo(this.db, videoId))!;
   }

@@ -4,13 +4,14 @@
  * file) lives on `videos` and is changed through videosStore.
  */
 import type { Knex } from 'knex';
-import { asBool, asDate } from '../../db/database';
+import { asBool, asDate, asOptionalDate } from '../../db/database';
 import type { SourceInfo } from '../../net/https-range-source';
 import type { UploadDescriptor } from '../../storage/blob-store';
 import { partCrcsStore } from '../../storage/part-crcs.store';
 import { DbBool, DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
-export type VideoInSourceKind = 'HTTPS' | 'BUCKET' | 'INPUT_LOCATION';
+/** UPLOAD: a direct resumable upload (tus), docs/uploads.md. */
+export type VideoInSourceKind = 'HTTPS' | 'BUCKET' | 'INPUT_LOCATION' | 'UPLOAD';
 
 export interface VideoInOperation {
   videoId: string;
@@ -29,6 +30,10 @@ export interface VideoInOperation {
   upload?: UploadDescriptor;
   /** Runs of the copy so far (1 for the first, +1 per restart). */
   attempt: number;
+  /** Direct uploads: the tus upload id (in its URL), when the session ends, when the last byte arrived. */
+  tusUploadId?: string;
+  uploadExpiresAt?: Date;
+  uploadReceivedAt?: Date;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -47,6 +52,9 @@ interface VideoInOperationRow {
   pinned_json: string;
   upload_json: Nullable<string>;
   attempt: DbInt;
+  tus_upload_id: Nullable<string>;
+  upload_expires_at: Nullable<DbTimestamp>;
+  upload_received_at: Nullable<DbTimestamp>;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
 }
@@ -65,6 +73,9 @@ function fromRow(r: VideoInOperationRow): VideoInOperation {
     pinned: JSON.parse(r.pinned_json) as VideoInOperation['pinned'],
     upload: r.upload_json ? (JSON.parse(r.upload_json) as VideoInOperation['upload']) : undefined,
     attempt: Number(r.attempt),
+    tusUploadId: r.tus_upload_id ?? undefined,
+    uploadExpiresAt: asOptionalDate(r.upload_expires_at),
+    uploadReceivedAt: asOptionalDate(r.upload_received_at),
     createdAt: asDate(r.created_at),
     updatedAt: asDate(r.updated_at),
   };
@@ -72,7 +83,7 @@ function fromRow(r: VideoInOperationRow): VideoInOperation {
 const videoInOperationRows = rowMapper(fromRow);
 
 export const videoInStore = {
-  async insert(db: Knex, op: Omit<VideoInOperation, 'upload' | 'attempt' | 'updatedAt'>): Promise<void> {
+  async insert(db: Knex, op: Omit<VideoInOperation, 'upload' | 'attempt' | 'updatedAt' | 'uploadReceivedAt'>): Promise<void> {
     await db('video_in_operations').insert({
       video_id: op.videoId,
       source_kind: op.sourceKind,
@@ -86,6 +97,8 @@ export const videoInStore = {
       pinned_json: JSON.stringify(op.pinned),
       upload_json: null,
       attempt: 1,
+      tus_upload_id: op.tusUploadId ?? null,
+      upload_expires_at: op.uploadExpiresAt ?? null,
       created_at: op.createdAt,
       updated_at: op.createdAt,
     });
@@ -106,6 +119,39 @@ export const videoInStore = {
   async forgetUpload(db: Knex, videoId: string): Promise<void> {
     await db('video_in_operations').where({ video_id: videoId }).update({ upload_json: null });
     await this.forgetParts(db, videoId);
+  },
+
+  /** The direct upload whose tus id this is. */
+  async byTusUploadId(db: Knex, tusUploadId: string): Promise<VideoInOperation | undefined> {
+    const row = (await db('video_in_operations').where({ tus_upload_id: tusUploadId }).first()) as VideoInOperationRow | undefined;
+    return videoInOperationRows.one(row);
+  },
+
+  /** The last byte of a direct upload arrived (once: false when it had already). */
+  async markReceived(db: Knex, videoId: string, now: Date): Promise<boolean> {
+    const n = await db('video_in_operations').where({ video_id: videoId }).whereNull('upload_received_at').update({ upload_received_at: now, updated_at: now });
+    return n > 0;
+  },
+
+  /** Of these videos, those with a direct upload whose last byte has not arrived. */
+  async unfinishedUploads(db: Knex, videoIds: readonly string[]): Promise<string[]> {
+    if (!videoIds.length) return [];
+    const rows = await db('video_in_operations').where('source_kind', 'UPLOAD').whereNull('upload_received_at').whereIn('video_id', videoIds).select<{ video_id: string }[]>('video_id');
+    return rows.map((r) => r.video_id);
+  },
+
+  /** Video ids of direct uploads past their session's end whose last byte never arrived. */
+  async expiredUploads(db: Knex, now: Date, limit: number): Promise<string[]> {
+    const rows = await db('video_in_operations')
+      .where('source_kind', 'UPLOAD')
+      .whereNull('upload_received_at')
+      .where('upload_expires_at', '<', now)
+      .join('videos', 'videos.id', 'video_in_operations.video_id')
+      .whereIn('videos.upload_status', ['INITIAL', 'IN_PROGRESS'])
+      .orderBy('upload_expires_at')
+      .limit(limit)
+      .select<{ video_id: string }[]>('video_in_operations.video_id');
+    return rows.map((r) => r.video_id);
   },
 
   /** A restart: one more run, optionally without the checksum comparison. */

@@ -21,6 +21,8 @@ export const STAGE_ERRORS = {
     SOURCE_NOT_ACCESSIBLE: 'The source stopped granting access to the file (HTTP 401, 403, 404 or 410).',
     INVALID_BUCKET_ENDPOINT: "The bucket's endpoint resolved to a non-public address when the copy connected; nothing was read from it.",
     COPY_FAILED: `The copy failed ${ATTEMPTS}: the source or platform storage kept failing, or the worker running it was lost. Restart to resume from the parts already copied.`,
+    UPLOAD_EXPIRED: 'The direct upload was not completed before its session expired; the bytes received were removed. Create a new upload to send the file again.',
+    UPLOAD_ABANDONED: 'The direct upload was terminated by its client (tus DELETE); the bytes received were removed.',
   },
   /** Ingestion of any video (`ingestion`, `*_ingestion.failed`). */
   ingestion: {

@@ -25,7 +25,7 @@ export interface StageReset {
 /** Which states a move starts from: a list, or a check of the locked video (in the transaction). */
 export type StageGuard = readonly OperationStatus[] | ((v: Video, trx: Knex) => boolean | Promise<boolean>);
 
-type Update = { status?: OperationStatus; progress?: number; etaSeconds?: number | null; error?: StageError | null };
+type Update = { status?: OperationStatus; progress?: number; etaSeconds?: number | null; error?: StageError | null; bytes?: number };
 
 const WRITE: Record<VideoStageName, (db: Knex, id: string, u: Update, now: Date) => Promise<void>> = {
   upload: (db, id, u, now) => videosStore.updateUpload(db, id, u, now),
@@ -92,10 +92,17 @@ export class VideoStage {
    * Writes a running stage's progress and time left as estimated (src/shared/progress-eta.ts):
    * under 100 % until DONE. The output's progress is written only while the copy runs.
    */
-  async progress(videoId: string, e: { fraction: number; etaSeconds?: number }): Promise<void> {
-    const u = progressUpdate(e);
+  async progress(videoId: string, e: { fraction: number; etaSeconds?: number; bytes?: number }): Promise<void> {
+    // Bytes received are kept by the upload stage only (video in's `bytesTransferred`).
+    const u = { ...progressUpdate(e), ...(this.stage === 'upload' && e.bytes !== undefined ? { bytes: e.bytes } : {}) };
     if (this.stage === 'output') await videosStore.updateOutputProgress(this.db, videoId, u, this.clock.now());
     else await WRITE[this.stage](this.db, videoId, u, this.clock.now());
+  }
+
+  /** The progress (and bytes received) of a running stage, in the caller's transaction (after a `whenIn` guard). */
+  async progressWithin(trx: Knex, videoId: string, e: { fraction: number; etaSeconds?: number; bytes?: number }, now: Date): Promise<void> {
+    const u = { ...progressUpdate(e), ...(this.stage === 'upload' && e.bytes !== undefined ? { bytes: e.bytes } : {}) };
+    await WRITE[this.stage](trx, videoId, u, now);
   }
 
   private async passes(v: Video, from: StageGuard, trx: Knex): Promise<boolean> {

@@ -72,10 +72,13 @@ export function toVideoUpload(v: Video): Schemas['VideoUpload'] | undefined {
   if (v.file) out.file = toVideoFile(v.file);
   if (v.upload) {
     const eta = etaOf(v.upload);
+    // A finished copy has received the whole file, whatever the last progress write said.
+    const bytes = v.upload.status === 'DONE' && v.file ? v.file.size : v.upload.bytesTransferred;
     out.uploadState = {
       updatedAt: v.upload.updatedAt.toISOString(),
       uploadStatus: v.upload.status,
       progressPercentage: v.upload.progress,
+      ...(bytes !== undefined ? { bytesTransferred: bytes } : {}),
       ...(eta !== undefined ? { etaSeconds: eta } : {}),
     };
     const error = toStageError(v.upload.status, v.upload.error);

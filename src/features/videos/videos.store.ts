@@ -31,6 +31,8 @@ export interface VideoFileInfo {
 export interface UploadState {
   status: OperationStatus;
   progress: number;
+  /** Bytes of the file received so far (copied, or sent to a direct upload); absent when not recorded. */
+  bytesTransferred?: number;
   etaSeconds?: number;
   updatedAt: Date;
   error?: StageError;
@@ -225,6 +227,7 @@ interface VideoColumns {
   full_ingestion: DbBool;
   blob_key: Nullable<string>;
   file_crc32c: Nullable<DbInt>;
+  upload_bytes?: Nullable<DbInt>;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
   file_name: Nullable<string>;
@@ -281,7 +284,7 @@ export function videoFromRow(r: VideoRow): Video {
     };
   }
   if (r.upload_status) {
-    v.upload = stageFromRow(r, 'upload');
+    v.upload = { ...stageFromRow(r, 'upload'), bytesTransferred: num(r.upload_bytes) };
   }
   if (r.ingestion_status) {
     v.ingestion = {
@@ -326,6 +329,8 @@ function fileColumns(file: VideoFileInfo) {
 export interface UploadUpdate {
   status?: OperationStatus;
   progress?: number;
+  /** Bytes received so far. */
+  bytes?: number;
   etaSeconds?: number | null;
   /** null clears a previous error (restart). */
   error?: StageError | null;
@@ -439,7 +444,7 @@ export const videosStore = {
   async updateUpload(db: Knex, id: string, u: UploadUpdate, now: Date): Promise<void> {
     await db('videos')
       .where({ id })
-      .update(stagePatch('upload', u, now));
+      .update({ ...stagePatch('upload', u, now), ...(u.bytes !== undefined ? { upload_bytes: u.bytes } : {}) });
   },
 
   async updateIngestion(db: Knex, id: string, u: IngestionUpdate, now: Date): Promise<void> {
