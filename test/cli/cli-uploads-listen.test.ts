@@ -1,8 +1,5 @@
 /**
- * The CLI and the SDK against the two server parts of issue 15 built in parallel: direct
- * resumable uploads (tus) and webhook listeners. Each test first asks whether its operation is
- * implemented and skips ONLY when it answers 501 NOT_IMPLEMENTED (the branch without that
- * server part); once merged they run.
+ * The CLI and the SDK against the server's direct resumable uploads (tus) and webhook listeners.
  *
  * - `videos upload`: progress lines, Ctrl-C (exit 130) in the middle keeps the session in the
  *   state folder, the same command resumes it from the server's offset into the same video
@@ -21,9 +18,7 @@ import { createVidmillClient } from '../../sdk/src/client';
 import { fileResumeStore, uploadFile } from '../../sdk/src/upload-file';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { WebhookVerifier } from '../../src/features/webhooks/verify';
-import supertest from 'supertest';
 import { cliCommandLine, runCli, runInTerminal, startCliServer, type CliServer } from '../helpers/cli';
-import { takeViolations } from '../helpers/contract-conformance';
 import { TEST_DIALECT } from '../helpers/database';
 import type { TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
@@ -39,21 +34,6 @@ describe(`vidmill CLI: uploads and webhooks listen (${TEST_DIALECT})`, function 
   const env = (extra: Record<string, string | undefined> = {}) => ({ VIDMILL_URL: s.url, VIDMILL_API_KEY: u.apiKey, VIDMILL_CONFIG: path.join(s.home, 'config.json'), ...extra });
   const get = (p: string) => s.h.request.get(`/api${p}`).set('X-API-Key', u.apiKey);
   const post = (p: string, body: object) => s.h.request.post(`/api${p}`).set('X-API-Key', u.apiKey).send(body);
-  /**
-   * Skips the test only when the operation is not implemented in this build (501
-   * NOT_IMPLEMENTED). The probe goes around the harness's conformance check (the contract does
-   * not declare 501), and that one expected violation is discarded.
-   */
-  const probe = async (ctx: Mocha.Context, p: string, body: object, what: string) => {
-    const res = await supertest(s.h.app).post(`/api${p}`).set('X-API-Key', u.apiKey).send(body);
-    if (res.status === 501 && res.body?.errorCode === 'NOT_IMPLEMENTED') {
-      takeViolations(res.headers['x-request-id']);
-      console.log(`      skipped: ${what} answers 501 NOT_IMPLEMENTED in this build`);
-      ctx.skip();
-    }
-    assert.ok(res.status < 300, `${what}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res;
-  };
   /** A real video of several MB (lossless H.264), so an upload in small chunks takes many requests. */
   const bigVideo = () => fixtureBytes({ seconds: 4, width: 640, height: 480, video: ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p'] });
 
@@ -69,8 +49,7 @@ describe(`vidmill CLI: uploads and webhooks listen (${TEST_DIALECT})`, function 
   });
   afterEach(() => s.close());
 
-  it('videos upload: Ctrl-C in the middle exits 130 and keeps the session; the same command resumes it from the offset into the same video, --wait follows ingestion', async function () {
-    await probe(this, '/v1/videos/in/uploads', { name: 'probe', size: 1 }, 'createMasterVideoFromUpload');
+  it('videos upload: Ctrl-C in the middle exits 130 and keeps the session; the same command resumes it from the offset into the same video, --wait follows ingestion', async () => {
     const data = bigVideo();
     assert.ok(data.length > 2_000_000, `a big enough file (${data.length} bytes)`);
     const file = path.join(s.home, 'holiday.mp4');
@@ -110,8 +89,7 @@ describe(`vidmill CLI: uploads and webhooks listen (${TEST_DIALECT})`, function 
     assert.ok(listed.items.filter((v: any) => v.name === 'Holiday').length === 1, 'one video, not two');
   });
 
-  it('videos upload draws a progress bar with rate and ETA in a pseudo-terminal', async function () {
-    await probe(this, '/v1/videos/in/uploads', { name: 'probe', size: 1 }, 'createMasterVideoFromUpload');
+  it('videos upload draws a progress bar with rate and ETA in a pseudo-terminal', async () => {
     const file = path.join(s.home, 'bar.mp4');
     writeFileSync(file, bigVideo());
     const res = await runInTerminal(cliCommandLine(['videos', 'upload', file, '--chunk-size', '65536']), env(), s.home);
@@ -122,8 +100,7 @@ describe(`vidmill CLI: uploads and webhooks listen (${TEST_DIALECT})`, function 
     assert.match(draws[draws.length - 1]!, /upload \[#{30}\] 100% \| [\d.]+ MB of [\d.]+ MB \| [\d.]+ [kMG]?B\/s \| ETA \d+s/);
   });
 
-  it('uploadFile: aborted in one client instance, resumed by another from the offset the server holds', async function () {
-    await probe(this, '/v1/videos/in/uploads', { name: 'probe', size: 1 }, 'createMasterVideoFromUpload');
+  it('uploadFile: aborted in one client instance, resumed by another from the offset the server holds', async () => {
     const data = bigVideo();
     const file = path.join(s.home, 'sdk.mp4');
     writeFileSync(file, data);
@@ -157,9 +134,7 @@ describe(`vidmill CLI: uploads and webhooks listen (${TEST_DIALECT})`, function 
     await waitFor('the upload stored', async () => (await get(`/v1/videos/${sessionVideo}/in/status`)).body.upload.uploadState.uploadStatus === 'DONE', { timeoutMs: 30_000 });
   });
 
-  it('webhooks listen forwards the team’s events to a local URL with a signature that verifies, prints a line per delivery, and deletes the listener on Ctrl-C', async function () {
-    const probed = await probe(this, '/v1/webhooks/listeners', { eventTypes: ['video.deleted'] }, 'createWebhookListener');
-    await s.h.request.delete(`/api/v1/webhooks/listeners/${probed.body.id}`).set('X-API-Key', u.apiKey);
+  it('webhooks listen forwards the team’s events to a local URL with a signature that verifies, prints a line per delivery, and deletes the listener on Ctrl-C', async () => {
     const keyFromApi = async (id: string) => {
       const res = await get(`/v1/webhooks/public-keys/${id}`);
       return res.status === 200 ? (res.body.publicKey as string) : undefined;

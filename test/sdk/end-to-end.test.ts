@@ -1,46 +1,50 @@
 /**
- * One whole flow through the SDK only, against the real app with its worker and real ffmpeg:
- * a video from an HTTPS source -> ingestion -> appraisal -> accept -> processing -> a download
- * link -> the downloaded file, checked against the size and CRC-32C the API announced.
- * (Setup that is not an API call, a user and a wallet top-up, goes through the services.)
+ * One whole flow through the SDK only, against the real app served on a port with its worker and
+ * real ffmpeg: a file on disk uploaded with `uploadFile` (tus) -> ingestion -> appraisal -> accept
+ * -> processing -> a download link -> the downloaded file, checked against the size and CRC-32C
+ * the API announced. (Setup that is not an API call, a user and a wallet top-up, goes through the
+ * services.)
  */
 import { strict as assert } from 'node:assert';
-import { listAll, unwrap, waitFor, type StageProgress, type VidmillClient } from '../../sdk/src';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createVidmillClient, listAll, unwrap, uploadFile, waitFor, type StageProgress, type VidmillClient } from '../../sdk/src';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { crc32c } from '../../src/net/crc32c';
 import { TEST_DIALECT } from '../helpers/database';
-import { createHarness, Harness, TestUser } from '../helpers/harness';
+import { startCliServer, type CliServer } from '../helpers/cli';
+import type { TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
-import { RangeServer, startRangeServer } from '../helpers/range-server';
-import { appBaseUrl, sdkClient } from './sdk-harness';
 
 describe(`SDK end to end (${TEST_DIALECT})`, function () {
   this.timeout(180_000);
-  let server: RangeServer;
-  let h: Harness;
+  let s: CliServer;
   let u: TestUser;
   let client: VidmillClient;
 
-  before(async () => {
-    server = await startRangeServer();
-  });
-  after(() => server.close());
   beforeEach(async () => {
-    h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
+    // served on a port that is also its public URL, so upload and download links lead back to it
+    s = await startCliServer();
+    const h = s.h;
     await h.services.configurations.ensureBuiltIns();
     u = await h.user();
     await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
     await h.services.ledger.topUp(u.teamId, 100_000_000);
     h.startWorker({ concurrency: 2 });
-    client = await sdkClient(h, u);
+    client = createVidmillClient({ baseUrl: s.url, apiKey: u.apiKey });
   });
-  afterEach(() => h.close());
+  afterEach(() => s.close());
 
-  it('HTTPS source -> ingestion -> appraise -> accept -> processing -> download link -> the bytes announced', async () => {
+  it('upload a file (tus) -> ingestion -> appraise -> accept -> processing -> download link -> the bytes announced', async () => {
     const wait = { intervalMs: 100, timeoutMs: 150_000 };
-    server.serve('/media/sdk-e2e.mp4', fixtureBytes({ seconds: 3, audio: true }));
-    const created = unwrap(await client.api.POST('/v1/videos/in/https', { body: { name: 'Beach', url: `${server.origin}/media/sdk-e2e.mp4` } }));
-    const master = created.videoId;
+    const source = fixtureBytes({ seconds: 3, audio: true });
+    const file = path.join(s.home, 'beach.mp4');
+    writeFileSync(file, source);
+    const sent: number[] = [];
+    const { videoId: master } = await uploadFile(client, file, { name: 'Beach', chunkSize: 64 * 1024, onProgress: (bytes) => sent.push(bytes) });
+    assert.equal(sent.at(-1), source.length, 'progress reported up to the last byte');
+    const copied = await waitFor(client, master, 'videoIn', wait);
+    assert.equal(copied.video.upload?.uploadState?.bytesTransferred, source.length);
     const ingested = await waitFor(client, master, 'ingestion', wait);
     assert.ok(ingested.video.ingestion?.metadata?.durationInMillis, 'metadata read');
 
@@ -72,9 +76,7 @@ describe(`SDK end to end (${TEST_DIALECT})`, function () {
     const link = unwrap(await client.api.POST('/v1/videos/{videoId}/out/https', { params: { path: { videoId: processed } } }));
     assert.equal(link.mimeType, 'video/mp4');
     assert.equal(link.suggestedFileName, 'Beach 500k.mp4');
-    // the link names the configured public address; the test's app listens elsewhere
-    const url = new URL(link.presignedUrl);
-    const download = await fetch(`${await appBaseUrl(h)}${url.pathname}${url.search}`);
+    const download = await fetch(link.presignedUrl);
     assert.equal(download.status, 200);
     const bytes = Buffer.from(await download.arrayBuffer());
     assert.equal(bytes.length, link.fileSize);
