@@ -278,12 +278,13 @@ export function createApp(
     config: Pick<Config, 'rateLimitPerMinute' | 'signInRateLimit' | 'trustProxy' | 'bodyLimitBytes' | 'strictResponses' | 'responseValidationSample' | 'publicUrl' | 'publicUrlConfigured' | 'metrics'>;
   },
 ) {
+  const rateLimiter = createRateLimiter(s.db, opts.config.rateLimitPerMinute);
   return buildApp({
     contract: loadContract() as ContractDocument,
     handlers: createHandlers(s),
     accounts: s.accounts,
     apiKeys: s.apiKeys,
-    rateLimiter: createRateLimiter(s.db, opts.config.rateLimitPerMinute),
+    rateLimiter,
     idempotency: s.idempotency,
     signInLimiters: createSignInLimiters(s.db, opts.config.signInRateLimit),
     trustProxy: opts.config.trustProxy,
@@ -291,7 +292,7 @@ export function createApp(
     bodyLimitBytes: opts.config.bodyLimitBytes,
     strictResponses: opts.config.strictResponses,
     responseValidationSample: opts.config.responseValidationSample,
-    publicRoutes: [s.assets.routes(), s.comparison.routes(), s.videoOut.routes(opts.logger), new UploadEndpoint(s.videoIn, s.clock, opts.logger, s.apiKeys).routes()],
+    publicRoutes: [s.assets.routes(), s.comparison.routes(), s.videoOut.routes(opts.logger), new UploadEndpoint(s.videoIn, s.clock, opts.logger, s.apiKeys, rateLimiter).routes()],
     publicUrl: opts.config.publicUrlConfigured ? opts.config.publicUrl : undefined,
     // On the API port unless VIDMILL_METRICS_PORT gives it a server of its own (main.ts).
     metrics: opts.config.metrics.port === undefined ? metricsEndpoint({ db: s.db, clock: s.clock, log: opts.logger, token: opts.config.metrics.token }) : undefined,

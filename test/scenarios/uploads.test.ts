@@ -48,6 +48,32 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
     }
   });
 
+  it("the tus creation extension counts against the API key's rate limit (one budget with the API): 429 TOO_MANY_REQUESTS with Retry-After", async () => {
+    const h = await createHarness({ rateLimitPerMinute: 3 });
+    try {
+      const u = await h.user();
+      const create = () =>
+        h.request
+          .post('/tus/uploads')
+          .set('X-API-Key', u.apiKey)
+          .set('Tus-Resumable', '1.0.0')
+          .set('Upload-Length', '100')
+          .set('Upload-Metadata', `name ${Buffer.from('x').toString('base64')}`);
+      assert.equal((await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey)).status, 200);
+      assert.equal((await create()).status, 201);
+      const last = await create();
+      assert.equal(last.status, 201);
+      assert.equal(last.headers['x-ratelimit-remaining'], '0');
+      const refused = await create();
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.errorCode, 'TOO_MANY_REQUESTS');
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      expectError(await h.request.get('/api/v1/account').set('X-API-Key', u.apiKey), 429, 'TOO_MANY_REQUESTS');
+    } finally {
+      await h.close();
+    }
+  });
+
   for (const storage of ['disk', 's3'] as Storage[]) {
     describe(`on ${storage} storage`, () => {
       let h: Harness;

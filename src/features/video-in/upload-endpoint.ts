@@ -25,6 +25,7 @@ import type { Server as TusServer } from '@tus/server';
 import { errorBodyOf, sendError } from '../../http/error-mapper';
 import { streamTusBodiesDirectly } from '../../http/tus-node-bodies';
 import type { ApiKeyCheck } from '../../http/auth';
+import { rateLimitExceeded, type RequestLimiter } from '../../http/rate-limit';
 import type { Clock } from '../../shared/clock';
 import { BadRequestError, UnauthorizedError } from '../../shared/errors';
 import { recordUploadBytes } from '../../shared/metrics';
@@ -67,6 +68,8 @@ export class UploadEndpoint {
     private readonly log: Logger,
     /** API keys, for the tus creation extension (POST /tus/uploads with X-API-Key). */
     private readonly apiKeys: ApiKeyCheck,
+    /** The API's per-key request budget: a creation counts as one API request of its key. */
+    private readonly rateLimiter: RequestLimiter,
   ) {}
 
   routes(): Router {
@@ -143,6 +146,12 @@ export class UploadEndpoint {
     const key = req.headers['x-api-key'];
     if (typeof key !== 'string' || key === '') throw new UnauthorizedError('MISSING_API_KEY', 'The X-API-Key header is required');
     const principal = this.apiKeys.cachedPrincipal(key) ?? (await this.apiKeys.authenticate(key));
+    if (principal.apiKeyId !== undefined) {
+      const decision = await this.rateLimiter.consume(principal.apiKeyId);
+      res.setHeader('X-RateLimit-Limit', String(this.rateLimiter.points));
+      res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+      if (!decision.allowed) throw rateLimitExceeded(`Rate limit of ${this.rateLimiter.points} requests per minute exceeded`, decision);
+    }
     if (req.headers['tus-resumable'] !== '1.0.0') return sendError(req, res, 412, 'BAD_REQUEST', 'Tus-Resumable: 1.0.0 is required');
     const length = String(req.headers['upload-length'] ?? '');
     if (!/^\d{1,15}$/.test(length) || Number(length) < 1) {
