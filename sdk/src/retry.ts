@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { VidmillNetworkError } from './errors';
+import { abortableSleep } from './sleep';
 
 export interface RetryOptions {
   /** Retries after the first attempt (default 3); 0 disables retrying. */
@@ -106,19 +107,4 @@ export function retryAfterMs(value: string | null, now: () => number = Date.now)
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
   const at = Date.parse(trimmed);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now());
-}
-
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason as Error);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -13,6 +13,7 @@
 import type { components } from './generated/api';
 import type { VidmillClient } from './client';
 import { unwrap } from './client';
+import { abortableSleep } from './sleep';
 
 export type Video = components['schemas']['Video'];
 export type OperationStatus = components['schemas']['OperationStatus'];
@@ -142,7 +143,7 @@ export async function waitFor(client: VidmillClient, videoId: string, stage: Vid
     if (progress.status === 'DONE') return { ...progress, video };
     if (progress.status === 'FAILED') throw failed(videoId, progress, video);
     if (Date.now() + intervalMs > deadline) throw new VidmillWaitTimeoutError(videoId, stage, timeoutMs, progress);
-    await pause(intervalMs, options.signal);
+    await abortableSleep(intervalMs, options.signal);
   }
 }
 
@@ -152,18 +153,4 @@ function failed(videoId: string, p: StageProgress, video: Video): VidmillStageFa
 
 function changed(a: StageProgress, b: StageProgress): boolean {
   return a.status !== b.status || a.progressPercentage !== b.progressPercentage || a.etaSeconds !== b.etaSeconds || a.bytesTransferred !== b.bytesTransferred;
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason as Error);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
