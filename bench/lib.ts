@@ -318,3 +318,28 @@ export function report(name: string, result: Result): boolean {
   }
   return ok;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The production start command
+
+/**
+ * What `npm start` runs after its build, read from package.json's `start` script (`exec [env
+ * K=V ...] node [flags] dist/src/main.js`), so a benchmark measures the process an operator's
+ * `npm start` runs, with its Node flags and environment, and not a bare `node dist/src/main.js`.
+ */
+export function productionStart(): { env: Record<string, string>; args: string[] } {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string | undefined> };
+  const script = pkg.scripts.start ?? '';
+  const words = script.trim().split(/\s+/);
+  if (words[0] === 'exec') words.shift();
+  const env: Record<string, string> = {};
+  if (words[0] === 'env') {
+    words.shift();
+    while (words[0]?.includes('=')) {
+      const [k = '', ...v] = words.shift()!.split('=');
+      env[k] = v.join('=');
+    }
+  }
+  if (words.shift() !== 'node' || words.at(-1) !== 'dist/src/main.js') throw new Error(`package.json's start script is not "exec [env K=V ...] node [flags] dist/src/main.js": ${script}`);
+  return { env, args: words.map((w) => (w === 'dist/src/main.js' ? path.join(ROOT, w) : w)) };
+}

@@ -1,7 +1,8 @@
 /**
- * `npm run bench -- startup`: cold start of the compiled server (`node dist/src/main.js`, what
- * `npm start` runs) on an existing database, against the tsx start (`tsx src/main.ts`, what
- * `npm start` ran before the build) measured in the same run.
+ * `npm run bench -- startup`: cold start of the compiled server (`node [flags] dist/src/main.js`
+ * with the flags and environment of package.json's start script: what `npm start` runs) on an
+ * existing database, against the tsx start (`tsx src/main.ts`, what `npm start` ran before the
+ * build) measured in the same run.
  *
  * A temporary data dir gets a migrated SQLite database with its owner (one start, not measured).
  * Then, alternating (compiled, tsx, compiled, ...), each start is timed from spawn to the first
@@ -22,7 +23,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Benchmark, Check, freePort, median, onExit, Result, ROOT, sleep, spawnTracked, stopChild } from './lib';
+import { Benchmark, Check, freePort, median, onExit, productionStart, Result, ROOT, sleep, spawnTracked, stopChild } from './lib';
 
 const ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS || 5);
 const TARGET_READY_MS = 1500;
@@ -37,11 +38,14 @@ interface Variant {
   cmd: string;
   args: string[];
   cwd: string;
+  /** Environment the start script sets (productionStart). */
+  env?: Record<string, string>;
 }
 
 /** Another checkout (e.g. `git worktree add /tmp/before <commit>`, node_modules linked) whose tsx start is the baseline. */
 const BASELINE_ROOT = process.env.BENCH_STARTUP_BASELINE_DIR ? path.resolve(process.env.BENCH_STARTUP_BASELINE_DIR) : ROOT;
-const COMPILED: Variant = { name: 'compiled (node dist)', cmd: process.execPath, args: [path.join(ROOT, 'dist', 'src', 'main.js')], cwd: ROOT };
+const START = productionStart();
+const COMPILED: Variant = { name: 'compiled (node dist)', cmd: process.execPath, args: START.args, cwd: ROOT, env: START.env };
 const TSX: Variant = {
   name: BASELINE_ROOT === ROOT ? 'tsx (baseline)' : 'tsx (baseline checkout)',
   cmd: path.join(ROOT, 'node_modules', '.bin', 'tsx'),
@@ -133,7 +137,7 @@ async function startOnce(variant: Variant, dataDir: string): Promise<Start> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const child = spawnTracked(variant.cmd, variant.args, { cwd: variant.cwd, env: serverEnv(dataDir, port), stdio: ['ignore', 'ignore', 'inherit'], detached: true });
+  const child = spawnTracked(variant.cmd, variant.args, { cwd: variant.cwd, env: { ...serverEnv(dataDir, port), ...variant.env }, stdio: ['ignore', 'ignore', 'inherit'], detached: true });
   let peakRssMb = 0;
   let peakTreeRssMb = 0;
   const track = (u: Usage) => {

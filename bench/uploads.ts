@@ -1,7 +1,8 @@
 /**
  * Direct upload benchmark (issue 15): a file of random bytes sent with tus-js-client (one PATCH)
- * to an upload session of Vidmill (compiled, `node dist/src/main.js` as `npm start` runs it;
- * embedded default: SQLite, local-disk storage)
+ * to an upload session of Vidmill (compiled, run as `npm start` runs it: the node flags and
+ * environment of package.json's start script, see productionStart in bench/lib.ts; embedded
+ * default: SQLite, local-disk storage)
  * versus `curl -T` (a plain PUT) of the same file to a bare Node HTTP server that writes the
  * body to disk, interleaved in the same run; best of BENCH_UPLOADS_ROUNDS (2) each.
  * Targets: Vidmill's throughput >= 0.5x the bare server's; Vidmill's peak RSS (VmHWM, read at
@@ -23,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Upload } from 'tus-js-client';
 import { crc32cUpdate } from '../src/net/crc32c';
-import { freePort, installCleanupHandlers, onExit, printTable, ROOT, sleep, spawnTracked, stopChild, waitForHttp } from './lib';
+import { freePort, installCleanupHandlers, onExit, printTable, productionStart, ROOT, sleep, spawnTracked, stopChild, waitForHttp } from './lib';
 
 const MIB = 1024 * 1024;
 const MB = 1e6;
@@ -97,15 +98,23 @@ export async function uploadsBenchmark(): Promise<boolean> {
   const barePort = await freePort();
   const base = `http://127.0.0.1:${vidmillPort}`;
   const errFd = openSync(path.join(tmp, 'vidmill.stderr'), 'a');
-  // The compiled server, as `npm start` runs it (tsx's compiler would add its own memory).
+  // The compiled server, as `npm start` runs it: its Node flags and environment from package.json
+  // (tsx's compiler would add its own memory).
   console.log('npm run build ...');
   const built = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
   if (built.status !== 0) throw new Error(`npm run build failed (${built.status})`);
-  const vidmill = spawnTracked(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], {
+  const start = productionStart();
+  console.log(
+    `Vidmill as npm start runs it: ${Object.entries(start.env)
+      .map(([k, v]) => `${k}=${v} `)
+      .join('')}node ${start.args.join(' ')}`,
+  );
+  const vidmill = spawnTracked(process.execPath, start.args, {
     cwd: ROOT,
     stdio: ['ignore', errFd, errFd],
     env: {
       ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIDMILL_'))),
+      ...start.env,
       NODE_ENV: 'production',
       VIDMILL_DATA_DIR: dataDir,
       VIDMILL_HOST: '127.0.0.1',

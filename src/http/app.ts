@@ -28,6 +28,7 @@ import { rejectUndecodablePath } from './request-path';
 import { acceptReservedQueryCharacters } from './reserved-query-characters';
 import { limitSignIn, SignInLimiters } from './sign-in-limit';
 import { installOpenApiValidatorRouteCache } from './openapi-validator-route-cache';
+import { installOpenApiValidatorRefResolution } from './openapi-validator-ref-resolution';
 import { servedContract } from './served-contract';
 import { httpMetrics, OperationMatcher } from './http-metrics';
 import { METRICS_PATH } from './metrics-endpoint';
@@ -209,6 +210,7 @@ class Sequence {
 export function buildApp(deps: AppDeps): express.Express {
   assertHandlersMatchContract(deps.contract, deps.handlers);
   installOpenApiValidatorRouteCache();
+  installOpenApiValidatorRefResolution();
   setDocumentedErrorCodes((deps.contract.components?.schemas?.ErrorCodeEnum as { enum: string[] }).enum);
 
   const app = express();

@@ -170,7 +170,7 @@ describe('Production start: compiled code, migrations and signals', function () 
     const port = Number(new URL(url).port);
     const ready = await fetch(`${url}/readyz`);
     assert.equal(ready.status, 200);
-    assert.match(running.output(), /node dist\/src\/main\.js/, 'npm start runs the compiled code');
+    assert.match(running.output(), /node --max-semi-space-size=4 dist\/src\/main\.js/, 'npm start runs the compiled code, with the young generation bounded (docs/operations.md)');
 
     // The compiled migration list names the same migrations as the sources.
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled module, loaded from dist/ on purpose
