@@ -203,6 +203,19 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         );
       });
 
+      it('a finish run again after a crash between CHECKSUM_MISMATCH and the removal of the file removes the mismatched file', async () => {
+        const s = await session({ size: video.length }, `?crc32c=${(crc32c(video) + 1) >>> 0}`);
+        h.startWorker();
+        await send(s.url, video);
+        await waitUpload(s.videoId, ['FAILED']);
+        await waitFor('the mismatched file removed', async () => (await h.services.blobs.stat(`videos/${s.videoId}/file`)) === undefined);
+        // What the crash left: the failure recorded, the file still there, the job run again.
+        await h.services.blobs.put(`videos/${s.videoId}/file`, video);
+        await h.services.jobs.enqueue(h.database.db, { kind: 'video-in.upload-finish', payload: { videoId: s.videoId } });
+        await waitFor('the leftover file removed', async () => (await h.services.blobs.stat(`videos/${s.videoId}/file`)) === undefined);
+        assertStageError((await uploadState(s.videoId)).error, 'CHECKSUM_MISMATCH');
+      });
+
       it('an upload continues on another API process of the same installation', async () => {
         const s = await session({ size: video.length });
         await send(s.url, video, { chunkSize: 16 * 1024, stopAt: 32 * 1024 });
@@ -303,7 +316,8 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         await send(s.url, video);
         await waitUpload(s.videoId, ['FAILED']);
         assertStageError((await uploadState(s.videoId)).error, 'CHECKSUM_MISMATCH');
-        assert.equal(await h.services.blobs.stat(`videos/${s.videoId}/file`), undefined);
+        // removed right after the failure is recorded (the job's next step), or by its rerun after a crash
+        await waitFor('the mismatched file removed', async () => (await h.services.blobs.stat(`videos/${s.videoId}/file`)) === undefined);
         const res = await post(`/v1/videos/${s.videoId}/in/restart`, {});
         expectError(res, 409, 'VIDEO_IN_UPLOAD_NOT_RESTARTABLE');
       });

@@ -78,7 +78,9 @@ function finishUpload(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<Co
     const storeId = videoIn.uploadStoreId(videoId);
     if (!op || !video?.upload || video.upload.status === 'DONE' || video.upload.status === 'FAILED') {
       // Deleted (videos.onRemove enqueues this job for an upload still running) or already
-      // settled: only what the upload left behind remains to remove.
+      // settled: only what the upload left behind remains to remove (for a FAILED one also a
+      // mismatched master file, when a crash came between the failure and its removal below).
+      if (video?.upload?.status === 'FAILED') await blobs.delete(videoFileKey(videoId));
       await videoIn.uploads.discard(storeId, video?.upload?.status === 'DONE');
       return;
     }
