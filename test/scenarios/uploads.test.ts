@@ -343,6 +343,20 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         assert.equal(await tusBytes(s.videoId), 0);
       });
 
+      it('a PATCH that sends Upload-Length (a deferred-length declaration) is refused with 400 BAD_REQUEST, not 501, and nothing is stored', async () => {
+        const s = await session({ size: 1000 });
+        for (const length of ['1000', '999', 'x']) {
+          const res = await fetch(s.url, {
+            method: 'PATCH',
+            headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Upload-Length': length, 'Content-Type': 'application/offset+octet-stream' },
+            body: Buffer.alloc(10, 1),
+          });
+          assert.equal(res.status, 400, length);
+          assert.equal(((await res.json()) as any).errorCode, 'BAD_REQUEST');
+        }
+        assert.equal(await tusBytes(s.videoId), 0);
+      });
+
       it('a missing or wrong token is refused with 403 ACCESS_DENIED', async () => {
         const s = await session({ size: video.length });
         const bare = s.url.split('?')[0]!;
