@@ -579,7 +579,11 @@ describe(`tus endpoint fuzzer: no malformed tus request gets a 5xx, HTML, a stac
           if (done.upload?.status !== 'DONE' || done.crc32c !== crc32c(file))
             problem('a session did not complete with the file (CRC-32C)', `${s.videoId}: ${done.upload?.status} ${done.crc32c} != ${crc32c(file)}`);
           // The finishing job removes the tus leftovers after DONE (S3: the .info object).
-          await waitFor(`upload ${s.videoId} leftovers removed`, async () => ((await storedOffset(s)) === undefined ? true : undefined));
+          await waitFor(`upload ${s.videoId} leftovers removed`, async () => ((await storedOffset(s)) === undefined ? true : undefined), { timeoutMs: 60_000 }).catch(async (err) => {
+            const jobs = await h.database.db('jobs').where('kind', 'video-in.upload-finish').select('*');
+            problem('the tus leftovers of a completed upload were not removed', `${s.videoId}: offset ${await storedOffset(s)}; jobs ${JSON.stringify(jobs).slice(0, 1500)}`);
+            void err;
+          });
         }
 
         // Ended sessions: completed ones, and ones past their end (the clock moves past it).
