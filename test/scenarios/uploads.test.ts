@@ -249,6 +249,15 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         });
       }
 
+      it('a completed upload read between its last byte and its finish leaves nothing behind in the tus store (no cached info)', async () => {
+        const s = await session({ size: video.length });
+        await send(s.url, video); // no worker yet: received, not finished
+        assert.equal(await tusBytes(s.videoId), video.length); // a read of the tus store before the finish
+        h.startWorker();
+        await waitUpload(s.videoId, ['DONE']);
+        await waitFor('tus bytes and info removed', async () => ((await tusBytes(s.videoId)) === undefined ? true : undefined), { timeoutMs: 5000 });
+      });
+
       it('two uploads in parallel each become their own master video', async () => {
         const other = Buffer.concat([video, Buffer.from('trailing bytes of a second file')]);
         const a = await session({ size: video.length });
