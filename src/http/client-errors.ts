@@ -1,10 +1,12 @@
 /**
  * Requests that Node's HTTP parser refuses before Express sees them (a malformed request line or
  * header, both Content-Length and Transfer-Encoding, headers over the size limit, a request too
- * slow to arrive) are answered with the `Error` body too, instead of Node's bare status line.
+ * slow to arrive) are answered with the `Error` body too, instead of Node's bare status line;
+ * bytes after a complete request that is still being answered close the connection after its
+ * answer instead.
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type Server } from 'node:http';
+import { STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBodyOf } from './error-mapper';
 
@@ -18,8 +20,18 @@ export function answerClientErrors(server: Server): Server {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // Nothing to answer to, or a response of an earlier request on this connection is being
     // written (the check Node's own handler makes): close.
-    const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    const inFlight = (socket as { _httpMessage?: ServerResponse })._httpMessage;
     if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) return void socket.destroy();
+    // Bytes that are not HTTP after a request that arrived whole (a body longer than its
+    // Content-Length): that request is still being handled, and its own answer is the one the
+    // client must hear (an upload PATCH stores its body; a 400 here would read as its refusal).
+    // The connection closes after it.
+    if (inFlight?.req?.complete) {
+      inFlight.shouldKeepAlive = false;
+      inFlight.once('finish', () => socket.end());
+      inFlight.once('close', () => socket.end());
+      return;
+    }
     const [status, errorCode, message] = BY_CODE[err.code ?? ''] ?? MALFORMED;
     const requestId = randomUUID();
     const body = JSON.stringify(errorBodyOf({ requestId, requestPath: '', status, errorCode, message }));

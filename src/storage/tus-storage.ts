@@ -180,6 +180,10 @@ class S3TusStorage implements TusStorage {
       }
     }
     for (const key of [`${id}.info`, `${id}.part`]) await this.blobs.delete(key);
+    // @tus/s3-store keeps each upload's info in a per-process cache, cleared only by its own
+    // completion and `remove`: one read between the completion and this discard (a HEAD, the
+    // offset check) would otherwise keep it for good, a stale offset and memory per upload.
+    await (this.datastore as unknown as { cache: { delete(key: string): Promise<void> } }).cache.delete(id);
   }
 
   async offset(id: string): Promise<number | undefined> {

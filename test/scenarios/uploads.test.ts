@@ -6,8 +6,9 @@
  */
 import { strict as assert } from 'node:assert';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { Upload } from 'tus-js-client';
+import { answerClientErrors } from '../../src/http/client-errors';
 import { crc32c } from '../../src/net/crc32c';
 import { expireUploads } from '../../src/features/video-in';
 import { videosStore } from '../../src/features/videos/videos.store';
@@ -91,7 +92,7 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
             ? new S3BlobStore({ bucket: 'platform', endpoint: s3.endpoint, region: s3.region, accessKey: s3.credentials.accessKey, secretKey: s3.credentials.secretAccessKey, forcePathStyle: true })
             : undefined;
         // The app on a port of its own, which is also its public URL (upload URLs are built on it).
-        server = http.createServer((req, res) => h.app(req, res));
+        server = answerClientErrors(http.createServer((req, res) => h.app(req, res))); // as main.ts serves it
         await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
         origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
         h = await createHarness({ publicUrl: origin, publicUrlConfigured: true }, { blobs });
@@ -261,6 +262,15 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         });
       }
 
+      it('a completed upload read between its last byte and its finish leaves nothing behind in the tus store (no cached info)', async () => {
+        const s = await session({ size: video.length });
+        await send(s.url, video); // no worker yet: received, not finished
+        assert.equal(await tusBytes(s.videoId), video.length); // a read of the tus store before the finish
+        h.startWorker();
+        await waitUpload(s.videoId, ['DONE']);
+        await waitFor('tus bytes and info removed', async () => ((await tusBytes(s.videoId)) === undefined ? true : undefined), { timeoutMs: 5000 });
+      });
+
       it('two uploads in parallel each become their own master video', async () => {
         const other = Buffer.concat([video, Buffer.from('trailing bytes of a second file')]);
         const a = await session({ size: video.length });
@@ -355,6 +365,40 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         assert.equal(chunked.status, 413);
         assert.equal(((await chunked.json()) as any).errorCode, 'PAYLOAD_TOO_LARGE');
         assert.equal(await tusBytes(s.videoId), 0);
+      });
+
+      it('a PATCH that sends Upload-Length (a deferred-length declaration) is refused with 400 BAD_REQUEST, not 501, and nothing is stored', async () => {
+        const s = await session({ size: 1000 });
+        for (const length of ['1000', '999', 'x']) {
+          const res = await fetch(s.url, {
+            method: 'PATCH',
+            headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Upload-Length': length, 'Content-Type': 'application/offset+octet-stream' },
+            body: Buffer.alloc(10, 1),
+          });
+          assert.equal(res.status, 400, length);
+          assert.equal(((await res.json()) as any).errorCode, 'BAD_REQUEST');
+        }
+        assert.equal(await tusBytes(s.videoId), 0);
+      });
+
+      it('a PATCH followed by bytes that are not HTTP (a body longer than its Content-Length) gets its own 204 with the offset stored, not a 400', async () => {
+        const s = await session({ size: 1000 });
+        const url = new URL(s.url);
+        const raw = await new Promise<string>((resolve) => {
+          const socket = net.connect(Number(url.port), url.hostname);
+          const got: Buffer[] = [];
+          socket.on('data', (c) => got.push(c));
+          socket.on('close', () => resolve(Buffer.concat(got).toString('latin1')));
+          socket.on('error', () => undefined);
+          socket.write(
+            `PATCH ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n` +
+              `Content-Type: application/offset+octet-stream\r\nContent-Length: 100\r\n\r\n`,
+          );
+          socket.write(Buffer.concat([Buffer.alloc(100, 7), Buffer.alloc(100, 0)]));
+        });
+        assert.match(raw, /^HTTP\/1\.1 204 /, raw.slice(0, 300));
+        assert.match(raw, /\r\nUpload-Offset: 100\r\n/i);
+        assert.equal(await tusBytes(s.videoId), 100);
       });
 
       it('a missing or wrong token is refused with 403 ACCESS_DENIED', async () => {

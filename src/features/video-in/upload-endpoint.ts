@@ -122,6 +122,11 @@ export class UploadEndpoint {
       res.status(204).end();
       return;
     }
+    // A PATCH may only declare the length of a deferred-length upload, which these never are
+    // (@tus/server would answer 501: its stores do not list creation-defer-length).
+    if (req.method === 'PATCH' && req.headers['upload-length'] !== undefined) {
+      return sendError(req, res, 400, 'BAD_REQUEST', `Upload-Length was set when the upload was created (${size} bytes); a PATCH does not send it`);
+    }
     if (req.method === 'HEAD' && (await this.videoIn.uploads.offset(storeId)) === size) {
       // Every byte is stored but the finish was not recorded (its PATCH failed after the write).
       await this.videoIn.uploadReceived(op.videoId, size);
