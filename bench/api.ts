@@ -27,6 +27,7 @@ import {
   cpuCount,
   CpuUse,
   cpuUse,
+  cleanEnv,
   freePort,
   hasTaskset,
   LoadResult,
@@ -66,11 +67,6 @@ async function json(res: Response, what: string): Promise<any> {
   const text = await res.text();
   if (!res.ok) throw new Error(`${what}: HTTP ${res.status} ${text}`);
   return JSON.parse(text);
-}
-
-/** Environment without the caller's VIDMILL_* settings, so the run is reproducible. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIDMILL_') && !k.startsWith('BASELINE_')));
 }
 
 export const apiBenchmark: Benchmark = {

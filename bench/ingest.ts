@@ -26,14 +26,13 @@
  *   BENCH_CPU_PROF=<dir> npm run bench -- ingest   (a .cpuprofile per copy process; bench/cpuprofile-summary.ts)
  */
 import { ChildProcess, execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { crc32cUpdate } from '../src/net/crc32c';
 import type { CopyRun } from './ingest-copy';
-import { installCleanupHandlers, median, onExit, printTable, ROOT, spawnTracked, stopChild } from './lib';
+import { installCleanupHandlers, makeRandomFile, median, onExit, printTable, ROOT, spawnTracked, stopChild } from './lib';
 
 const MIB = 1024 * 1024;
 const MB = 1e6;
@@ -63,23 +62,6 @@ interface Measured {
 }
 
 const mbps = (m: Measured) => m.bytes / m.seconds / MB;
-
-/** Random bytes written once (fsync'ed), with their CRC-32C. */
-function makeRandomFile(file: string, size: number): number {
-  const fd = openSync(file, 'w');
-  let crc = 0;
-  try {
-    for (let off = 0; off < size; off += 8 * MIB) {
-      const chunk = randomBytes(Math.min(8 * MIB, size - off));
-      crc = crc32cUpdate(crc, chunk);
-      for (let w = 0; w < chunk.length;) w += writeSync(fd, chunk, w, chunk.length - w, off + w);
-    }
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  return crc;
-}
 
 async function fileCrc(file: string): Promise<{ crc: number; size: number }> {
   let crc = 0;

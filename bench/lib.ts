@@ -3,10 +3,12 @@
  * always killed), free ports, readiness polling, autocannon runs and the printed report.
  */
 import { ChildProcess, execFileSync, spawn, SpawnOptions } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { crc32cUpdate } from '../src/net/crc32c';
 
 export const ROOT = path.resolve(__dirname, '..');
 
@@ -342,4 +344,27 @@ export function productionStart(): { env: Record<string, string>; args: string[]
   }
   if (words.shift() !== 'node' || words.at(-1) !== 'dist/src/main.js') throw new Error(`package.json's start script is not "exec [env K=V ...] node [flags] dist/src/main.js": ${script}`);
   return { env, args: words.map((w) => (w === 'dist/src/main.js' ? path.join(ROOT, w) : w)) };
+}
+
+/** Environment without the caller's VIDMILL_* (and BASELINE_*) settings, so a run is reproducible. */
+export function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIDMILL_') && !k.startsWith('BASELINE_')));
+}
+
+/** A file of `size` random bytes, written in 8 MiB chunks and fsync'ed; returns its CRC-32C. */
+export function makeRandomFile(file: string, size: number): number {
+  const chunkSize = 8 * 1024 * 1024;
+  const fd = openSync(file, 'w');
+  let crc = 0;
+  try {
+    for (let off = 0; off < size; off += chunkSize) {
+      const chunk = randomBytes(Math.min(chunkSize, size - off));
+      crc = crc32cUpdate(crc, chunk);
+      for (let w = 0; w < chunk.length;) w += writeSync(fd, chunk, w, chunk.length - w, off + w);
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return crc >>> 0;
 }

@@ -18,13 +18,11 @@
  *   BENCH_UPLOADS_MIB=128 npm run bench -- uploads     (quick, not the target's size)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Upload } from 'tus-js-client';
-import { crc32cUpdate } from '../src/net/crc32c';
-import { freePort, installCleanupHandlers, onExit, printTable, productionStart, ROOT, sleep, spawnTracked, stopChild, waitForHttp } from './lib';
+import { cleanEnv, freePort, installCleanupHandlers, makeRandomFile, onExit, printTable, productionStart, ROOT, sleep, spawnTracked, stopChild, waitForHttp } from './lib';
 
 const MIB = 1024 * 1024;
 const MB = 1e6;
@@ -47,22 +45,6 @@ http.createServer(async (req, res) => {
   res.end();
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
-
-function makeRandomFile(file: string, size: number): number {
-  const fd = openSync(file, 'w');
-  let crc = 0;
-  try {
-    for (let off = 0; off < size; off += 8 * MIB) {
-      const chunk = randomBytes(Math.min(8 * MIB, size - off));
-      crc = crc32cUpdate(crc, chunk);
-      for (let w = 0; w < chunk.length;) w += writeSync(fd, chunk, w, chunk.length - w, off + w);
-    }
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  return crc >>> 0;
-}
 
 async function json(res: Response, what: string): Promise<any> {
   const text = await res.text();
@@ -113,7 +95,7 @@ export async function uploadsBenchmark(): Promise<boolean> {
     cwd: ROOT,
     stdio: ['ignore', errFd, errFd],
     env: {
-      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIDMILL_'))),
+      ...cleanEnv(),
       ...start.env,
       NODE_ENV: 'production',
       VIDMILL_DATA_DIR: dataDir,
