@@ -56,6 +56,16 @@ function isNotFound(err: unknown): boolean {
   return e?.status_code === 404 || e?.status_code === 410 || e?.code === 'ENOENT' || e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
 }
 
+/** Bytes a store holds of upload `id`, or undefined when it has none. */
+async function storedOffset(datastore: DataStore, id: string): Promise<number | undefined> {
+  try {
+    return (await datastore.getUpload(id)).offset;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
 class DiskTusStorage implements TusStorage {
   readonly kind = 'disk' as const;
   private store?: DataStore;
@@ -119,13 +129,8 @@ class DiskTusStorage implements TusStorage {
     await rm(`${this.fileOf(id)}.json`, { force: true });
   }
 
-  async offset(id: string): Promise<number | undefined> {
-    try {
-      return (await this.datastore.getUpload(id)).offset;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  offset(id: string): Promise<number | undefined> {
+    return storedOffset(this.datastore, id);
   }
 }
 
@@ -186,12 +191,7 @@ class S3TusStorage implements TusStorage {
     await (this.datastore as unknown as { cache: { delete(key: string): Promise<void> } }).cache.delete(id);
   }
 
-  async offset(id: string): Promise<number | undefined> {
-    try {
-      return (await this.datastore.getUpload(id)).offset;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  offset(id: string): Promise<number | undefined> {
+    return storedOffset(this.datastore, id);
   }
 }
