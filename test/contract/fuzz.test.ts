@@ -15,7 +15,6 @@
  * first), then reported grouped by cause with the exact requests and the seed.
  */
 import { strict as assert } from 'node:assert';
-import { randomBytes } from 'node:crypto';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
@@ -27,11 +26,8 @@ import { isPostgres, type Db } from '../../src/db/database';
 import { BUILT_IN_CONFIGURATIONS } from '../../src/processing-planner';
 import { contractOperations, type ContractOperation } from '../helpers/contract-operations';
 import { TEST_DIALECT } from '../helpers/database';
+import { FUZZ_BUDGET_MS as BUDGET_MS, FUZZ_MAX_RUNS as MAX_RUNS, FUZZ_SEED as SEED, problemReport } from '../helpers/fuzzing';
 import { basic, createHarness, withoutBodyFraming, type Harness, type TestUser } from '../helpers/harness';
-
-const SEED = process.env.VIDMILL_FUZZ_SEED !== undefined ? Number(process.env.VIDMILL_FUZZ_SEED) : randomBytes(4).readInt32LE();
-const BUDGET_MS = Number(process.env.VIDMILL_FUZZ_MS ?? 40_000);
-const MAX_RUNS = Number(process.env.VIDMILL_FUZZ_RUNS ?? 20_000);
 
 /** Tables whose rows change for reasons other than the request's own effect. */
 const VOLATILE_TABLES = new Set(['knex_migrations', 'knex_migrations_lock', 'rate_limits']);
@@ -624,16 +620,7 @@ describe(`Contract fuzzer: no input gets a 5xx (${TEST_DIALECT})`, function () {
     const others = [...problems].filter(([cause]) => !cause.startsWith('5xx')).reduce((a, [, l]) => a + l.length, 0);
     console.log(`      fuzz (${TEST_DIALECT}): seed ${SEED}, ${tried} requests on ${ops.length} operations in ${seconds} s: ${total5xx} x 5xx, ${others} other violations`);
     for (const [cause, n] of [...fiveXx].sort((a, b) => b[1] - a[1])) console.log(`        ${n} x ${cause}`);
-    const report = [...problems]
-      .sort((a, b) => b[1].length - a[1].length)
-      .map(
-        ([cause, list]) =>
-          `  ${list.length} x ${cause}\n${list
-            .slice(0, 3)
-            .map((r) => `    - ${r}`)
-            .join('\n')}`,
-      )
-      .join('\n');
+    const report = problemReport(problems);
     assert.equal(problems.size, 0, `the fuzzer found problems (replay: VIDMILL_FUZZ_SEED=${SEED} VIDMILL_TEST_DB=${TEST_DIALECT} npx mocha test/contract/fuzz.test.ts):\n${report}`);
   });
 });

@@ -36,14 +36,11 @@ import { videosStore } from '../../src/features/videos/videos.store';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
 import { TEST_DIALECT } from '../helpers/database';
+import { FUZZ_BUDGET_MS as BUDGET_MS, FUZZ_MAX_RUNS as MAX_RUNS, FUZZ_SEED as SEED, problemReport } from '../helpers/fuzzing';
 import { createHarness, type Harness, type TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { startLocalS3, type LocalS3 } from '../helpers/s3-server';
 import { waitFor } from '../helpers/scenario';
-
-const SEED = process.env.VIDMILL_FUZZ_SEED !== undefined ? Number(process.env.VIDMILL_FUZZ_SEED) : randomBytes(4).readInt32LE();
-const BUDGET_MS = Number(process.env.VIDMILL_FUZZ_MS ?? 40_000);
-const MAX_RUNS = Number(process.env.VIDMILL_FUZZ_RUNS ?? 20_000);
 
 // ---------------------------------------------------------------------------------------------
 // Raw HTTP/1.1 over a socket
@@ -606,16 +603,7 @@ describe(`tus endpoint fuzzer: no malformed tus request gets a 5xx, HTML, a stac
         console.log(`      tus fuzz (${TEST_DIALECT}, ${storage} storage): seed ${SEED}, ${tried} requests in ${seconds} s, ${violations} violations`);
         for (const [k, n] of [...statuses].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`        ${n} x ${k}`);
         for (const n of notes) console.log(`        note: ${n}`);
-        const report = [...problems]
-          .sort((a, b) => b[1].length - a[1].length)
-          .map(
-            ([cause, list]) =>
-              `  ${list.length} x ${cause}\n${list
-                .slice(0, 3)
-                .map((r) => `    - ${r}`)
-                .join('\n')}`,
-          )
-          .join('\n');
+        const report = problemReport(problems);
         assert.equal(
           problems.size,
           0,
