@@ -4,6 +4,7 @@
  * (SIGKILL: no shutdown code runs) and wait for its exit. Its output is kept (and shown when it
  * fails to start) or passed through to the test's own.
  */
+import { strict as assert } from 'node:assert';
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { waitFor } from './scenario';
@@ -57,4 +58,40 @@ export function startVidmillProcess(env: NodeJS.ProcessEnv, opts: { captureOutpu
       await exited;
     },
   };
+}
+
+/** Who `VIDMILL_BOOTSTRAP_*` creates on the first start of an empty database. */
+export interface ProcessOwner {
+  email: string;
+  password: string;
+}
+
+/**
+ * The embedded default's environment: only the data directory (the SQLite file, local disk and
+ * the master key in it) and the bootstrap owner, with the caller's database, key and storage
+ * settings cleared, plus `extra`.
+ */
+export function embeddedEnv(dataDir: string, owner: ProcessOwner, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    VIDMILL_ROLE: 'all',
+    VIDMILL_DATA_DIR: dataDir,
+    VIDMILL_DATABASE_URL: '',
+    VIDMILL_MASTER_KEY: '',
+    VIDMILL_STORAGE: '',
+    VIDMILL_PORT: '0',
+    VIDMILL_BOOTSTRAP_EMAIL: owner.email,
+    VIDMILL_BOOTSTRAP_PASSWORD: owner.password,
+    ...extra,
+  };
+}
+
+/** An active API key of `owner`, created through the API of the process at `base` (HTTP Basic). */
+export async function createApiKey(base: string, owner: ProcessOwner, name: string): Promise<string> {
+  const res = await fetch(`${base}/api/v1/api-keys`, {
+    method: 'POST',
+    headers: { Authorization: `Basic ${Buffer.from(`${owner.email}:${owner.password}`).toString('base64')}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name, active: true }),
+  });
+  assert.equal(res.status, 201, await res.clone().text());
+  return ((await res.json()) as { apiKey: string }).apiKey;
 }

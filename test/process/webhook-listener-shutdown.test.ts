@@ -7,10 +7,9 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startVidmillProcess, VidmillProcess } from '../helpers/vidmill-process';
+import { createApiKey, embeddedEnv, startVidmillProcess, VidmillProcess } from '../helpers/vidmill-process';
 
-const EMAIL = 'owner@example.com';
-const PASSWORD = 'a-long-password-for-the-owner';
+const OWNER = { email: 'owner@example.com', password: 'a-long-password-for-the-owner' };
 
 describe('Webhook listeners: SIGTERM answers waiting long polls and stops the process', function () {
   this.timeout(120_000);
@@ -26,28 +25,9 @@ describe('Webhook listeners: SIGTERM answers waiting long polls and stops the pr
   });
 
   it('a poll waiting 25 s is answered at once on SIGTERM and the process exits within 5 s', async () => {
-    p = startVidmillProcess(
-      {
-        VIDMILL_ROLE: 'all',
-        VIDMILL_DATA_DIR: dataDir,
-        VIDMILL_DATABASE_URL: '',
-        VIDMILL_MASTER_KEY: '',
-        VIDMILL_STORAGE: '',
-        VIDMILL_PORT: '0',
-        VIDMILL_BOOTSTRAP_EMAIL: EMAIL,
-        VIDMILL_BOOTSTRAP_PASSWORD: PASSWORD,
-        VIDMILL_LOG_LEVEL: 'info',
-      },
-      { captureOutput: true },
-    );
+    p = startVidmillProcess(embeddedEnv(dataDir, OWNER, { VIDMILL_LOG_LEVEL: 'info' }), { captureOutput: true });
     const base = await p.listening();
-    const keyRes = await fetch(`${base}/api/v1/api-keys`, {
-      method: 'POST',
-      headers: { Authorization: `Basic ${Buffer.from(`${EMAIL}:${PASSWORD}`).toString('base64')}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: 'listener', active: true }),
-    });
-    assert.equal(keyRes.status, 201, await keyRes.clone().text());
-    const { apiKey } = (await keyRes.json()) as { apiKey: string };
+    const apiKey = await createApiKey(base, OWNER, 'listener');
     const created = await fetch(`${base}/api/v1/webhooks/listeners`, {
       method: 'POST',
       headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },

@@ -23,11 +23,10 @@ import { TEST_DIALECT } from '../helpers/database';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { waitFor } from '../helpers/scenario';
-import { startVidmillProcess, VidmillProcess } from '../helpers/vidmill-process';
+import { createApiKey, embeddedEnv, startVidmillProcess, VidmillProcess } from '../helpers/vidmill-process';
 
 const LEASE_SECONDS = 3;
-const EMAIL = 'owner@example.com';
-const PASSWORD = 'a-long-enough-password';
+const OWNER = { email: 'owner@example.com', password: 'a-long-enough-password' };
 
 (TEST_DIALECT === 'sqlite' ? describe : describe.skip)('The embedded default killed with SIGKILL in the middle of a copy (SQLite only)', function () {
   this.timeout(240_000);
@@ -51,20 +50,12 @@ const PASSWORD = 'a-long-enough-password';
   /** The embedded shape: nothing but the data directory (the SQLite file, blobs/, work/, master.key in it). */
   function start(): VidmillProcess {
     const p = startVidmillProcess(
-      {
-        VIDMILL_ROLE: 'all',
-        VIDMILL_DATA_DIR: dataDir,
-        VIDMILL_DATABASE_URL: '',
-        VIDMILL_MASTER_KEY: '',
-        VIDMILL_STORAGE: '',
-        VIDMILL_PORT: '0',
-        VIDMILL_BOOTSTRAP_EMAIL: EMAIL,
-        VIDMILL_BOOTSTRAP_PASSWORD: PASSWORD,
+      embeddedEnv(dataDir, OWNER, {
         VIDMILL_ALLOW_PRIVATE_URLS: 'true',
         VIDMILL_EXTRA_CA_FILE: path.join(dataDir, 'ca.pem'),
         VIDMILL_JOB_LEASE_SECONDS: String(LEASE_SECONDS),
         VIDMILL_LOG_LEVEL: 'info',
-      },
+      }),
       { captureOutput: true },
     );
     processes.push(p);
@@ -82,13 +73,7 @@ const PASSWORD = 'a-long-enough-password';
 
     const first = start();
     const base = await first.listening();
-    const keyRes = await fetch(`${base}/api/v1/api-keys`, {
-      method: 'POST',
-      headers: { Authorization: `Basic ${Buffer.from(`${EMAIL}:${PASSWORD}`).toString('base64')}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: 'crash test', active: true }),
-    });
-    assert.equal(keyRes.status, 201, await keyRes.clone().text());
-    const { apiKey } = (await keyRes.json()) as { apiKey: string };
+    const apiKey = await createApiKey(base, OWNER, 'crash test');
     db = openDatabase({ client: 'sqlite', filename: path.join(dataDir, 'vidmill.sqlite') });
     const team = await db<{ id: string }>('teams').first('id');
     assert.ok(team, 'the owner team');
