@@ -114,7 +114,7 @@ export function createServices(deps: {
   clock: Clock;
   masterKey: Buffer;
   blobs: BlobStore;
-  config: Pick<Config, 'login' | 'priceList' | 'allowPrivateUrls' | 'webhookSigningKeys' | 'extraCa' | 'media' | 'workDir' | 'publicUrl' | 'idempotencyTtlMs' | 'uploads'>;
+  config: Pick<Config, 'login' | 'priceList' | 'allowPrivateUrls' | 'webhookSigningKeys' | 'extraCa' | 'media' | 'workDir' | 'publicUrl' | 'idempotencyTtlMs' | 'uploads' | 'processing'>;
 }): Services {
   const { db, clock } = deps;
   const jobs = new JobQueue(db, clock);
@@ -134,7 +134,7 @@ export function createServices(deps: {
   const sources = new VideoInSources({ ...outbound, extraCa: deps.config.extraCa });
   const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
   const ingestion = new IngestionService({ db, clock, jobs, blobs: deps.blobs, media: deps.config.media });
-  const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries());
+  const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries(), deps.config.processing);
   // The service keeps `options` as a plain record (ProcessingOptions has no index signature).
   const configurations = new ConfigurationsService({ db, clock, accounts, engine, builtIns: BUILT_IN_CONFIGURATIONS as unknown as readonly ServiceBuiltInConfiguration[] });
   const processing = new ProcessingService({

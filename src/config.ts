@@ -100,6 +100,9 @@ const schema = z
     VIDMILL_FFMPEG_PATH: z.string().min(1).optional(),
     VIDMILL_FFPROBE_PATH: z.string().min(1).optional(),
     VIDMILL_MEDIA_TIMEOUT_MINUTES: int(1, 7 * 24 * 60).default(240),
+    VIDMILL_SEGMENT_SECONDS: int(0, 24 * 3600).default(60),
+    VIDMILL_FFMPEG_THREADS: int(0, 256).default(0),
+    VIDMILL_ENCODER_PRESET: z.enum(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow']).default('medium'),
     VIDMILL_IDEMPOTENCY_TTL_HOURS: int(1, 30 * 24).default(24),
     VIDMILL_UPLOAD_EXPIRY_HOURS: int(1, 30 * 24).default(24),
     VIDMILL_JOB_LEASE_SECONDS: int(3, 3600).default(30),
@@ -152,6 +155,11 @@ export interface Config {
    * src/media/binaries.ts) and the time limit of one ffmpeg/ffprobe child process.
    */
   media: { ffmpegPath?: string; ffprobePath?: string; timeoutMs: number };
+  /**
+   * Processing: ranges longer than `segmentSeconds` are split into segments processed as separate
+   * jobs (0: never); ffmpeg's thread count (0: ffmpeg's choice); the x264/x265 speed preset.
+   */
+  processing: { segmentSeconds: number; threads: number; encoderPreset: 'ultrafast' | 'superfast' | 'veryfast' | 'faster' | 'fast' | 'medium' | 'slow' | 'slower' | 'veryslow' };
   /** Strict response validation (tests); production logs response mismatches instead. */
   strictResponses: boolean;
   /** Share of responses checked against the contract in production (mismatches are logged). */
@@ -253,6 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ffprobePath: raw.VIDMILL_FFPROBE_PATH,
       timeoutMs: raw.VIDMILL_MEDIA_TIMEOUT_MINUTES * 60_000,
     },
+    processing: { segmentSeconds: raw.VIDMILL_SEGMENT_SECONDS, threads: raw.VIDMILL_FFMPEG_THREADS, encoderPreset: raw.VIDMILL_ENCODER_PRESET },
     strictResponses: false,
     responseValidationSample: raw.VIDMILL_RESPONSE_VALIDATION_SAMPLE,
     extraCa,

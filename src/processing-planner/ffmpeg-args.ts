@@ -1,6 +1,6 @@
 /** The ffmpeg argument lists of a plan: the processing pass and the analysis pass (vidstab detection). */
 import { escapeFilterValue } from './ffmpeg-syntax';
-import type { ProcessingPlan } from './plan-types';
+import type { PlanSegment, ProcessingPlan, SegmentedPlan } from './plan-types';
 
 /** Replaced by `processingArgs` with the escaped path of the vidstab transforms file next to the output. */
 export const TRANSFORMS_TOKEN = '@VIDMILL_TRANSFORMS@';
@@ -25,11 +25,89 @@ function withTransforms(graph: string, output: string): string {
  * audio, encoder and muxer arguments, and the output path.
  */
 export function processingArgs(plan: ProcessingPlan, input: string, output: string): string[] {
-  return ['-y', ...plan.inputArgs, '-i', safePath(input), '-filter_complex', withTransforms(plan.filterGraph, output), '-map', '[vout]', ...plan.outputArgs, safePath(output)];
+  const t = threadArgs(plan);
+  return [
+    '-y',
+    ...t.global,
+    ...t.input,
+    ...plan.inputArgs,
+    '-i',
+    safePath(input),
+    '-filter_complex',
+    withTransforms(plan.filterGraph, output),
+    '-map',
+    '[vout]',
+    ...plan.outputArgs,
+    ...t.output,
+    safePath(output),
+  ];
+}
+
+/** ffmpeg's thread counts when the installation sets them: the decoder (an input option), the filter graph, the encoder. */
+function threadArgs(plan: ProcessingPlan): { global: string[]; input: string[]; output: string[] } {
+  if (!plan.threads) return { global: [], input: [], output: [] };
+  const n = String(plan.threads);
+  return { global: ['-filter_complex_threads', n], input: ['-threads', n], output: ['-threads', n] };
+}
+
+/** One segment of a segmented plan: its seek and margins, its graph, the plan's encoder without audio, the segment muxer. */
+export function segmentArgs(plan: ProcessingPlan & { segmented: SegmentedPlan }, segment: PlanSegment, input: string, output: string): string[] {
+  const t = threadArgs(plan);
+  return [
+    '-y',
+    ...t.global,
+    ...t.input,
+    ...segment.inputArgs,
+    '-i',
+    safePath(input),
+    '-filter_complex',
+    segment.filterGraph,
+    '-map',
+    '[vout]',
+    ...plan.segmented.segmentArgs,
+    ...t.output,
+    safePath(output),
+  ];
+}
+
+/** The audio pass of a segmented plan: the whole range's audio, encoded as the container wants it, into Matroska. */
+export function audioPassArgs(plan: ProcessingPlan & { segmented: SegmentedPlan }, input: string, output: string): string[] | undefined {
+  const audio = plan.segmented.audio;
+  if (!audio) return undefined;
+  return ['-y', ...threadArgs(plan).input, ...audio.inputArgs, '-i', safePath(input), ...audio.args, safePath(output)];
+}
+
+/** The join of a segmented plan: the segments (a concat list file) copied one after the other, the audio pass muxed in. */
+export function joinArgs(plan: ProcessingPlan & { segmented: SegmentedPlan }, segmentList: string, audio: string | undefined, output: string): string[] {
+  return ['-y', '-f', 'concat', '-safe', '0', '-i', safePath(segmentList), ...(audio ? ['-i', safePath(audio)] : []), ...plan.segmented.joinArgs, safePath(output)];
+}
+
+/** The concat demuxer's list of the segment files, in order (each path quoted). */
+export function concatList(files: string[]): string {
+  return files.map((f) => `file '${f.replace(/'/g, "'\\''")}'\n`).join('');
 }
 
 /** The analysis pass (vidstab motion detection into `<output>.trf`), when the plan has one. */
 export function analysisArgs(plan: ProcessingPlan, input: string, output: string): string[] | undefined {
   if (!plan.analysis) return undefined;
-  return ['-y', ...plan.inputArgs, '-i', safePath(input), '-filter_complex', withTransforms(plan.analysis.filterGraph, output), '-map', '[vout]', '-an', '-sn', '-dn', '-f', 'null', '-'];
+  const t = threadArgs(plan);
+  return [
+    '-y',
+    ...t.global,
+    ...t.input,
+    ...plan.inputArgs,
+    '-i',
+    safePath(input),
+    '-filter_complex',
+    withTransforms(plan.analysis.filterGraph, output),
+    '-map',
+    '[vout]',
+    '-an',
+    '-sn',
+    '-dn',
+    '-f',
+    'null',
+    ...t.output,
+    '-',
+  ];
 }

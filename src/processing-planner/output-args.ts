@@ -36,6 +36,8 @@ export interface OutputArgsInput {
 
 export interface OutputArgs {
   args: string[];
+  /** The same arguments in their three parts (segmented processing uses them apart): streams (audio or `-an`, no subtitles or data), the video encoder with pixel format and colour tags, the cut and the muxer. */
+  parts: { streams: string[]; video: string[]; muxer: string[] };
   /** Target bitrate in bits/s when the encoder has one (explicit, automatic or fixed by the profile). */
   bitrate?: number;
   /** A constant-quality target instead of a bitrate: libx264/libx265 CRF. */
@@ -47,14 +49,15 @@ export interface OutputArgs {
 /** The output arguments, in order; adds the encoder's work to the estimate. */
 export function planOutputArgs(b: PlanBuilder, x: OutputArgsInput): OutputArgs {
   const { enc, g, outFps } = x;
-  const args = streamArgs(b.src.hasAudio, enc);
+  const streams = streamArgs(b.src.hasAudio, enc);
   const hdr = resolveOutputHdr(b, enc, x.inputColour, x.outputColour);
   const video = videoEncoderArgs(b, x, hdr);
-  args.push(...video.args);
   b.work.push({ key: video.encoderKey, pixelsPerSecond: g.width * g.height * value(outFps) });
-  args.push('-pix_fmt', x.pixFmt, ...colourTagArgs(x.outputColour.color), ...muxerArgs(enc.container, x.durationS));
+  const videoArgs = [...video.args, '-pix_fmt', x.pixFmt, ...colourTagArgs(x.outputColour.color)];
+  const muxer = muxerArgs(enc.container, x.durationS);
   return {
-    args,
+    args: [...streams, ...videoArgs, ...muxer],
+    parts: { streams, video: videoArgs, muxer },
     ...(video.bitrate !== undefined ? { bitrate: video.bitrate } : {}),
     ...(video.crf !== undefined ? { crf: video.crf } : {}),
     ...(hdr ? { hdr } : {}),
@@ -199,7 +202,7 @@ function colourTagArgs(c: ColorSpec): string[] {
 }
 
 /** The output is cut to the range (frame-rate converters may run a frame past it), then the container's muxer. */
-function muxerArgs(container: MediaContainer, durationS: number): string[] {
+export function muxerArgs(container: MediaContainer, durationS: number): string[] {
   const args = ['-t', secondsArg(durationS), '-max_muxing_queue_size', '4096'];
   if (container === 'MP4' || container === 'MOV') args.push('-movflags', '+faststart+write_colr');
   args.push('-f', CONTAINER_FORMAT[container].muxer);

@@ -14,6 +14,10 @@ export interface PlanEnvironment {
   capabilities?: EngineCapabilities;
   /** libx264/libx265 preset (operator setting; default `medium`). The calibration knows `medium` and `veryfast`. */
   encoderPreset?: X26xPreset;
+  /** Split ranges longer than this into segments processed as separate jobs (seconds; 0 or absent: never). */
+  segmentSeconds?: number;
+  /** ffmpeg threads for decoding, filtering and encoding (operator setting; absent: ffmpeg's own choice). */
+  threads?: number;
 }
 
 export interface AppliedNote {
@@ -73,6 +77,10 @@ export interface ProcessingPlan {
   filterGraph: string;
   /** Everything after the video map: audio, codec, profile, pix_fmt, rate control, colour tags, HDR metadata, muxer. */
   outputArgs: string[];
+  /** The same processing as segments, an audio pass and a join, when the range is long enough and the plan allows it (segments.ts). */
+  segmented?: SegmentedPlan;
+  /** ffmpeg threads (PlanEnvironment.threads). */
+  threads?: number;
   /** A first pass (vidstab motion detection) whose graph ends in `[vout]` and goes to the null muxer. */
   analysis?: { filterGraph: string };
   container: MediaContainer;
@@ -82,4 +90,35 @@ export interface ProcessingPlan {
   /** The options as applied, the notes on how, and the output they make (`processing.appliedOptions` is options and output). */
   applied: { options: ProcessingOptions; notes: AppliedNote[]; output: AppliedOutput };
   work: PlanWork[];
+}
+
+/** Segmented processing (segments.ts): one segment of the output. */
+export interface PlanSegment {
+  index: number;
+  /** Where the segment starts in the output (seconds from the range's first frame) and its length. */
+  startS: number;
+  durationS: number;
+  /** Input options: seek to the segment's start less its lead-in, and its length with both margins. */
+  inputArgs: string[];
+  /** The plan's graph, then the cut of the lead-in and tail and the time restarted at 0. */
+  filterGraph: string;
+}
+
+export interface SegmentedPlan {
+  /** The segment length asked for (seconds). */
+  segmentSeconds: number;
+  segments: PlanSegment[];
+  /** Context decoded before and after each segment (seconds; none before the first or after the last). */
+  leadInS: number;
+  tailS: number;
+  /** The boundary grid (seconds). */
+  gridS: number;
+  /** Everything after the video map of a segment: no audio, the plan's encoder, the segment's muxer. */
+  segmentArgs: string[];
+  /** `.mp4`, `.mov` or `.ts`: what a segment file is. */
+  segmentExtension: string;
+  /** The audio pass over the whole range (input options, then everything after the input); absent without audio. */
+  audio?: { inputArgs: string[]; args: string[]; extension: string };
+  /** The join's arguments after its inputs (concat list, then the audio): maps, stream copy, tags, the cut and the muxer. */
+  joinArgs: string[];
 }

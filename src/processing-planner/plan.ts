@@ -40,6 +40,7 @@ import type { PlanEnvironment, PlanOutput, ProcessingPlan, X26xPreset } from './
 import { rstr, value, type Rational } from './rational';
 import { applyDeinterlacing, interlaceAndFormat, resolveScanning, type ScanningPlan } from './scanning';
 import { sourceFacts } from './source-facts';
+import { planSegments } from './segments';
 import { planTiming, type PlanTiming } from './timing';
 import { collectStaticIssues, throwIssues } from './validate';
 import { applyPictureFilters } from './video-filters';
@@ -78,7 +79,7 @@ export function buildProcessingPlan(options: ProcessingOptions, source: ProbeRes
   const preset = env.encoderPreset ?? 'medium';
   const out = planOutputArgs(b, { enc, g, outFps, pixFmt, outputScanning: scan.outputScanning, inputColour, outputColour, preset, durationS: timing.durationS });
   finishApplied(b, enc, enc.container, scan.outputScanning, out.bitrate, outputColour, inputColour);
-  return assemblePlan(b, { timing, enc, scan, g, outFps, pixFmt, outputColour, out, preset });
+  return assemblePlan(b, { timing, enc, scan, g, outFps, pixFmt, outputColour, out, preset, segmentSeconds: env.segmentSeconds, threads: env.threads });
 }
 
 /** The rules that need no source (`validateOptions`): thrown together, before anything else. */
@@ -129,6 +130,8 @@ interface PlanParts {
   outputColour: OutputColour;
   out: OutputArgs;
   preset: X26xPreset;
+  segmentSeconds?: number;
+  threads?: number;
 }
 
 /** The plan: arguments, graphs, the output's facts, the options as applied and the work. */
@@ -170,5 +173,19 @@ function assemblePlan(b: PlanBuilder, p: PlanParts): ProcessingPlan {
     work: b.work,
   };
   if (b.analysisChain) plan.analysis = { filterGraph: `[0:v:0]${b.analysisChain.join(',')}[vout]` };
+  if (p.threads) plan.threads = p.threads;
+  const segmented = planSegments(b, {
+    segmentSeconds: p.segmentSeconds ?? 0,
+    startS: timing.startS,
+    durationS: timing.durationS,
+    rangeInputArgs: timing.inputArgs,
+    outFps,
+    codec: enc.codec,
+    container,
+    chain: b.chain.join(','),
+    analysis: Boolean(b.analysisChain),
+    parts: out.parts,
+  });
+  if (segmented) plan.segmented = segmented;
   return plan;
 }

@@ -5,7 +5,7 @@ export interface Rational {
   den: number;
 }
 
-function gcd(a: number, b: number): number {
+export function gcd(a: number, b: number): number {
   a = Math.abs(a);
   b = Math.abs(b);
   while (b) [a, b] = [b, a % b];

@@ -4,11 +4,12 @@
  * left behind on failure. A plan with an analysis pass (vidstab) runs two ffmpeg processes; the
  * first counts for `ANALYSIS_SHARE` of the progress.
  */
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runMedia, type MediaBinaries, type MediaProgress } from '../media';
-import { analysisArgs, processingArgs, transformsPath } from './ffmpeg-args';
-import type { ProcessingPlan } from './plan-types';
+import { analysisArgs, audioPassArgs, concatList, joinArgs, processingArgs, segmentArgs, transformsPath } from './ffmpeg-args';
+
+import type { ProcessingPlan, SegmentedPlan } from './plan-types';
 
 export interface ProcessingProgress {
   /** 0..100 over the whole job, never decreasing (the time left is the caller's, src/shared/progress-eta.ts). */
@@ -77,4 +78,75 @@ export async function runProcessing(bins: Pick<MediaBinaries, 'ffmpeg'>, input: 
   }
   const { size } = await stat(outputPath);
   return { outputPath, bytes: size, passes: analysis ? 2 : 1 };
+}
+
+export type SegmentedProcessingPlan = ProcessingPlan & { segmented: SegmentedPlan };
+
+/** One segment of a segmented plan into `outputPath` (no partial file left on failure); progress over the segment's length. */
+export async function runSegment(
+  bins: Pick<MediaBinaries, 'ffmpeg'>,
+  input: string,
+  outputPath: string,
+  plan: SegmentedProcessingPlan,
+  index: number,
+  opts: Omit<RunProcessingOptions, 'durationMs'>,
+): Promise<RunProcessingResult> {
+  const segment = plan.segmented.segments[index];
+  if (!segment) throw new Error(`segment ${index} is not in the plan (${plan.segmented.segments.length} segments)`);
+  return runStep(bins, segmentArgs(plan, segment, input, outputPath), outputPath, segment.durationS * 1000, opts);
+}
+
+/** The audio pass of a segmented plan into `outputPath`; undefined when the source has no audio. */
+export async function runAudioPass(
+  bins: Pick<MediaBinaries, 'ffmpeg'>,
+  input: string,
+  outputPath: string,
+  plan: SegmentedProcessingPlan,
+  opts: Omit<RunProcessingOptions, 'durationMs'>,
+): Promise<RunProcessingResult | undefined> {
+  const args = audioPassArgs(plan, input, outputPath);
+  if (!args) return undefined;
+  return runStep(bins, args, outputPath, plan.output.durationMs, opts);
+}
+
+/** The join of a segmented plan: the segment files in order (and the audio pass's file) into the output file. */
+export async function runJoin(
+  bins: Pick<MediaBinaries, 'ffmpeg'>,
+  segments: string[],
+  audio: string | undefined,
+  outputPath: string,
+  plan: SegmentedProcessingPlan,
+  opts: Omit<RunProcessingOptions, 'durationMs'>,
+): Promise<RunProcessingResult> {
+  await mkdir(path.dirname(outputPath), { recursive: true });
+  const list = `${outputPath}.segments.txt`;
+  await writeFile(list, concatList(segments));
+  try {
+    return await runStep(bins, joinArgs(plan, list, audio, outputPath), outputPath, plan.output.durationMs, opts);
+  } finally {
+    await rm(list, { force: true });
+  }
+}
+
+async function runStep(bins: Pick<MediaBinaries, 'ffmpeg'>, args: string[], outputPath: string, durationMs: number, opts: Omit<RunProcessingOptions, 'durationMs'>): Promise<RunProcessingResult> {
+  await mkdir(path.dirname(outputPath), { recursive: true });
+  let best = 0;
+  try {
+    await runMedia(bins.ffmpeg, args, {
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs,
+      durationMs,
+      tool: 'ffmpeg',
+      onProgress: (p) => {
+        if (opts.signal?.aborted) return;
+        best = Math.max(best, Math.min(100, p.percentage));
+        opts.onProgress?.({ percentage: best, pass: 'encode', ...(p.speed !== undefined ? { speed: p.speed } : {}) });
+      },
+    });
+  } catch (err) {
+    await rm(outputPath, { force: true });
+    throw err;
+  }
+  const { size } = await stat(outputPath);
+  return { outputPath, bytes: size, passes: 1 };
 }

@@ -19,6 +19,7 @@ import * as m013 from './013_stage_error_messages';
 import * as m014 from './014_stage_eta';
 import * as m015 from './015_webhook_listeners';
 import * as m016 from './016_upload_sessions';
+import * as m017 from './017_processing_segments';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -37,6 +38,7 @@ const migrations: Record<string, Knex.Migration> = {
   '014_stage_eta': m014,
   '015_webhook_listeners': m015,
   '016_upload_sessions': m016,
+  '017_processing_segments': m017,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

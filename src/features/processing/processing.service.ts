@@ -14,8 +14,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../../db/database';
 import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
-import type { JobHandler } from '../../jobs/worker';
-import type { ProbeResult } from '../../media';
+import type { JobContext, JobHandler } from '../../jobs/worker';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { BlobStore } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
@@ -27,7 +26,6 @@ import { sampleStorage } from '../billing';
 import { priceStorage } from '../billing';
 import type { IngestionService } from '../ingestion';
 import { mediaStageError, stageError } from '../videos';
-import { VideoEvents } from '../videos';
 import { findVideo, findVideoInScope, insertVideo, recordAppliedOptions, recordVideoFile, retriesLeft, StageError, Video, VideoStage } from '../videos';
 import type { AppliedOptions, JobAppraisal } from '../videos';
 import { processingProducts } from './billing-products';
@@ -35,6 +33,9 @@ import type { ConfigurationsService } from './configurations.service';
 import type { EnginePlan, ProcessingEngine } from './engine';
 import { AppraisalRecord, appraisalsStore } from './appraisals.store';
 import { TransactionalService } from '../../db/transactional';
+import { SegmentedProcessing } from './segmented-processing';
+import { probeOf, processingEvents, rangeOf } from './processing-inputs';
+export { probeOf } from './processing-inputs';
 
 /** The processing job (processing.jobs.ts): its kind and attempts. */
 export const PROCESS_JOB = { kind: 'video.process', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
@@ -86,6 +87,8 @@ export class ProcessingService extends TransactionalService {
   private readonly ingestion: IngestionService;
   private readonly engine: ProcessingEngine;
   private readonly timeoutMs: number;
+  /** Segmented processing: the segment, audio and join jobs of a split video. */
+  readonly segmented: SegmentedProcessing;
   constructor(deps: ProcessingServiceDeps) {
     super(deps.db);
     this.clock = deps.clock;
@@ -96,6 +99,7 @@ export class ProcessingService extends TransactionalService {
     this.ingestion = deps.ingestion;
     this.engine = deps.engine;
     this.timeoutMs = deps.timeoutMs;
+    this.segmented = new SegmentedProcessing(this, { db: deps.db, clock: deps.clock, jobs: deps.jobs, blobs: deps.blobs, ingestion: deps.ingestion, engine: deps.engine, timeoutMs: deps.timeoutMs });
   }
 
   async appraise(userId: string, videoId: string, req: ProcessingRequest, names: NewVideoNames = {}): Promise<Appraisal> {
@@ -247,13 +251,10 @@ export class ProcessingService extends TransactionalService {
     if (!video?.processing || !video.sourceVideoId) return;
     if (video.processing.status === 'DONE' || video.processing.status === 'FAILED') return;
     const source = await findVideo(this.db, video.sourceVideoId);
-    const events = source?.kind === 'CLIP' || source?.clipId ? VideoEvents.clipProcessing : VideoEvents.videoProcessing;
+    const events = processingEvents(source);
     const stage = this.stage;
     await stage.start(videoId, events.started);
-    if (!source?.blobKey || !(await this.blobs.stat(source.blobKey))) {
-      await stage.whenIn(videoId, ['IN_PROGRESS'], (trx, v) => this.fail(trx, v, stageError('processing', 'SOURCE_VIDEO_NOT_AVAILABLE')));
-      return;
-    }
+    if (!(await this.sourceAvailable(videoId, source))) return;
     // This claim's scratch folder (the worker removes it, or whoever takes the job over).
     const dir = await ctx.scratchDir();
     const eta = new ProgressEta({ label: 'processing' });
@@ -263,12 +264,19 @@ export class ProcessingService extends TransactionalService {
     try {
       const bins = await this.ingestion.mediaBinaries();
       await this.engine.prepare();
-      const probe = probeOf(source);
-      const range = { startMs: video.processing.startMs ?? 0, endMs: video.processing.endMs ?? probe.durationMs };
+      const probe = probeOf(source!);
+      const range = rangeOf(video, probe);
       const plan: EnginePlan = this.engine.plan(video.processing.options ?? {}, probe, range);
       await recordAppliedOptions(this.db, videoId, appliedOptionsOf(plan) as unknown as Record<string, unknown>, this.clock.now());
+      const segments = this.engine.segmentsOf(plan);
+      if (segments) {
+        // Split: the segment jobs (any worker) and then the join finish it (segmented-processing.ts).
+        await writes.stop();
+        await this.segmented.split(videoId, segments);
+        return;
+      }
       const out = path.join(dir, `output${plan.fileExtension}`);
-      await withLocalFile(this.blobs, source.blobKey, dir, (file) =>
+      await withLocalFile(this.blobs, source!.blobKey!, dir, (file) =>
         this.engine.run(bins, file, out, plan, {
           durationMs: range.endMs - range.startMs,
           signal: ctx.signal,
@@ -276,37 +284,57 @@ export class ProcessingService extends TransactionalService {
           onProgress: (p) => eta.observe(p.percentage / 100),
         }),
       );
-      const key = `videos/${videoId}/file`;
-      const stored = await storeFile(this.blobs, key, out, { signal: ctx.signal });
-      const { mtime } = await stat(out);
       await writes.stop();
-      await stage.whenIn(videoId, ['IN_PROGRESS'], async (trx, v, now) => {
-        const file = { name: fileNameFrom(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime };
-        await recordVideoFile(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size, file }, now);
-        await stage.done(trx, v, events.done, now);
-        await this.ingestion.begin(trx, { ...v, blobKey: key });
-        await sampleStorage(trx, v.teamId, now);
-      });
+      await this.finish(videoId, plan, out, ctx.signal);
       eta.finish();
     } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      if (retriesLeft(ctx, !(err instanceof DomainError))) throw err;
-      const error = mediaStageError('processing', err);
-      ctx.log.warn({ videoId, code: error.code, err }, 'processing failed');
       await writes.stop();
-      await stage.whenIn(videoId, ['IN_PROGRESS'], (trx, v) => this.fail(trx, v, error));
+      await this.failAfterAttempt(videoId, err, ctx);
     } finally {
       await writes.stop();
       await rm(dir, { recursive: true, force: true });
     }
   };
 
+  /** The source still has its file; otherwise the processing is FAILED (SOURCE_VIDEO_NOT_AVAILABLE) and false. */
+  async sourceAvailable(videoId: string, source: Video | undefined): Promise<boolean> {
+    if (source?.blobKey && (await this.blobs.stat(source.blobKey))) return true;
+    await this.stage.whenIn(videoId, ['IN_PROGRESS'], (trx, v) => this.fail(trx, v, stageError('processing', 'SOURCE_VIDEO_NOT_AVAILABLE')));
+    return false;
+  }
+
+  /**
+   * After a failed attempt of a processing job (the whole job, a segment, the join): rethrown for
+   * the queue to run it again while that may help, else the processing is FAILED and refunded.
+   */
+  async failAfterAttempt(videoId: string, err: unknown, ctx: JobContext): Promise<void> {
+    if (ctx.signal.aborted) throw err;
+    if (retriesLeft(ctx, !(err instanceof DomainError))) throw err;
+    const error = mediaStageError('processing', err);
+    ctx.log.warn({ videoId, code: error.code, err }, 'processing failed');
+    await this.stage.whenIn(videoId, ['IN_PROGRESS'], (trx, v) => this.fail(trx, v, error));
+  }
+
+  /** The output file in platform storage and the processing DONE with its event, ingestion begun and storage sampled, in one transaction. */
+  async finish(videoId: string, plan: EnginePlan, out: string, signal: AbortSignal): Promise<void> {
+    const key = `videos/${videoId}/file`;
+    const stored = await storeFile(this.blobs, key, out, { signal });
+    const { mtime } = await stat(out);
+    await this.stage.whenIn(videoId, ['IN_PROGRESS'], async (trx, v, now) => {
+      const source = v.sourceVideoId ? await findVideo(trx, v.sourceVideoId) : undefined;
+      const file = { name: fileNameFrom(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime };
+      await recordVideoFile(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size, file }, now);
+      await this.stage.done(trx, v, processingEvents(source).done, now);
+      await this.ingestion.begin(trx, { ...v, blobKey: key });
+      await sampleStorage(trx, v.teamId, now);
+    });
+  }
+
   /** FAILED with its event, and the charge given back (after the commit), in the caller's transaction. */
   async fail(trx: Knex, v: Video, error: StageError): Promise<void> {
     const now = this.clock.now();
     const source = v.sourceVideoId ? await findVideo(trx, v.sourceVideoId) : undefined;
-    const events = source?.kind === 'CLIP' || source?.clipId ? VideoEvents.clipProcessing : VideoEvents.videoProcessing;
-    await this.stage.failed(trx, v, error, events.failed, now);
+    await this.stage.failed(trx, v, error, processingEvents(source).failed, now);
     await this.ledger.within(trx).refund(v.teamId, v.id, 'PROCESSING_FAILED', `${error.code}: ${error.message}`);
   }
 
@@ -362,23 +390,6 @@ export class ProcessingService extends TransactionalService {
 /** What an appraisal planned to apply (absent in appraisals stored before it was recorded). */
 function appliedOf(a: AppraisalRecord): Record<string, unknown> | undefined {
   return (a.appraisal as { appliedOptions?: Record<string, unknown> }).appliedOptions;
-}
-
-/** The probe facts ingestion kept, as the engine wants them. */
-export function probeOf(v: Video): ProbeResult {
-  const p = (v.ingestion?.probe ?? {}) as Partial<ProbeResult>;
-  return {
-    metadata: v.ingestion?.metadata ?? {},
-    durationMs: Number(p.durationMs ?? 0),
-    width: Number(p.width ?? 0),
-    height: Number(p.height ?? 0),
-    hasVideo: true,
-    hasAudio: Boolean(p.hasAudio),
-    fps: Number(p.fps ?? 0),
-    formatNames: (p.formatNames as string[]) ?? [],
-    ...(Number(p.videoStartMs) > 0 ? { videoStartMs: Number(p.videoStartMs) } : {}),
-    ...(p.hdr10 ? { hdr10: p.hdr10 } : {}),
-  };
 }
 
 /**

@@ -12,5 +12,14 @@ export function processingPeriodicTasks(processing: ProcessingService): Periodic
         if (deleted) log.info({ deleted }, 'deleted expired processing appraisals');
       },
     },
+    {
+      // Segments of split videos whose processing ended (or that were deleted) and that a crash left behind.
+      name: 'processing-segment-sweep',
+      intervalMs: 10 * 60_000,
+      async run(log) {
+        const videos = await processing.segmented.sweepLeftovers();
+        if (videos) log.info({ videos }, 'removed the leftover segments of processed videos');
+      },
+    },
   ];
 }
