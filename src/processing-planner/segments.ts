@@ -133,7 +133,7 @@ export function planSegments(b: PlanBuilder, x: SegmentationInput): SegmentedPla
     beforeS = Math.max(beforeS, c.beforeS ?? 0, (c.before * srcFps.den) / srcFps.num);
     afterS = Math.max(afterS, (c.after * srcFps.den) / srcFps.num);
   }
-  const steps = (s: number) => Math.ceil(s / gridS - 1e-9);
+  const steps = (s: number) => Math.max(0, Math.ceil(s / gridS - 1e-9));
   const totalSteps = Math.floor(x.durationS / gridS + 1e-9);
   const count = Math.ceil(x.durationS / x.segmentSeconds);
   const bounds: number[] = [0];
