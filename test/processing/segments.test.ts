@@ -72,7 +72,7 @@ describe('Segmented processing: the split', () => {
   it('filters that read neighbouring frames get a lead-in and a tail (deinterlacer, denoiser)', () => {
     const p = plan(
       { ...H264_MP4, filters: { deinterlacer: 'BWDIF', denoiser: 'HQDN3D' }, filterSettings: { interlacedFieldOrderMode: 'TOP_FIELD_FIRST' } },
-      probeOf({ durationMs: 120_000, scanning: 'INTERLACED_TOP_FIRST' }),
+      probeOf({ durationMs: 120_000, scanning: { metadata: 'INTERLACED_TOP_FIRST' } }),
       60,
     );
     const s = p.segmented!;

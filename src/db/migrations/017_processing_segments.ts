@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('processing_segments', (t) => {
-    t.string('video_id', 36).notNullable();
+    t.uuid('video_id').notNullable();
     t.integer('part').notNullable();
     t.string('kind', 8).notNullable();
     t.integer('duration_ms').notNullable();

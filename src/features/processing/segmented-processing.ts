@@ -96,10 +96,11 @@ export class SegmentedProcessing {
         parts.push({ videoId, part: parts.length, kind: 'audio', durationMs: total, segmentSeconds: segments.segmentSeconds, createdAt: now });
       }
       await segmentsStore.insertAll(trx, parts);
-      // Claimed in order (run_at): the audio pass first (it is short), then the segments from the start.
-      const order = [...parts.filter((p) => p.kind === 'audio'), ...parts.filter((p) => p.kind === 'video')];
+      // Claimed in order (run_at, all already due): the segments from the start, then the audio pass (short, so it fills a gap).
+      const order = [...parts.filter((p) => p.kind === 'video'), ...parts.filter((p) => p.kind === 'audio')];
       for (const [i, p] of order.entries()) {
-        await this.deps.jobs.enqueue(trx, { kind: SEGMENT_JOB.kind, payload: { videoId, part: p.part }, maxAttempts: SEGMENT_JOB.attempts, runAt: new Date(now.getTime() + i) });
+        const runAt = new Date(now.getTime() - (order.length - i));
+        await this.deps.jobs.enqueue(trx, { kind: SEGMENT_JOB.kind, payload: { videoId, part: p.part }, maxAttempts: SEGMENT_JOB.attempts, runAt });
       }
     });
   }
