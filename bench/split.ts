@@ -302,9 +302,13 @@ async function outputFile(v: EmbeddedVidmill, videoId: string): Promise<string> 
   return file;
 }
 
-function frameCount(bins: MediaBinaries, file: string): number {
-  const out = execFileSync(bins.ffprobe, ['-v', 'error', '-count_packets', '-select_streams', 'v:0', '-show_entries', 'stream=nb_read_packets', '-of', 'csv=p=0', file], { encoding: 'utf8' });
-  return Number(out.trim());
+/** The video's frame count and each stream's duration (s) as the container states them: `6000 frames, video 240.00 s, audio 240.00 s`. */
+function streamFacts(bins: MediaBinaries, file: string): string {
+  const out = execFileSync(bins.ffprobe, ['-v', 'error', '-count_packets', '-show_entries', 'stream=codec_type,duration,nb_read_packets', '-of', 'json', file], { encoding: 'utf8' });
+  const streams = (JSON.parse(out) as { streams: { codec_type: string; duration?: string; nb_read_packets?: string }[] }).streams;
+  const video = streams.find((st) => st.codec_type === 'video');
+  const durations = streams.map((st) => `${st.codec_type} ${Number(st.duration).toFixed(2)} s`);
+  return [`${video?.nb_read_packets ?? '?'} frames`, ...durations].join(', ');
 }
 
 /** MD5 of the video stream's packets (a stream copy): equal for the same encoded frames. */
@@ -365,7 +369,7 @@ async function compareOutputs(v: EmbeddedVidmill, bins: MediaBinaries, probe: Pr
   printTable(seam.rows);
   const same = videoMd5(bins, split1!) === videoMd5(bins, split2!);
   return [
-    `frames: unsplit ${frameCount(bins, unsplit!)}, split (1 worker) ${frameCount(bins, split1!)}, split (2 workers) ${frameCount(bins, split2!)}`,
+    `outputs: unsplit ${streamFacts(bins, unsplit!)}; split (1 worker) ${streamFacts(bins, split1!)}; split (2 workers) ${streamFacts(bins, split2!)}`,
     `PSNR split (1 worker) vs unsplit: within ${SEAM_FRAMES} frames of the ${seams.length} seams min ${db1(seam.min)} dB, mean ${seam.mean}; over all ${psnr.length} frames min ${db1(Math.min(...psnr))} dB, mean ${meanText(psnr)}`,
     `video stream of split on 2 workers ${same ? 'identical to' : 'DIFFERENT from'} split on 1 worker (MD5 of the packets)`,
   ];
