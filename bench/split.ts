@@ -13,10 +13,12 @@
  *   3. split on 2 workers (cores 0 and 1): the speed-up.
  *
  * Targets: split on 1 worker at most 1.05x T1; split on 2 workers at most 1.15x T1 / 2.
- * Also prints when each part (segment, audio pass, join) ran and on which worker, the frame counts
- * of both outputs, and the PSNR of the split output against the unsplit one: min and mean over the
- * frames within 3 frames of each seam, and the min over every frame (no target: both are lossy
- * encodes of the same frames; a lost or doubled frame at a seam shows as a collapse from there on).
+ * Also prints when each part (segment, audio pass, join) ran and on which worker, the workers'
+ * warnings and errors, the outputs' frame counts and stream durations, whether the split outputs of
+ * 1 and 2 workers have the same video stream, and the PSNR of the split output against the
+ * unsplit one: min and mean over the frames within 3 frames of each seam and over every frame (no
+ * target: both are lossy encodes of the same frames; a lost or doubled frame at a seam would show
+ * as a collapse from there on).
  *
  * The bench process only creates the user, the stored master and the processing (in-process
  * services on the same database and blob folder, no job handlers); the workers do all the jobs.
@@ -132,7 +134,10 @@ function makeSource(ffmpeg: string, file: string): void {
 }
 
 function psql(sql: string): void {
-  execFileSync('psql', ['-q', '-v', 'ON_ERROR_STOP=1', '-d', PG_ADMIN_URL, '-c', sql], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('psql', ['-q', '-v', 'ON_ERROR_STOP=1', '-d', PG_ADMIN_URL, '-c', sql], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, PGOPTIONS: '--client-min-messages=warning' },
+  });
 }
 
 /** A fresh database on the admin connection's server; returns its URL and a synchronous drop. */
