@@ -1,14 +1,15 @@
 /**
- * The embedded Vidmill the processing and video-out benchmarks drive: SQLite and local-disk
- * platform storage in a temp directory, one user with a funded wallet, a stored master video,
- * and a Worker running only the job kinds the benchmark times.
+ * The embedded Vidmill the processing, video-out and split benchmarks drive: by default SQLite and
+ * local-disk platform storage in a temp directory (or the database and blob folder given, e.g. a
+ * PostgreSQL database and the blob folder that Vidmill processes share), one user with a funded
+ * wallet, a stored master video, and a Worker running only the job kinds the benchmark times.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import pino from 'pino';
-import { loadConfig } from '../src/config';
+import { Config, loadConfig } from '../src/config';
 import { createJobGiveUps, createJobHandlers, createServices, Services } from '../src/composition';
-import { Db, migrateToLatest, openDatabase } from '../src/db/database';
+import { DatabaseConfig, Db, migrateToLatest, openDatabase } from '../src/db/database';
 import { videosStore } from '../src/features/videos/videos.store';
 import { Worker } from '../src/jobs/worker';
 import { systemClock } from '../src/shared/clock';
@@ -19,22 +20,37 @@ export interface EmbeddedVidmill {
   db: Db;
   s: Services;
   blobs: LocalDiskStore;
+  /** The services' master key (processes sharing the database need the same: VIDMILL_MASTER_KEY). */
+  masterKey: Buffer;
+  /** Services on the same database, storage and key with other settings (e.g. `processing`). */
+  servicesWith(overrides: Partial<Config>): Services;
   userId: string;
   teamId: string;
   projectId: string;
 }
 
-export async function embeddedVidmill(dir: string): Promise<EmbeddedVidmill> {
-  const db = openDatabase({ client: 'sqlite', filename: path.join(dir, 'vidmill.sqlite') });
+export interface EmbeddedOptions {
+  /** Default: SQLite in `dir`. */
+  database?: DatabaseConfig;
+  /** Platform storage's folder; default `<dir>/blobs`. */
+  blobDir?: string;
+  /** Configuration on top of the defaults (e.g. `processing`). */
+  config?: Partial<Config>;
+}
+
+export async function embeddedVidmill(dir: string, opts: EmbeddedOptions = {}): Promise<EmbeddedVidmill> {
+  const db = openDatabase(opts.database ?? { client: 'sqlite', filename: path.join(dir, 'vidmill.sqlite') });
   await migrateToLatest(db);
   // The benchmarks' sources and buckets are local servers (127.0.0.1): private addresses allowed.
-  const config = { ...loadConfig({}), workDir: path.join(dir, 'work'), allowPrivateUrls: true };
-  const blobs = new LocalDiskStore(path.join(dir, 'blobs'));
-  const s = createServices({ db, clock: systemClock, masterKey: randomBytes(32), blobs, config });
+  const config = { ...loadConfig({}), workDir: path.join(dir, 'work'), allowPrivateUrls: true, ...opts.config };
+  const blobs = new LocalDiskStore(opts.blobDir ?? path.join(dir, 'blobs'));
+  const masterKey = randomBytes(32);
+  const servicesWith = (overrides: Partial<Config>) => createServices({ db, clock: systemClock, masterKey, blobs, config: { ...config, ...overrides } });
+  const s = servicesWith({});
   const { user, team } = await s.accounts.createUserWithTeam({ email: 'bench@example.com', password: 'bench-password-1', name: 'Bench', teamName: 'Bench' });
   await s.ledger.topUp(team.id, 1_000_000_000);
   const projectId = (await db('projects').where({ team_id: team.id }).first()).id as string;
-  return { db, s, blobs, userId: user.id, teamId: team.id, projectId };
+  return { db, s, blobs, masterKey, servicesWith, userId: user.id, teamId: team.id, projectId };
 }
 
 /** Stores `source` in platform storage as a master video whose copy is DONE; returns its id and stored facts. */

@@ -2,7 +2,7 @@
  * Shared benchmark plumbing: the Benchmark/Result shapes, child processes pinned to cores (and
  * always killed), free ports, readiness polling, autocannon runs and the printed report.
  */
-import { ChildProcess, execFileSync, spawn, SpawnOptions } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn, spawnSync, SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -325,13 +325,14 @@ export function report(name: string, result: Result): boolean {
 // The production start command
 
 /**
- * What `npm start` runs after its build, read from package.json's `start` script (`exec [env
- * K=V ...] node [flags] dist/src/main.js`), so a benchmark measures the process an operator's
- * `npm start` runs, with its Node flags and environment, and not a bare `node dist/src/main.js`.
+ * What `npm start` (or `npm run worker`, with `script` 'worker') runs after its build, read from
+ * package.json's script (`exec [env K=V ...] node [flags] dist/src/main.js`), so a benchmark
+ * measures the process an operator's `npm start` runs, with its Node flags and environment, and
+ * not a bare `node dist/src/main.js`.
  */
-export function productionStart(): { env: Record<string, string>; args: string[] } {
+export function productionStart(scriptName: 'start' | 'worker' = 'start'): { env: Record<string, string>; args: string[] } {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string | undefined> };
-  const script = pkg.scripts.start ?? '';
+  const script = pkg.scripts[scriptName] ?? '';
   const words = script.trim().split(/\s+/);
   if (words[0] === 'exec') words.shift();
   const env: Record<string, string> = {};
@@ -342,8 +343,14 @@ export function productionStart(): { env: Record<string, string>; args: string[]
       env[k] = v.join('=');
     }
   }
-  if (words.shift() !== 'node' || words.at(-1) !== 'dist/src/main.js') throw new Error(`package.json's start script is not "exec [env K=V ...] node [flags] dist/src/main.js": ${script}`);
+  if (words.shift() !== 'node' || words.at(-1) !== 'dist/src/main.js') throw new Error(`package.json's ${scriptName} script is not "exec [env K=V ...] node [flags] dist/src/main.js": ${script}`);
   return { env, args: words.map((w) => (w === 'dist/src/main.js' ? path.join(ROOT, w) : w)) };
+}
+
+/** `npm run build` (dist/, what productionStart runs; incremental, so quick when nothing changed). */
+export function buildDist(): void {
+  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`npm run build failed (${result.status})`);
 }
 
 /** Environment without the caller's VIDMILL_* (and BASELINE_*) settings, so a run is reproducible. */

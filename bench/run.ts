@@ -39,6 +39,11 @@ const SELF_REPORTING: { name: string; description: string; run: () => Promise<vo
     description: 'issue 15: 1 GiB direct upload through tus (tus-js-client) vs curl -T PUT to a bare Node server; Vidmill peak RSS',
     run: async () => (await import('./uploads')).uploadsBenchmark(),
   },
+  {
+    name: 'split',
+    description: 'issue 16: 4 min 1080p -> H.264 split into segments on 1 and 2 one-core workers (PostgreSQL) vs unsplit on 1; seam PSNR',
+    run: async () => (await import('./split')).splitBenchmark(),
+  },
   { name: 'ingest', description: 'video-in copy engine: 1 GiB vs curl, per-connection throttled source, peak RSS copying 2 GiB', run: async () => (await import('./ingest')).ingestBenchmark() },
 ];
 

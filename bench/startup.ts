@@ -19,11 +19,10 @@
  * BENCH_STARTUP_BASELINE_DIR=<checkout> (the tsx start of another checkout as the baseline, e.g.
  * the code before a change; its database schema must be the same or older).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Benchmark, Check, freePort, median, onExit, productionStart, Result, ROOT, sleep, spawnTracked, stopChild } from './lib';
+import { Benchmark, buildDist, Check, freePort, median, onExit, productionStart, Result, ROOT, sleep, spawnTracked, stopChild } from './lib';
 
 const ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS || 5);
 const TARGET_READY_MS = 1500;
@@ -182,16 +181,11 @@ async function startOnce(variant: Variant, dataDir: string): Promise<Start> {
   }
 }
 
-function build(): void {
-  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`npm run build failed (${result.status})`);
-}
-
 export const startupBenchmark: Benchmark = {
   name: 'startup',
   description: 'cold start to /readyz and peak RSS on an existing database: node dist (npm start) vs tsx src/main.ts',
   async run(): Promise<Result> {
-    build();
+    buildDist();
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-bench-startup-'));
     const removeTmp = () => {
       if (process.env.BENCH_KEEP !== '1') rmSync(dataDir, { recursive: true, force: true });

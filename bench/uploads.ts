@@ -17,12 +17,12 @@
  *   npm run bench -- uploads
  *   BENCH_UPLOADS_MIB=128 npm run bench -- uploads     (quick, not the target's size)
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Upload } from 'tus-js-client';
-import { cleanEnv, freePort, installCleanupHandlers, makeRandomFile, onExit, printTable, productionStart, ROOT, sleep, spawnTracked, stopChild, waitForHttp } from './lib';
+import { buildDist, cleanEnv, freePort, installCleanupHandlers, makeRandomFile, onExit, printTable, productionStart, ROOT, sleep, spawnTracked, stopChild, waitForHttp } from './lib';
 
 const MIB = 1024 * 1024;
 const MB = 1e6;
@@ -83,8 +83,7 @@ export async function uploadsBenchmark(): Promise<boolean> {
   // The compiled server, as `npm start` runs it: its Node flags and environment from package.json
   // (tsx's compiler would add its own memory).
   console.log('npm run build ...');
-  const built = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-  if (built.status !== 0) throw new Error(`npm run build failed (${built.status})`);
+  buildDist();
   const start = productionStart();
   console.log(
     `Vidmill as npm start runs it: ${Object.entries(start.env)
