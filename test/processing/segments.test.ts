@@ -83,8 +83,13 @@ describe('Segmented processing: the split', () => {
 
   const oneJob: [string, ProcessingOptions, Partial<Parameters<typeof probeOf>[0]>, string][] = [
     ['the stabilizer (whole-video analysis)', { ...H264_MP4, filters: { stabilizer: 'DEJIT' } }, {}, 'filters.stabilizer'],
-    ['film grain (one noise sequence)', { ...H264_MP4, filters: { postProcessor: 'FILMGRAIN' }, filterSettings: { filmGrain: { grainSize: 'MEDIUM', grainStrength: 20 } } } as ProcessingOptions, {}, 'filters.postProcessor'],
-    ['MXF', { container: 'MXF', encodingProfile: 'DNXHR_HQ' } as ProcessingOptions, {}, 'container'],
+    [
+      'film grain (one noise sequence)',
+      { ...H264_MP4, filters: { postProcessor: 'FILMGRAIN' }, filterSettings: { filmGrain: { grainSize: 'MEDIUM', grainStrength: 20 } } },
+      {},
+      'filters.postProcessor',
+    ],
+    ['MXF', { container: 'MXF', encodingProfile: 'DNXHR_HQ' }, {}, 'container'],
     ['MPEG-2', { container: 'MPEGTS', encodingConfiguration: { codec: 'MPEG2' } }, {}, 'encodingConfiguration.codec'],
   ];
   for (const [name, options, source, field] of oneJob) {
@@ -102,7 +107,27 @@ describe('Segmented processing: the split', () => {
 const SOURCES: Record<string, { file: string; args: string[] }> = {
   progressiveLongGop: {
     file: 'seg-progressive.mp4',
-    args: ['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=6', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=6', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '250', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest'],
+    args: [
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x240:rate=25:duration=6',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000:duration=6',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-g',
+      '250',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+    ],
   },
   interlaced: {
     file: 'seg-interlaced.mp4',
@@ -136,11 +161,49 @@ const SOURCES: Record<string, { file: string; args: string[] }> = {
   },
   hevc: {
     file: 'seg-hevc.mp4',
-    args: ['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=6', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=6', '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-tag:v', 'hvc1', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest'],
+    args: [
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x240:rate=25:duration=6',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000:duration=6',
+      '-c:v',
+      'libx265',
+      '-preset',
+      'ultrafast',
+      '-x265-params',
+      'log-level=error',
+      '-tag:v',
+      'hvc1',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+    ],
   },
   prores: {
     file: 'seg-prores.mov',
-    args: ['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=6', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=6', '-c:v', 'prores_ks', '-profile:v', '0', '-c:a', 'pcm_s16le', '-shortest'],
+    args: [
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x240:rate=25:duration=6',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000:duration=6',
+      '-c:v',
+      'prores_ks',
+      '-profile:v',
+      '0',
+      '-c:a',
+      'pcm_s16le',
+      '-shortest',
+    ],
   },
 };
 
@@ -302,7 +365,7 @@ describe('Segmented processing with ffmpeg: split and unsplit give the same vide
   });
 
   it('ProRes in MOV to ProRes 422 HQ in MOV with PCM audio', async () => {
-    const r = await processBothWays('prores', { container: 'MOV', encodingProfile: 'PRORES_422_HQ' } as ProcessingOptions);
+    const r = await processBothWays('prores', { container: 'MOV', encodingProfile: 'PRORES_422_HQ' });
     await assertSameAsUnsplit('prores', r);
   });
 });

@@ -53,11 +53,11 @@ for (const storage of ['disk', 's3'] as const) {
         { timeoutMs: 150_000 },
       );
     const jobsOf = async (videoId: string) =>
-      ((await h.database.db('jobs').select('kind', 'payload', 'attempts', 'status')) as { kind: string; payload: string | object; attempts: number; status: string }[])
+      (await h.database.db<{ kind: string; payload: string | object; attempts: number; status: string }>('jobs').select('kind', 'payload', 'attempts', 'status'))
         .map((j) => ({ ...j, payload: (typeof j.payload === 'string' ? JSON.parse(j.payload) : j.payload) as { videoId: string; part?: number } }))
         .filter((j) => j.payload.videoId === videoId);
     const eventsOf = async (videoId: string) =>
-      ((await h.database.db('webhook_events').orderBy('occurred_at').select('event_type', 'data')) as { event_type: string; data: string }[])
+      (await h.database.db<{ event_type: string; data: string }>('webhook_events').orderBy('occurred_at').select('event_type', 'data'))
         .filter((r) => (JSON.parse(r.data) as { videoId?: string }).videoId === videoId)
         .map((r) => r.event_type);
 
@@ -107,7 +107,10 @@ for (const storage of ['disk', 's3'] as const) {
         await h.services.jobs.sweepExpiredLeases(async (trx, jobs) => {
           for (const job of jobs) await giveUps[job.kind]?.(trx, job.payload, job);
         });
-        await h.database.db('jobs').where({ id: claimed.id, status: 'queued' }).update({ run_at: new Date(0) });
+        await h.database
+          .db('jobs')
+          .where({ id: claimed.id, status: 'queued' })
+          .update({ run_at: new Date(0) });
       }
     }
 
@@ -123,7 +126,16 @@ for (const storage of ['disk', 's3'] as const) {
       h = await createHarness(
         { allowPrivateUrls: true, extraCa: [server.ca], processing: { segmentSeconds: 2, threads: 0, encoderPreset: 'ultrafast' } },
         storage === 's3'
-          ? { blobs: new S3BlobStore({ bucket: 'platform', endpoint: s3.endpoint, region: s3.region, accessKey: s3.credentials.accessKey, secretKey: s3.credentials.secretAccessKey, forcePathStyle: true }) }
+          ? {
+              blobs: new S3BlobStore({
+                bucket: 'platform',
+                endpoint: s3.endpoint,
+                region: s3.region,
+                accessKey: s3.credentials.accessKey,
+                secretKey: s3.credentials.secretAccessKey,
+                forcePathStyle: true,
+              }),
+            }
           : {},
       );
       u = await h.user();
@@ -153,14 +165,22 @@ for (const storage of ['disk', 's3'] as const) {
       assert.equal(done.status, 'DONE', JSON.stringify(done.error));
       for (let i = 1; i < progress.length; i++) assert.ok(progress[i]! >= progress[i - 1]! - 1, `progress does not go back: ${progress.join(',')}`);
       const jobs = await jobsOf(videoId);
-      assert.deepEqual(jobs.filter((j) => j.kind === SEGMENT_JOB.kind).map((j) => j.payload.part).sort(), [0, 1, 2, 3]);
+      assert.deepEqual(
+        jobs
+          .filter((j) => j.kind === SEGMENT_JOB.kind)
+          .map((j) => j.payload.part)
+          .sort(),
+        [0, 1, 2, 3],
+      );
       assert.equal(jobs.filter((j) => j.kind === JOIN_JOB.kind).length, 1);
       assert.ok(jobs.every((j) => j.status === 'done' || j.kind !== SEGMENT_JOB.kind));
       assert.deepEqual(
         (await eventsOf(videoId)).filter((e) => e.startsWith('video_processing.')),
         ['video_processing.started', 'video_processing.done'],
       );
-      const charges = ((await get('/v2/wallet/billing-periods/latest/transactions?pageSize=100')).body.items ?? []).filter((t: { type: string; videoId?: string }) => t.type === 'PROCESSING' && t.videoId === videoId);
+      const charges = ((await get('/v2/wallet/billing-periods/latest/transactions?pageSize=100')).body.items ?? []).filter(
+        (t: { type: string; videoId?: string }) => t.type === 'PROCESSING' && t.videoId === videoId,
+      );
       assert.equal(charges.length, 1, 'charged once');
       // The join removes the parts right after the processing is DONE.
       await waitFor('the parts removed', async () => ((await h.database.db('processing_segments').where({ video_id: videoId })).length === 0 ? true : undefined));
@@ -189,11 +209,7 @@ for (const storage of ['disk', 's3'] as const) {
       const done = await waitStage(videoId, 'processing');
       assert.equal(done.status, 'DONE', JSON.stringify(done.error));
       const parts = (await jobsOf(videoId)).filter((j) => j.kind === SEGMENT_JOB.kind);
-      assert.deepEqual(
-        parts.map((j) => j.attempts).sort(),
-        [1, 1, 1, 2],
-        'only the lost part ran twice',
-      );
+      assert.deepEqual(parts.map((j) => j.attempts).sort(), [1, 1, 1, 2], 'only the lost part ran twice');
     });
 
     it('a segment that gives up fails the processing once, refunds once, and its other parts are removed', async () => {
