@@ -81,6 +81,7 @@ describe(`Periodic tasks of the composition root (${TEST_DIALECT})`, () => {
       'billing-periods',
       'download-billing',
       'idempotency-key-purge',
+      'processing-segment-sweep',
       'rate-limit-sweep',
       'storage-billing',
       'upload-expiry',
