@@ -3,7 +3,8 @@
  * (testsrc2 and a sine tone, generated once; long GOP of 250 frames) processed to H.264 MP4 by real
  * worker processes (`npm run worker`'s `node dist/src/main.js`, VIDMILL_ROLE=worker) on one
  * PostgreSQL database and one local-disk data directory, each worker pinned to a core of its own
- * (taskset) with ffmpeg limited to one thread (VIDMILL_FFMPEG_THREADS=1), so N workers stand for
+ * (taskset) with ffmpeg limited to one thread (VIDMILL_FFMPEG_THREADS=1) and one job at a time
+ * (VIDMILL_WORKER_CONCURRENCY=1, VIDMILL_WORKER_POLL_MS=250), so N workers stand for
  * N machines on this box. Three runs, in this order, each timed from the `start` call to the
  * processing stage being DONE (the ingestion of the result is not timed, but is let finish before
  * the workers stop):
@@ -432,6 +433,9 @@ export async function splitBenchmark(): Promise<boolean> {
       VIDMILL_HOST: '127.0.0.1',
       VIDMILL_LOG_LEVEL: 'warn',
       VIDMILL_FFMPEG_THREADS: '1',
+      // One job at a time per one-core worker (a machine); other processes' jobs found within 250 ms.
+      VIDMILL_WORKER_CONCURRENCY: '1',
+      VIDMILL_WORKER_POLL_MS: '250',
       VIDMILL_ENCODER_PRESET: PRESET,
     };
     console.log(

@@ -106,6 +106,8 @@ const schema = z
     VIDMILL_IDEMPOTENCY_TTL_HOURS: int(1, 30 * 24).default(24),
     VIDMILL_UPLOAD_EXPIRY_HOURS: int(1, 30 * 24).default(24),
     VIDMILL_JOB_LEASE_SECONDS: int(3, 3600).default(30),
+    VIDMILL_WORKER_CONCURRENCY: int(1, 64).default(2),
+    VIDMILL_WORKER_POLL_MS: int(50, 60_000).default(2000),
   })
   .superRefine((env, ctx) => {
     if (env.VIDMILL_METRICS_PORT !== undefined && env.VIDMILL_METRICS_PORT !== 0 && env.VIDMILL_METRICS_PORT === env.VIDMILL_PORT) {
@@ -186,7 +188,7 @@ export interface Config {
    * Background jobs: the lease a worker holds on a running job (renewed by a heartbeat every
    * third of it) and thus how soon another worker takes over the job of a killed one.
    */
-  jobs: { leaseMs: number; heartbeatMs: number };
+  jobs: { leaseMs: number; heartbeatMs: number; concurrency: number; pollMs: number };
 }
 
 export type { DatabaseConfig, StorageConfig };
@@ -268,7 +270,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workDir: path.join(dataDir, 'work'),
     idempotencyTtlMs: raw.VIDMILL_IDEMPOTENCY_TTL_HOURS * 3600_000,
     uploads: { expiryMs: raw.VIDMILL_UPLOAD_EXPIRY_HOURS * 3600_000, directory: path.join(dataDir, 'uploads') },
-    jobs: { leaseMs: raw.VIDMILL_JOB_LEASE_SECONDS * 1000, heartbeatMs: Math.floor((raw.VIDMILL_JOB_LEASE_SECONDS * 1000) / 3) },
+    jobs: {
+      leaseMs: raw.VIDMILL_JOB_LEASE_SECONDS * 1000,
+      heartbeatMs: Math.floor((raw.VIDMILL_JOB_LEASE_SECONDS * 1000) / 3),
+      concurrency: raw.VIDMILL_WORKER_CONCURRENCY,
+      pollMs: raw.VIDMILL_WORKER_POLL_MS,
+    },
     publicUrlConfigured: raw.VIDMILL_PUBLIC_URL !== undefined,
     publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,
   };

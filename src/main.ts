@@ -68,7 +68,15 @@ async function main(): Promise<void> {
   let worker: Worker | undefined;
   let deliveries: DeliveryWorker | undefined;
   if (config.role !== 'api') {
-    worker = new Worker(jobs, { workerId: `${hostname()}:${process.pid}`, log, leaseMs: config.jobs.leaseMs, heartbeatMs: config.jobs.heartbeatMs, scratchRoot: config.workDir });
+    worker = new Worker(jobs, {
+      workerId: `${hostname()}:${process.pid}`,
+      log,
+      leaseMs: config.jobs.leaseMs,
+      heartbeatMs: config.jobs.heartbeatMs,
+      concurrency: config.jobs.concurrency,
+      pollMs: config.jobs.pollMs,
+      scratchRoot: config.workDir,
+    });
     for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
     for (const [kind, giveUp] of Object.entries(createJobGiveUps(services))) worker.onGiveUp(kind, giveUp);
     jobs.onEnqueue(() => worker?.notify());
