@@ -10,7 +10,18 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { probeMedia, type ProbeResult } from '../../src/media';
-import { buildProcessingPlan, runAudioPass, runJoin, runProcessing, runSegment, type ProcessingOptions, type ProcessingPlan, type SegmentedProcessingPlan } from '../../src/processing-planner';
+import {
+  buildProcessingPlan,
+  processingArgs,
+  runAudioPass,
+  runJoin,
+  runProcessing,
+  runSegment,
+  segmentArgs,
+  type ProcessingOptions,
+  type ProcessingPlan,
+  type SegmentedProcessingPlan,
+} from '../../src/processing-planner';
 import { bins } from '../media/fixtures';
 import { capabilities, run, workDir } from './engine-fixtures';
 import { probeOf } from './helpers';
@@ -79,6 +90,17 @@ describe('Segmented processing: the split', () => {
     assert.equal(s.leadInS, 3);
     assert.ok(s.tailS > 0);
     assert.deepEqual(s.segments[1]!.inputArgs, ['-ss', '57.000', '-t', `${(3 + 60).toFixed(3)}`]);
+  });
+
+  it('VIDMILL_FFMPEG_THREADS: every ffmpeg run of the plan (whole, segment, audio pass) gets the decoder, filter and encoder thread counts', () => {
+    const p = buildProcessingPlan(H264_MP4, probeOf({ durationMs: 130_000 }), { startMs: 0, endMs: 130_000 }, { segmentSeconds: 60, threads: 1 }) as SegmentedProcessingPlan;
+    const whole = processingArgs(p, 'in.mp4', 'out.mp4');
+    const segment = segmentArgs(p, p.segmented.segments[0]!, 'in.mp4', 'part.mp4');
+    for (const args of [whole, segment]) {
+      assert.deepEqual(args.slice(1, 5), ['-filter_complex_threads', '1', '-threads', '1'], 'filter graph and decoder');
+      assert.deepEqual(args.slice(-3, -1), ['-threads', '1'], 'encoder');
+    }
+    assert.ok(!processingArgs(plan(H264_MP4, probeOf({}), 0), 'in.mp4', 'out.mp4').includes('-threads'), 'absent: ffmpeg chooses');
   });
 
   const oneJob: [string, ProcessingOptions, Partial<Parameters<typeof probeOf>[0]>, string][] = [

@@ -139,12 +139,36 @@ describe('Configuration', () => {
   });
 
   it('VIDMILL_JOB_LEASE_SECONDS: 30 s by default, heartbeat a third of it; 3..3600 accepted, anything else refused', () => {
-    assert.deepEqual(loadConfig({}).jobs, { leaseMs: 30_000, heartbeatMs: 10_000 });
-    assert.deepEqual(loadConfig({ VIDMILL_JOB_LEASE_SECONDS: '3' }).jobs, { leaseMs: 3_000, heartbeatMs: 1_000 });
-    assert.deepEqual(loadConfig({ VIDMILL_JOB_LEASE_SECONDS: '3600' }).jobs, { leaseMs: 3_600_000, heartbeatMs: 1_200_000 });
-    assert.deepEqual(loadConfig({ VIDMILL_JOB_LEASE_SECONDS: '10' }).jobs, { leaseMs: 10_000, heartbeatMs: 3_333 });
+    const lease = (env: Record<string, string>) => {
+      const { leaseMs, heartbeatMs } = loadConfig(env).jobs;
+      return { leaseMs, heartbeatMs };
+    };
+    assert.deepEqual(lease({}), { leaseMs: 30_000, heartbeatMs: 10_000 });
+    assert.deepEqual(lease({ VIDMILL_JOB_LEASE_SECONDS: '3' }), { leaseMs: 3_000, heartbeatMs: 1_000 });
+    assert.deepEqual(lease({ VIDMILL_JOB_LEASE_SECONDS: '3600' }), { leaseMs: 3_600_000, heartbeatMs: 1_200_000 });
+    assert.deepEqual(lease({ VIDMILL_JOB_LEASE_SECONDS: '10' }), { leaseMs: 10_000, heartbeatMs: 3_333 });
     for (const bad of ['2', '3601', '0', '-5', '7.5', 'soon']) {
       assert.throws(() => loadConfig({ VIDMILL_JOB_LEASE_SECONDS: bad }), /VIDMILL_JOB_LEASE_SECONDS/, bad);
     }
+  });
+
+  it('VIDMILL_WORKER_CONCURRENCY (2, 1..64) and VIDMILL_WORKER_POLL_MS (2000, 50..60000)', () => {
+    assert.equal(loadConfig({}).jobs.concurrency, 2);
+    assert.equal(loadConfig({}).jobs.pollMs, 2000);
+    assert.equal(loadConfig({ VIDMILL_WORKER_CONCURRENCY: '1', VIDMILL_WORKER_POLL_MS: '250' }).jobs.concurrency, 1);
+    assert.equal(loadConfig({ VIDMILL_WORKER_POLL_MS: '250' }).jobs.pollMs, 250);
+    for (const bad of ['0', '65', 'x']) assert.throws(() => loadConfig({ VIDMILL_WORKER_CONCURRENCY: bad }), /VIDMILL_WORKER_CONCURRENCY/, bad);
+    for (const bad of ['49', '60001']) assert.throws(() => loadConfig({ VIDMILL_WORKER_POLL_MS: bad }), /VIDMILL_WORKER_POLL_MS/, bad);
+  });
+
+  it('processing: VIDMILL_SEGMENT_SECONDS (60, 0 = never split), VIDMILL_FFMPEG_THREADS (0 = ffmpeg chooses), VIDMILL_ENCODER_PRESET (medium)', () => {
+    assert.deepEqual(loadConfig({}).processing, { segmentSeconds: 60, threads: 0, encoderPreset: 'medium' });
+    assert.deepEqual(loadConfig({ VIDMILL_SEGMENT_SECONDS: '0', VIDMILL_FFMPEG_THREADS: '1', VIDMILL_ENCODER_PRESET: 'veryfast' }).processing, {
+      segmentSeconds: 0,
+      threads: 1,
+      encoderPreset: 'veryfast',
+    });
+    assert.throws(() => loadConfig({ VIDMILL_SEGMENT_SECONDS: '-1' }), /VIDMILL_SEGMENT_SECONDS/);
+    assert.throws(() => loadConfig({ VIDMILL_ENCODER_PRESET: 'turbo' }), /VIDMILL_ENCODER_PRESET/);
   });
 });
