@@ -386,6 +386,33 @@ describe('Segmented processing with ffmpeg: split and unsplit give the same vide
     assert.equal(stdout.trim(), 'hvc1');
   });
 
+  it('H.264 in MPEG-TS (segments written as MPEG-TS) with a bitrate target the joined file meets', async () => {
+    const r = await processBothWays('progressiveLongGop', { container: 'MPEGTS', encodingConfiguration: { codec: 'H264', bitrate: 400_000 } });
+    assert.equal(r.split.segmented.segmentExtension, '.ts');
+    await assertSameAsUnsplit('mpegts', r);
+    const { ffprobe } = await bins();
+    const bitrate = async (file: string) => {
+      const { stdout } = await run(ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=size', '-of', 'csv=p=0', file], { maxBuffer: 16 * 1024 * 1024 });
+      const bytes = stdout
+        .trim()
+        .split('\n')
+        .reduce((a, l) => a + Number(l.split(',')[0]), 0);
+      return (bytes * 8) / (r.whole.output.durationMs / 1000);
+    };
+    const [split, whole] = [await bitrate(r.splitFile), await bitrate(r.unsplitFile)];
+    assert.ok(Math.abs(split - whole) / whole < 0.15, `the joined file's video bitrate ${Math.round(split)} is within 15 % of the unsplit one's ${Math.round(whole)}`);
+  });
+
+  it('DNxHR HQ and FFV1 in MOV (intra-only codecs) with PCM audio', async () => {
+    for (const [name, options] of [
+      ['dnxhr', { container: 'MOV', encodingProfile: 'DNXHR_HQ' }],
+      ['ffv1', { container: 'MOV', encodingConfiguration: { codec: 'FFV1' } }],
+    ] as const) {
+      const r = await processBothWays('progressiveLongGop', options as ProcessingOptions);
+      await assertSameAsUnsplit(name, r);
+    }
+  });
+
   it('ProRes in MOV to ProRes 422 HQ in MOV with PCM audio', async () => {
     const r = await processBothWays('prores', { container: 'MOV', encodingProfile: 'PRORES_422_HQ' });
     await assertSameAsUnsplit('prores', r);
