@@ -416,7 +416,7 @@ describe('Segmented processing with ffmpeg: split and unsplit give the same vide
       ['dnxhr', { container: 'MOV', encodingProfile: 'DNXHR_HQ' }],
       ['ffv1', { container: 'MOV', encodingConfiguration: { codec: 'FFV1' } }],
     ] as const) {
-      const r = await processBothWays('progressiveLongGop', options as ProcessingOptions);
+      const r = await processBothWays('progressiveLongGop', options);
       await assertSameAsUnsplit(name, r);
     }
   });
