@@ -25,22 +25,16 @@ function withTransforms(graph: string, output: string): string {
  * audio, encoder and muxer arguments, and the output path.
  */
 export function processingArgs(plan: ProcessingPlan, input: string, output: string): string[] {
+  return graphPass(plan, { inputArgs: plan.inputArgs, input, graph: withTransforms(plan.filterGraph, output), outputArgs: plan.outputArgs, output: safePath(output) });
+}
+
+/**
+ * One ffmpeg run through a filter graph: overwrite, the thread counts, the input with its seek
+ * and duration, the graph ending in `[vout]` and its map, the output arguments and the output.
+ */
+function graphPass(plan: ProcessingPlan, x: { inputArgs: string[]; input: string; graph: string; outputArgs: string[]; output: string }): string[] {
   const t = threadArgs(plan);
-  return [
-    '-y',
-    ...t.global,
-    ...t.input,
-    ...plan.inputArgs,
-    '-i',
-    safePath(input),
-    '-filter_complex',
-    withTransforms(plan.filterGraph, output),
-    '-map',
-    '[vout]',
-    ...plan.outputArgs,
-    ...t.output,
-    safePath(output),
-  ];
+  return ['-y', ...t.global, ...t.input, ...x.inputArgs, '-i', safePath(x.input), '-filter_complex', x.graph, '-map', '[vout]', ...x.outputArgs, ...t.output, x.output];
 }
 
 /** ffmpeg's thread counts when the installation sets them: the decoder (an input option), the filter graph, the encoder. */
@@ -52,22 +46,7 @@ function threadArgs(plan: ProcessingPlan): { global: string[]; input: string[]; 
 
 /** One segment of a segmented plan: its seek and margins, its graph, the plan's encoder without audio, the segment muxer. */
 export function segmentArgs(plan: ProcessingPlan & { segmented: SegmentedPlan }, segment: PlanSegment, input: string, output: string): string[] {
-  const t = threadArgs(plan);
-  return [
-    '-y',
-    ...t.global,
-    ...t.input,
-    ...segment.inputArgs,
-    '-i',
-    safePath(input),
-    '-filter_complex',
-    segment.filterGraph,
-    '-map',
-    '[vout]',
-    ...plan.segmented.segmentArgs,
-    ...t.output,
-    safePath(output),
-  ];
+  return graphPass(plan, { inputArgs: segment.inputArgs, input, graph: segment.filterGraph, outputArgs: plan.segmented.segmentArgs, output: safePath(output) });
 }
 
 /** The audio pass of a segmented plan: the whole range's audio, encoded as the container wants it, into Matroska. */
@@ -90,24 +69,5 @@ export function concatList(files: string[]): string {
 /** The analysis pass (vidstab motion detection into `<output>.trf`), when the plan has one. */
 export function analysisArgs(plan: ProcessingPlan, input: string, output: string): string[] | undefined {
   if (!plan.analysis) return undefined;
-  const t = threadArgs(plan);
-  return [
-    '-y',
-    ...t.global,
-    ...t.input,
-    ...plan.inputArgs,
-    '-i',
-    safePath(input),
-    '-filter_complex',
-    withTransforms(plan.analysis.filterGraph, output),
-    '-map',
-    '[vout]',
-    '-an',
-    '-sn',
-    '-dn',
-    '-f',
-    'null',
-    ...t.output,
-    '-',
-  ];
+  return graphPass(plan, { inputArgs: plan.inputArgs, input, graph: withTransforms(plan.analysis.filterGraph, output), outputArgs: ['-an', '-sn', '-dn', '-f', 'null'], output: '-' });
 }
