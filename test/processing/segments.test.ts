@@ -125,43 +125,17 @@ describe('Segmented processing: the split', () => {
   }
 });
 
+/** A 6 s generated source with a 48 kHz tone: `testsrc2` of that size and rate, then `encode` (video filters, encoder, audio codec). */
+function generated(size: string, rate: number, encode: string[]): string[] {
+  return ['-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=${rate}:duration=6`, '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=6', ...encode, '-shortest'];
+}
+
 /** Generated sources with audio, long enough for three segments of 2 s. */
 const SOURCES: Record<string, { file: string; args: string[] }> = {
-  progressiveLongGop: {
-    file: 'seg-progressive.mp4',
-    args: [
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=320x240:rate=25:duration=6',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:sample_rate=48000:duration=6',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-g',
-      '250',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-shortest',
-    ],
-  },
+  progressiveLongGop: { file: 'seg-progressive.mp4', args: generated('320x240', 25, ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '250', '-pix_fmt', 'yuv420p', '-c:a', 'aac']) },
   interlaced: {
     file: 'seg-interlaced.mp4',
-    args: [
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=352x288:rate=50:duration=6',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:sample_rate=48000:duration=6',
+    args: generated('352x288', 50, [
       '-vf',
       'interlace=scan=tff,setfield=tff',
       '-c:v',
@@ -178,55 +152,13 @@ const SOURCES: Record<string, { file: string; args: string[] }> = {
       'yuv420p',
       '-c:a',
       'aac',
-      '-shortest',
-    ],
+    ]),
   },
   hevc: {
     file: 'seg-hevc.mp4',
-    args: [
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=320x240:rate=25:duration=6',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:sample_rate=48000:duration=6',
-      '-c:v',
-      'libx265',
-      '-preset',
-      'ultrafast',
-      '-x265-params',
-      'log-level=error',
-      '-tag:v',
-      'hvc1',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-shortest',
-    ],
+    args: generated('320x240', 25, ['-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-tag:v', 'hvc1', '-pix_fmt', 'yuv420p', '-c:a', 'aac']),
   },
-  prores: {
-    file: 'seg-prores.mov',
-    args: [
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=320x240:rate=25:duration=6',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:sample_rate=48000:duration=6',
-      '-c:v',
-      'prores_ks',
-      '-profile:v',
-      '0',
-      '-c:a',
-      'pcm_s16le',
-      '-shortest',
-    ],
-  },
+  prores: { file: 'seg-prores.mov', args: generated('320x240', 25, ['-c:v', 'prores_ks', '-profile:v', '0', '-c:a', 'pcm_s16le']) },
 };
 
 const made = new Map<string, Promise<{ file: string; probe: ProbeResult }>>();
