@@ -3,7 +3,7 @@
  * answer, by operation and status) -> undecodable path check -> access log ->
  * auth -> rate limit -> JSON parser (raw body kept; size, encoding and nesting limits) ->
  * idempotency (POST with `Idempotency-Key`) -> express-openapi-validator (operation lookup,
- * required body check, request validation) -> no U+0000 in any value -> dispatch by operationId
+ * required body check, strict integer parameters, request validation) -> no U+0000 in any value -> dispatch by operationId
  * -> handler. One error mapper answers every failure with the `Error` body, and never throws.
  * The parser comes after the limiter (DESIGN.md puts it before auth) so every answer to a
  * counted request, a bad body included, carries the rate-limit headers, and a caller without
@@ -19,6 +19,7 @@ import { ApiKeyCheck, authenticate, PasswordCheck, principalOf } from './auth';
 import { errorMapper, notFoundMessage, sendError, setDocumentedErrorCodes } from './error-mapper';
 import { STORED_VALUE_FORMATS } from './formats';
 import { idempotency, IdempotencyKeys } from './idempotency';
+import { strictIntegerParameters } from './integer-parameters';
 import { jsonBody, requireBody } from './json-body';
 import { rejectNulCharacters } from './nul-characters';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
@@ -149,7 +150,7 @@ function prepareContractValidation(deps: Pick<AppDeps, 'contract' | 'strictRespo
     formats: STORED_VALUE_FORMATS,
     ignoreUndocumented: false,
   });
-  const stack = beforeRequestValidation(validator, requireBody(deps.contract));
+  const stack = beforeRequestValidation(validator, [requireBody(deps.contract), strictIntegerParameters(deps.contract)]);
   if (deps.strictResponses || deps.responseValidationSample >= 1 || !validateResponses) return inSequence(stack);
   const sampled = inSequence(stack);
   const requestsOnly = inSequence(withoutResponseValidation(stack));
@@ -164,14 +165,14 @@ function withoutResponseValidation(stack: RequestHandler[]): RequestHandler[] {
 }
 
 /**
- * Inserts `check` into the validator's stack right before its request validation, where the
+ * Inserts `checks` into the validator's stack right before its request validation, where the
  * operation is resolved (`req.openapi`) and nothing is validated yet. Found by the name
  * express-openapi-validator gives that step; a version that renames it fails here (on the first API request).
  */
-function beforeRequestValidation(stack: RequestHandler[], check: RequestHandler): RequestHandler[] {
+function beforeRequestValidation(stack: RequestHandler[], checks: RequestHandler[]): RequestHandler[] {
   const i = stack.findIndex((h) => h.name === 'requestMiddleware');
-  if (i < 0) throw new Error('express-openapi-validator has no requestMiddleware step; place the required body check again');
-  return [...stack.slice(0, i), check, ...stack.slice(i)];
+  if (i < 0) throw new Error('express-openapi-validator has no requestMiddleware step; place the required body and integer checks again');
+  return [...stack.slice(0, i), ...checks, ...stack.slice(i)];
 }
 
 /**

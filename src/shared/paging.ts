@@ -1,7 +1,6 @@
 /** Paging and sorting shared by every list: 0-based pages, createdAt/updatedAt sorting. */
 import type { Knex } from 'knex';
 import { Db, isPostgres, readBatchSqlite, readTuples } from '../db/database';
-import { BadRequestError } from './errors';
 
 export interface PageRequest {
   pageNumber: number;
@@ -19,20 +18,11 @@ export interface Page<T> {
   items: T[];
 }
 
-/** The largest page number (the contract's int32 `pageNumber`). */
-export const MAX_PAGE_NUMBER = 2_147_483_647;
-
 /**
- * The page asked for. The contract validator bounds `pageNumber`; this check stands behind it, so
- * a number it let through (1e999 reads as Infinity) is a 400, never echoed into a page.
+ * The page asked for, with the contract's defaults. Its numbers were read strictly at the
+ * boundary (src/http/integer-parameters.ts): integers within the contract's bounds.
  */
 export function pageRequest(q: { pageNumber?: number; pageSize?: number; sortDirection?: 'ASC' | 'DESC'; sortBy?: 'createdAt' | 'updatedAt' }): PageRequest {
-  const n = q.pageNumber ?? 0;
-  if (!Number.isInteger(n) || n < 0 || n > MAX_PAGE_NUMBER) {
-    throw new BadRequestError('VALIDATION_ERROR', `pageNumber must be an integer from 0 to ${MAX_PAGE_NUMBER}`, {
-      validationErrors: [{ field: 'query.pageNumber', message: `must be an integer from 0 to ${MAX_PAGE_NUMBER}` }],
-    });
-  }
   return {
     pageNumber: q.pageNumber ?? 0,
     pageSize: q.pageSize ?? 10,

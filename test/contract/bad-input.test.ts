@@ -17,6 +17,13 @@ import { basic, createHarness, expectError, Harness, TestUser, withoutBodyFramin
 
 type Op = ContractOperation;
 
+/**
+ * Texts that JavaScript's Number reads as a number but that are not an integer written in
+ * decimal: infinities, exponents, hexadecimal, fractions, negative zero, spaces, numbers past
+ * int32 and past the exactly representable, and nothing at all.
+ */
+const INTEGER_LOOKALIKES = ['Infinity', '-Infinity', 'NaN', '1e999', '1e2', '0x10', '1.5', '-0', '+1', ' 1', '01', '2147483648', '9007199254740993', ''];
+
 /** A string property with maxLength somewhere in the body schema, to overflow. */
 function boundedString(schema: any): { name: string; maxLength: number } | undefined {
   const s = resolveRef(schema);
@@ -91,6 +98,33 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
             );
           });
         }
+      }
+
+      for (const p of op.params.filter((p) => resolveRef(p.schema)?.type === 'integer')) {
+        const schema = resolveRef(p.schema);
+        it(`integer ${p.in} parameter ${p.name}: every loose, infinite, out-of-range or repeated form is 400 VALIDATION_ERROR naming it; its bounds are read`, async () => {
+          const send = async (values: string[]) => {
+            const query = values.map((v) => `${p.name}=${encodeURIComponent(v)}`).join('&');
+            const req = call(op, `${fill(op.path)}?${query}`);
+            return op.bodySchema ? req.send(op.bodyExample ?? {}) : req;
+          };
+          const names = (res: supertest.Response) => res.status === 400 && res.body.validationErrors?.some((e: any) => e.field === `${p.in}.${p.name}`);
+          const min = BigInt(schema.minimum ?? (schema.format === 'int32' ? -(2 ** 31) : Number.MIN_SAFE_INTEGER));
+          const max = BigInt(schema.maximum ?? (schema.format === 'int32' ? 2 ** 31 - 1 : Number.MAX_SAFE_INTEGER));
+          // A lookalike that is a plain decimal within the bounds (2147483648 for an int64) is valid there.
+          const withinBounds = (v: string) => /^(0|-?[1-9]\d*)$/.test(v) && BigInt(v) >= min && BigInt(v) <= max;
+          const bad = [...INTEGER_LOOKALIKES.filter((v) => !withinBounds(v)), String(min - 1n), String(max + 1n)].map((v) => [v]);
+          bad.push([String(min), String(min)], [String(min), 'x']); // given twice
+          for (const values of bad) {
+            const res = await send(values);
+            expectError(res, 400, 'VALIDATION_ERROR');
+            assert.ok(names(res), `${p.name}=${values.join(',')}: ${JSON.stringify(res.body.validationErrors)}`);
+          }
+          for (const v of [String(min), String(max)]) {
+            const res = await send([v]);
+            assert.ok(res.status < 500 && !names(res), `${p.name}=${v} is within the contract's bounds: ${res.status} ${res.text.slice(0, 300)}`);
+          }
+        });
       }
 
       if (op.method === 'post') {
