@@ -56,10 +56,10 @@ function isNotFound(err: unknown): boolean {
   return e?.status_code === 404 || e?.status_code === 410 || e?.code === 'ENOENT' || e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
 }
 
-/** Bytes a store holds of upload `id`, or undefined when it has none. */
-async function storedOffset(datastore: DataStore, id: string): Promise<number | undefined> {
+/** What a store holds of upload `id` (its offset and size), or undefined when it has none. */
+async function storedUpload(datastore: DataStore, id: string): Promise<{ offset: number; size?: number } | undefined> {
   try {
-    return (await datastore.getUpload(id)).offset;
+    return await datastore.getUpload(id);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -129,8 +129,8 @@ class DiskTusStorage implements TusStorage {
     await rm(`${this.fileOf(id)}.json`, { force: true });
   }
 
-  offset(id: string): Promise<number | undefined> {
-    return storedOffset(this.datastore, id);
+  async offset(id: string): Promise<number | undefined> {
+    return (await storedUpload(this.datastore, id))?.offset;
   }
 }
 
@@ -191,7 +191,15 @@ class S3TusStorage implements TusStorage {
     await (this.datastore as unknown as { cache: { delete(key: string): Promise<void> } }).cache.delete(id);
   }
 
-  offset(id: string): Promise<number | undefined> {
-    return storedOffset(this.datastore, id);
+  /**
+   * @tus/s3-store reports an upload whose info it can read but whose multipart upload is gone as
+   * complete (offset = size). That is also the state of an upload half way through `discard`
+   * (aborted, info not yet deleted), so a complete offset is believed only when the object is
+   * there with every byte; otherwise the upload is being removed and is reported gone.
+   */
+  async offset(id: string): Promise<number | undefined> {
+    const upload = await storedUpload(this.datastore, id);
+    if (!upload || upload.size === undefined || upload.offset < upload.size) return upload?.offset;
+    return (await this.blobs.stat(id))?.size === upload.size ? upload.offset : undefined;
   }
 }

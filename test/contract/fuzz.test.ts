@@ -10,9 +10,10 @@
  * the contract for an error, the declared schema for a success; no HTML, stack or file path; no
  * row added or removed in any table by a rejected request; and /healthz must still answer.
  *
- * Bounded in time and seeded: VIDMILL_FUZZ_SEED replays a run, VIDMILL_FUZZ_MS (default 40 s)
- * and VIDMILL_FUZZ_RUNS (default 20,000) bound it. Every problem is collected (not only the
- * first), then reported grouped by cause with the exact requests and the seed.
+ * Seeded (test/helpers/fuzzing.ts): `npm test` runs the committed seeds of
+ * test/helpers/fuzz-seeds.ts for a fixed number of requests each; VIDMILL_FUZZ_SEED=<n> replays
+ * a seed and VIDMILL_FUZZ_SEED=random draws one (`npm run fuzz`). Every problem is collected (not
+ * only the first), then reported grouped by cause with the exact requests and the seed.
  */
 import { strict as assert } from 'node:assert';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
@@ -26,7 +27,7 @@ import { isPostgres, type Db } from '../../src/db/database';
 import { BUILT_IN_CONFIGURATIONS } from '../../src/processing-planner';
 import { contractOperations, type ContractOperation } from '../helpers/contract-operations';
 import { TEST_DIALECT } from '../helpers/database';
-import { FUZZ_BUDGET_MS as BUDGET_MS, FUZZ_MAX_RUNS as MAX_RUNS, FUZZ_SEED as SEED, problemReport } from '../helpers/fuzzing';
+import { describeRun, fuzzRuns, problemReport, type FuzzRun } from '../helpers/fuzzing';
 import { basic, createHarness, withoutBodyFraming, type Harness, type TestUser } from '../helpers/harness';
 
 /** Tables whose rows change for reasons other than the request's own effect. */
@@ -248,6 +249,18 @@ const badQueryValue = fc.oneof(
   fc.integer({ min: 300, max: 4000 }).map((n) => 'x'.repeat(n)),
 );
 
+/**
+ * For an integer parameter: texts JavaScript's Number reads as numbers that are no decimal
+ * integer within the parameter's bounds (src/http/integer-parameters.ts refuses each).
+ */
+function numberLookalike(schema: any): fc.Arbitrary<string> {
+  const min = schema?.minimum ?? 0;
+  const max = schema?.maximum ?? 2_147_483_647;
+  return fc
+    .constantFrom('Infinity', '-Infinity', 'NaN', '1e999', '-1e999', '1e2', '0x10', '0b1', '1.5', '1.0', '-0', '+1', '01', ' 1', '2147483648', '9007199254740993', String(min - 1), String(max + 1))
+    .map(encode);
+}
+
 const UNKNOWN_QUERY = [
   'surprise=1',
   '__proto__=1',
@@ -278,15 +291,21 @@ function queryString(op: ContractOperation, ids: string[]): fc.Arbitrary<string>
         { weight: 3, arbitrary: fc.constant<string | undefined>(undefined) },
         { weight: 2, arbitrary: validQueryValue(p.schema, ids).map((v) => `${name}=${encode(v)}`) },
         { weight: 3, arbitrary: badQueryValue.map((v) => `${name}=${v}`) },
+        ...(p.schema?.type === 'integer' ? [{ weight: 2, arbitrary: numberLookalike(p.schema).map((v) => `${name}=${v}`) }] : []),
         { weight: 1, arbitrary: fc.tuple(value, value).map(([a, b]) => `${name}=${a}&${name}=${b}`) },
         { weight: 1, arbitrary: fc.tuple(fc.constantFrom('[]', '[x]', '[__proto__]', '[0]', '[][]'), value).map(([s, v]) => `${name}${s}=${v}`) },
       );
     });
   const unknown = fc.oneof({ weight: 4, arbitrary: fc.constant<string | undefined>(undefined) }, { weight: 1, arbitrary: fc.constantFrom(...UNKNOWN_QUERY) });
-  return fc.tuple(fc.tuple(...declared), unknown).map(([parts, extra]) => {
+  const mixed = fc.tuple(fc.tuple(...declared), unknown).map(([parts, extra]) => {
     const q = [...parts, extra].filter((x) => x !== undefined).join('&');
     return q ? `?${q}` : '';
   });
+  // One number lookalike alone, so that nothing else in the query is refused before it is read.
+  const integers = op.params.filter((p) => p.in === 'query' && p.schema?.type === 'integer');
+  if (!integers.length) return mixed;
+  const lone = fc.constantFrom(...integers).chain((p) => numberLookalike(p.schema).map((v) => `?${p.name}=${v}`));
+  return fc.oneof({ weight: 3, arbitrary: mixed }, { weight: 1, arbitrary: lone });
 }
 
 const CONTENT_TYPES = [
@@ -495,8 +514,10 @@ function describeCase(c: FuzzCase): string {
 
 // ---------------------------------------------------------------------------------------------
 
+const RUNS = fuzzRuns('api-fuzz');
+
 describe(`Contract fuzzer: no input gets a 5xx (${TEST_DIALECT})`, function () {
-  this.timeout(BUDGET_MS + 60_000);
+  this.timeout(10 * 60_000);
   let h: Harness;
   let u: TestUser;
   /** Calls the cloud-marketplace operations, which answer a wallet team 409 before anything else. */
@@ -523,7 +544,14 @@ describe(`Contract fuzzer: no input gets a 5xx (${TEST_DIALECT})`, function () {
   });
   after(() => h?.close());
 
-  it('answers every malformed request with a declared 4xx (or a valid success) and the contract body, changes nothing when it rejects, and keeps serving', async () => {
+  for (const [index, run] of RUNS.entries()) {
+    it(`answers every malformed request with a declared 4xx (or a valid success) and the contract body, changes nothing when it rejects, and keeps serving (${describeRun(run)})`, async () => {
+      await fuzz(run, index === 0);
+    });
+  }
+
+  /** One seeded run; the first also sends the cases earlier runs reported. */
+  const fuzz = async (run: FuzzRun, withReportedCases: boolean) => {
     const ops = contractOperations({ includePending: true });
     // Real ids (a project, a spare API key, the team, a built-in configuration), so some requests
     // get past the lookups. The key that authenticates the fuzzer is not among them.
@@ -609,18 +637,18 @@ describe(`Contract fuzzer: no input gets a 5xx (${TEST_DIALECT})`, function () {
         await check(c);
       }),
       {
-        seed: SEED,
-        numRuns: MAX_RUNS,
-        examples: reportedCases(ops, ids).map((c) => [c]),
-        plugins: [fc.interruptAfterTimeLimit(BUDGET_MS)],
+        seed: run.seed,
+        numRuns: run.runs,
+        examples: withReportedCases ? reportedCases(ops, ids).map((c) => [c]) : [],
+        plugins: run.budgetMs ? [fc.interruptAfterTimeLimit(run.budgetMs)] : [],
       },
     );
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     const total5xx = [...fiveXx.values()].reduce((a, b) => a + b, 0);
     const others = [...problems].filter(([cause]) => !cause.startsWith('5xx')).reduce((a, [, l]) => a + l.length, 0);
-    console.log(`      fuzz (${TEST_DIALECT}): seed ${SEED}, ${tried} requests on ${ops.length} operations in ${seconds} s: ${total5xx} x 5xx, ${others} other violations`);
+    console.log(`      fuzz (${TEST_DIALECT}): ${describeRun(run)}, ${tried} requests on ${ops.length} operations in ${seconds} s: ${total5xx} x 5xx, ${others} other violations`);
     for (const [cause, n] of [...fiveXx].sort((a, b) => b[1] - a[1])) console.log(`        ${n} x ${cause}`);
     const report = problemReport(problems);
-    assert.equal(problems.size, 0, `the fuzzer found problems (replay: VIDMILL_FUZZ_SEED=${SEED} VIDMILL_TEST_DB=${TEST_DIALECT} npx mocha test/contract/fuzz.test.ts):\n${report}`);
-  });
+    assert.equal(problems.size, 0, `the fuzzer found problems (replay: VIDMILL_FUZZ_SEED=${run.seed} VIDMILL_TEST_DB=${TEST_DIALECT} npx mocha test/contract/fuzz.test.ts):\n${report}`);
+  };
 });

@@ -19,8 +19,10 @@
  * it), which is why such requests cost more time than the others. VIDMILL_FUZZ_TRACE prints
  * every request with the offsets before and after.
  *
- * Seeded and bounded like the API fuzzer: VIDMILL_FUZZ_SEED replays a run, VIDMILL_FUZZ_MS
- * (default 40 s, split 3:1 between live and expired sessions) and VIDMILL_FUZZ_RUNS bound it.
+ * Seeded like the API fuzzer (test/helpers/fuzzing.ts): the committed seeds of
+ * test/helpers/fuzz-seeds.ts, each for a fixed number of requests (a third as many again against
+ * the ended sessions); VIDMILL_FUZZ_SEED=<n> replays one, VIDMILL_FUZZ_SEED=random draws one (a
+ * time budget, VIDMILL_FUZZ_MS, is then split 3:1 between live and ended sessions).
  */
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
@@ -36,7 +38,7 @@ import { videosStore } from '../../src/features/videos/videos.store';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
 import { TEST_DIALECT } from '../helpers/database';
-import { FUZZ_BUDGET_MS as BUDGET_MS, FUZZ_MAX_RUNS as MAX_RUNS, FUZZ_SEED as SEED, problemReport } from '../helpers/fuzzing';
+import { describeRun, fuzzRuns, problemReport } from '../helpers/fuzzing';
 import { createHarness, type Harness, type TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { startLocalS3, type LocalS3 } from '../helpers/s3-server';
@@ -348,8 +350,7 @@ describe(`tus endpoint fuzzer: no malformed tus request gets a 5xx, HTML, a stac
       const loggedErrors: string[] = [];
 
       let s3: LocalS3 | undefined;
-      const budget = storage === 'disk' ? BUDGET_MS : Math.floor(BUDGET_MS / 2);
-      this.timeout(budget + 120_000);
+      this.timeout(10 * 60_000);
 
       before(async () => {
         s3 = storage === 's3' ? await startLocalS3({ buckets: ['platform'] }) : undefined;
@@ -399,217 +400,230 @@ describe(`tus endpoint fuzzer: no malformed tus request gets a 5xx, HTML, a stac
           upload.start();
         });
 
-      it('answers every malformed tus request under 500 with the JSON Error body, moves no offset when it rejects, and every session still completes with its CRC-32C', async () => {
-        const sessions: Session[] = [];
-        for (let i = 0; i < 4; i++) sessions.push(await newSession());
-        // Some bytes already stored, as for an interrupted upload.
-        for (const [i, s] of sessions.entries()) {
-          const n = [0, 1000, 50_000, 100_000][i]!;
-          if (n === 0) continue;
-          const res = await rawRequest(port, {
-            method: 'PATCH',
-            target: `/tus/uploads/${s.uploadId}?token=${s.token}`,
-            headers: [
-              ['Tus-Resumable', '1.0.0'],
-              ['Upload-Offset', '0'],
-              ['Content-Type', 'application/offset+octet-stream'],
-            ],
-            framing: 'exact',
-            body: file.subarray(0, n),
-          });
-          assert.equal(res?.status, 204);
-        }
-
-        const problems = new Map<string, string[]>();
-        // Seen now and then and not explained yet (the bytes are the file's, the final CRC-32C
-        // matches): another upload's offset moving during a request, likely a body of an earlier
-        // interrupted PATCH stored late. Printed, not failed.
-        const notes: string[] = [];
-        const statuses = new Map<string, number>();
-        let tried = 0;
-        const problem = (cause: string, what: string) => {
-          const list = problems.get(cause) ?? [];
-          list.push(what);
-          problems.set(cause, list);
-        };
-
-        /** The request of `c` against the live (or, in the second phase, ended) sessions. */
-        const build = async (c: Case, pool: Session[], phase: string) => {
-          const s = pool[c.session % pool.length]!;
-          const other = pool[(c.session + 1) % pool.length]!;
-          const offset = (await storedOffset(s)) ?? 0;
-          let path = `/tus/uploads/${s.uploadId}`;
-          let query = `token=${s.token}`;
-          if (c.aim.kind === 'other-token') query = `token=${other.token}`;
-          if (c.aim.kind === 'token') query = `token=${c.aim.token}`;
-          if (c.aim.kind === 'no-token') query = '';
-          if (c.aim.kind === 'repeated-token') {
-            const t = (w: 'own' | 'bad') => (w === 'own' ? s.token : `${s.token.slice(0, -3)}AAA`);
-            query = `token=${t(c.aim.first)}&token=${t(c.aim.second)}`;
+      for (const fuzzRun of fuzzRuns('tus-fuzz')) {
+        it(`answers every malformed tus request under 500 with the JSON Error body, moves no offset when it rejects, and every session still completes with its CRC-32C (${describeRun(fuzzRun)})`, async () => {
+          const SEED = fuzzRun.seed;
+          const budget = fuzzRun.budgetMs === undefined ? undefined : storage === 'disk' ? fuzzRun.budgetMs : Math.floor(fuzzRun.budgetMs / 2);
+          const sessions: Session[] = [];
+          for (let i = 0; i < 4; i++) sessions.push(await newSession());
+          // Some bytes already stored, as for an interrupted upload.
+          for (const [i, s] of sessions.entries()) {
+            const n = [0, 1000, 50_000, 100_000][i]!;
+            if (n === 0) continue;
+            const res = await rawRequest(port, {
+              method: 'PATCH',
+              target: `/tus/uploads/${s.uploadId}?token=${s.token}`,
+              headers: [
+                ['Tus-Resumable', '1.0.0'],
+                ['Upload-Offset', '0'],
+                ['Content-Type', 'application/offset+octet-stream'],
+              ],
+              framing: 'exact',
+              body: file.subarray(0, n),
+            });
+            assert.equal(res?.status, 204);
           }
-          if (c.aim.kind === 'path') path = c.aim.path;
-          if (c.extraQuery) query = query ? `${query}&${c.extraQuery}` : c.extraQuery;
-          // A session the fuzzer must not terminate (its final upload is checked): DELETE without its own token.
-          const opensSession = c.aim.kind === 'own' || (c.aim.kind === 'repeated-token' && c.aim.first === 'own');
-          let method = c.method;
-          if (phase === 'live' && method === 'DELETE' && opensSession && c.session % pool.length !== 0) query = `token=${other.token}`;
-          const headers = c.headers.map(([k, v]): [string, string] => [k, v === '@right' ? String(offset) : v === '@size' ? String(s.size) : v]);
-          const claimed = headers.find(([k]) => k === 'Upload-Offset')?.[1];
-          const start = claimed !== undefined && /^\d{1,9}$/.test(claimed) ? Number(claimed) : undefined;
-          // Random bytes only where no plain offset is claimed (at a right offset they would be stored, rightly).
-          const body = start === undefined ? randomBytes(c.length) : file.subarray(start, start + c.length);
-          if (method === 'OPTIONS' && c.session % 3 === 0) path = '/tus/uploads';
-          if (method === 'POST' && c.session % 2 === 0) {
-            path = '/tus/uploads';
-            headers.push(['X-API-Key', c.session % 4 === 0 ? u.apiKey : 'vmk_garbage']);
-          }
-          method = method === 'CONNECT' ? 'CONNECT' : method;
-          const req: RawRequest = { method, target: query ? `${path}?${query}` : path, headers, framing: c.framing, body };
-          return { s, offset, req, garbageBody: start === undefined };
-        };
 
-        const describe = (r: RawRequest) =>
-          `${r.method} ${r.target.length > 160 ? `${r.target.slice(0, 160)}… (${r.target.length})` : r.target} [${r.headers.map(([k, v]) => `${k}: ${JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…(${v.length})` : v)}`).join('; ')}] ${r.framing} ${r.body.length} bytes`;
+          const problems = new Map<string, string[]>();
+          // Seen now and then and not explained yet (the bytes are the file's, the final CRC-32C
+          // matches): another upload's offset moving during a request, likely a body of an earlier
+          // interrupted PATCH stored late. Printed, not failed.
+          const notes: string[] = [];
+          const statuses = new Map<string, number>();
+          let tried = 0;
+          const problem = (cause: string, what: string) => {
+            const list = problems.get(cause) ?? [];
+            list.push(what);
+            problems.set(cause, list);
+          };
 
-        /** The checks of one answer; whether the request was complete (its whole body sent, well framed). */
-        const judge = (res: RawResponse | undefined, req: RawRequest, what: string, logged: number, offset: number, garbageBody: boolean): boolean => {
-          const complete = req.framing === 'exact' || req.framing === 'none' || req.framing === 'longer' || req.framing === 'chunked';
-          if (!res) {
-            // CONNECT asks for a tunnel: Node's server closes the connection (no 'connect' listener).
-            if (complete && req.method !== 'CONNECT') problem('no response to a complete request', what);
-          } else {
-            const text = res.body.toString('utf8');
-            if (res.status >= 500) problem(`5xx: ${res.status} ${text.slice(0, 120)} / log: ${loggedErrors.slice(logged).join(' | ')}`, what);
-            if (LEAK.test(text) || LEAK.test(res.headerText)) problem('response shows HTML, a stack or a file path', `${what}\n      ${(text + res.headerText).slice(0, 300)}`);
-            if (res.status >= 400 && req.method !== 'HEAD') {
-              let json: any;
-              try {
-                json = JSON.parse(text);
-              } catch {
-                /* not JSON */
+          /** The request of `c` against the live (or, in the second phase, ended) sessions. */
+          const build = async (c: Case, pool: Session[], phase: string) => {
+            const s = pool[c.session % pool.length]!;
+            const other = pool[(c.session + 1) % pool.length]!;
+            const offset = (await storedOffset(s)) ?? 0;
+            let path = `/tus/uploads/${s.uploadId}`;
+            let query = `token=${s.token}`;
+            if (c.aim.kind === 'other-token') query = `token=${other.token}`;
+            if (c.aim.kind === 'token') query = `token=${c.aim.token}`;
+            if (c.aim.kind === 'no-token') query = '';
+            if (c.aim.kind === 'repeated-token') {
+              const t = (w: 'own' | 'bad') => (w === 'own' ? s.token : `${s.token.slice(0, -3)}AAA`);
+              query = `token=${t(c.aim.first)}&token=${t(c.aim.second)}`;
+            }
+            if (c.aim.kind === 'path') path = c.aim.path;
+            if (c.extraQuery) query = query ? `${query}&${c.extraQuery}` : c.extraQuery;
+            // A session the fuzzer must not terminate (its final upload is checked): DELETE without its own token.
+            const opensSession = c.aim.kind === 'own' || (c.aim.kind === 'repeated-token' && c.aim.first === 'own');
+            let method = c.method;
+            if (phase === 'live' && method === 'DELETE' && opensSession && c.session % pool.length !== 0) query = `token=${other.token}`;
+            const headers = c.headers.map(([k, v]): [string, string] => [k, v === '@right' ? String(offset) : v === '@size' ? String(s.size) : v]);
+            const claimed = headers.find(([k]) => k === 'Upload-Offset')?.[1];
+            const start = claimed !== undefined && /^\d{1,9}$/.test(claimed) ? Number(claimed) : undefined;
+            // Random bytes only where no plain offset is claimed (at a right offset they would be stored, rightly).
+            const body = start === undefined ? randomBytes(c.length) : file.subarray(start, start + c.length);
+            if (method === 'OPTIONS' && c.session % 3 === 0) path = '/tus/uploads';
+            if (method === 'POST' && c.session % 2 === 0) {
+              path = '/tus/uploads';
+              headers.push(['X-API-Key', c.session % 4 === 0 ? u.apiKey : 'vmk_garbage']);
+            }
+            method = method === 'CONNECT' ? 'CONNECT' : method;
+            const req: RawRequest = { method, target: query ? `${path}?${query}` : path, headers, framing: c.framing, body };
+            return { s, offset, req, garbageBody: start === undefined };
+          };
+
+          const describe = (r: RawRequest) =>
+            `${r.method} ${r.target.length > 160 ? `${r.target.slice(0, 160)}… (${r.target.length})` : r.target} [${r.headers.map(([k, v]) => `${k}: ${JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…(${v.length})` : v)}`).join('; ')}] ${r.framing} ${r.body.length} bytes`;
+
+          /** The checks of one answer; whether the request was complete (its whole body sent, well framed). */
+          const judge = (res: RawResponse | undefined, req: RawRequest, what: string, logged: number, offset: number, garbageBody: boolean): boolean => {
+            const complete = req.framing === 'exact' || req.framing === 'none' || req.framing === 'longer' || req.framing === 'chunked';
+            if (!res) {
+              // CONNECT asks for a tunnel: Node's server closes the connection (no 'connect' listener).
+              if (complete && req.method !== 'CONNECT') problem('no response to a complete request', what);
+            } else {
+              const text = res.body.toString('utf8');
+              if (res.status >= 500) problem(`5xx: ${res.status} ${text.slice(0, 120)} / log: ${loggedErrors.slice(logged).join(' | ')}`, what);
+              if (LEAK.test(text) || LEAK.test(res.headerText)) problem('response shows HTML, a stack or a file path', `${what}\n      ${(text + res.headerText).slice(0, 300)}`);
+              if (res.status >= 400 && req.method !== 'HEAD') {
+                let json: any;
+                try {
+                  json = JSON.parse(text);
+                } catch {
+                  /* not JSON */
+                }
+                if (!/^application\/json/.test(res.headers['content-type'] ?? '') || !json)
+                  problem(`error ${res.status} is not JSON`, `${what}\n      ${res.headers['content-type']} ${text.slice(0, 120)}`);
+                else if (
+                  typeof json.errorCode !== 'string' ||
+                  typeof json.message !== 'string' ||
+                  json.statusCode !== res.status ||
+                  json.requestId !== res.headers['x-request-id'] ||
+                  !json.requestId
+                ) {
+                  problem(`error ${res.status}: not the Error body (errorCode, message, statusCode, requestId = X-Request-Id)`, `${what}\n      ${text.slice(0, 200)}`);
+                }
               }
-              if (!/^application\/json/.test(res.headers['content-type'] ?? '') || !json)
-                problem(`error ${res.status} is not JSON`, `${what}\n      ${res.headers['content-type']} ${text.slice(0, 120)}`);
-              else if (typeof json.errorCode !== 'string' || typeof json.message !== 'string' || json.statusCode !== res.status || json.requestId !== res.headers['x-request-id'] || !json.requestId) {
-                problem(`error ${res.status}: not the Error body (errorCode, message, statusCode, requestId = X-Request-Id)`, `${what}\n      ${text.slice(0, 200)}`);
+              if (res.status === 204 && req.method === 'PATCH' && garbageBody && req.body.length > 0 && Number(res.headers['upload-offset']) > offset) {
+                problem('a PATCH whose Upload-Offset is not a plain number stored bytes', what);
               }
             }
-            if (res.status === 204 && req.method === 'PATCH' && garbageBody && req.body.length > 0 && Number(res.headers['upload-offset']) > offset) {
-              problem('a PATCH whose Upload-Offset is not a plain number stored bytes', what);
-            }
-          }
-          return complete;
-        };
+            return complete;
+          };
 
-        const check = async (c: Case, pool: Session[], phase: string) => {
-          tried++;
-          const { s, offset, req, garbageBody } = await build(c, pool, phase);
-          const logged = loggedErrors.length;
-          const before = await Promise.all(pool.map(storedOffset));
-          // A PATCH of the same upload in flight (half its body sent) while this request is handled.
-          const held = c.concurrent ? heldPatch(port, `/tus/uploads/${s.uploadId}?token=${s.token}`, offset, file.subarray(offset, offset + 4000)) : undefined;
-          if (held) await new Promise((r) => setTimeout(r, 30));
-          const res = await rawRequest(port, req);
-          const heldRes = await held?.release();
-          const what = `${describe(req)}${held ? ' (while a PATCH of it is in flight)' : ''}`;
-          if (held) judge(heldRes, { ...req, method: 'PATCH', framing: 'aborted' }, `held PATCH at ${offset} of ${what}`, logged, offset, false);
-          const key = `${phase} ${req.method} ${res?.status ?? 'none'}${res && res.status >= 400 ? ` ${/"errorCode":"(\w+)"/.exec(res.body.toString())?.[1] ?? ''}` : ''}`;
-          statuses.set(key, (statuses.get(key) ?? 0) + 1);
-          const complete = judge(res, req, what, logged, offset, garbageBody);
-          // An interrupted body is stored after the connection has gone (S3: the tail as a .part
-          // object): wait until the offset settles before comparing.
-          if (held || !complete) {
-            const connections = () => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)));
-            for (let i = 0; i < 500 && (await connections()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
-            // A request that waited for the upload's lock goes on once the holder lets go, which
-            // @tus/server asks it to do within its lockDrainTimeout (3 s).
-            if (held) await new Promise((r) => setTimeout(r, 3200));
-            const offsets = async () => (await Promise.all(pool.map(storedOffset))).join(',');
-            for (let i = 0, same = 0, last = await offsets(); i < 100 && same < (storage === 's3' ? 5 : 2); i++) {
-              await new Promise((r) => setTimeout(r, 50));
-              const now = await offsets();
-              same = now === last ? same + 1 : 0;
-              last = now;
+          const check = async (c: Case, pool: Session[], phase: string) => {
+            tried++;
+            const { s, offset, req, garbageBody } = await build(c, pool, phase);
+            const logged = loggedErrors.length;
+            const before = await Promise.all(pool.map(storedOffset));
+            // A PATCH of the same upload in flight (half its body sent) while this request is handled.
+            const held = c.concurrent ? heldPatch(port, `/tus/uploads/${s.uploadId}?token=${s.token}`, offset, file.subarray(offset, offset + 4000)) : undefined;
+            if (held) await new Promise((r) => setTimeout(r, 30));
+            const res = await rawRequest(port, req);
+            const heldRes = await held?.release();
+            const what = `${describe(req)}${held ? ' (while a PATCH of it is in flight)' : ''}`;
+            if (held) judge(heldRes, { ...req, method: 'PATCH', framing: 'aborted' }, `held PATCH at ${offset} of ${what}`, logged, offset, false);
+            const key = `${phase} ${req.method} ${res?.status ?? 'none'}${res && res.status >= 400 ? ` ${/"errorCode":"(\w+)"/.exec(res.body.toString())?.[1] ?? ''}` : ''}`;
+            statuses.set(key, (statuses.get(key) ?? 0) + 1);
+            const complete = judge(res, req, what, logged, offset, garbageBody);
+            // An interrupted body is stored after the connection has gone (S3: the tail as a .part
+            // object): wait until the offset settles before comparing.
+            if (held || !complete) {
+              const connections = () => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)));
+              for (let i = 0; i < 500 && (await connections()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+              // A request that waited for the upload's lock goes on once the holder lets go, which
+              // @tus/server asks it to do within its lockDrainTimeout (3 s).
+              if (held) await new Promise((r) => setTimeout(r, 3200));
+              const offsets = async () => (await Promise.all(pool.map(storedOffset))).join(',');
+              for (let i = 0, same = 0, last = await offsets(); i < 100 && same < (storage === 's3' ? 5 : 2); i++) {
+                await new Promise((r) => setTimeout(r, 50));
+                const now = await offsets();
+                same = now === last ? same + 1 : 0;
+                last = now;
+              }
             }
-          }
-          const after = await Promise.all(pool.map(storedOffset));
-          if (process.env.VIDMILL_FUZZ_TRACE) console.log(`${tried} ${pool.indexOf(s)} ${res?.status ?? '-'} ${before.join(',')} -> ${after.join(',')} ${what.slice(0, 400)}`);
-          for (const [i, p] of pool.entries()) {
-            const a = after[i];
-            if (a !== undefined && a > p.size) problem('a stored offset passed the upload size', `${what}: ${a} > ${p.size}`);
-            if (p !== s && a !== before[i] && before[i] !== undefined && a !== undefined)
-              notes.push(`a request moved another session's offset: ${what.slice(0, 300)}: session ${i} (${p.videoId}) ${before[i]} -> ${a}, target ${pool.indexOf(s)}`);
-          }
-          const rejected = !res || res.status >= 300;
-          const idx = pool.indexOf(s);
-          if (rejected && complete && !held && res && before[idx] !== undefined && after[idx] !== undefined && after[idx] !== before[idx]) {
-            problem(`rejected with ${res.status} but the offset moved`, `${what}: ${before[idx]} -> ${after[idx]}`);
-          }
-          // A terminated session (DELETE with its token, only session 0 in the live phase) is replaced.
-          if (phase === 'live') {
+            const after = await Promise.all(pool.map(storedOffset));
+            if (process.env.VIDMILL_FUZZ_TRACE) console.log(`${tried} ${pool.indexOf(s)} ${res?.status ?? '-'} ${before.join(',')} -> ${after.join(',')} ${what.slice(0, 400)}`);
             for (const [i, p] of pool.entries()) {
-              if ((await videosStore.byId(h.database.db, p.videoId))?.upload?.status === 'FAILED') {
-                if (i !== 0) problem('a session other than the terminable one failed', `${what}`);
-                if ((await storedOffset(p)) !== undefined) problem('a terminated upload kept its bytes', `${what}: ${p.videoId}`);
-                p.ended = true;
-                pool[i] = await newSession();
+              const a = after[i];
+              if (a !== undefined && a > p.size) problem('a stored offset passed the upload size', `${what}: ${a} > ${p.size}`);
+              if (p !== s && a !== before[i] && before[i] !== undefined && a !== undefined)
+                notes.push(`a request moved another session's offset: ${what.slice(0, 300)}: session ${i} (${p.videoId}) ${before[i]} -> ${a}, target ${pool.indexOf(s)}`);
+            }
+            const rejected = !res || res.status >= 300;
+            const idx = pool.indexOf(s);
+            if (rejected && complete && !held && res && before[idx] !== undefined && after[idx] !== undefined && after[idx] !== before[idx]) {
+              problem(`rejected with ${res.status} but the offset moved`, `${what}: ${before[idx]} -> ${after[idx]}`);
+            }
+            // A terminated session (DELETE with its token, only session 0 in the live phase) is replaced.
+            if (phase === 'live') {
+              for (const [i, p] of pool.entries()) {
+                if ((await videosStore.byId(h.database.db, p.videoId))?.upload?.status === 'FAILED') {
+                  if (i !== 0) problem('a session other than the terminable one failed', `${what}`);
+                  if ((await storedOffset(p)) !== undefined) problem('a terminated upload kept its bytes', `${what}: ${p.videoId}`);
+                  p.ended = true;
+                  pool[i] = await newSession();
+                }
               }
             }
+          };
+
+          /** `share` of the run's requests (or of its time budget) against `pool`. */
+          const run = async (pool: Session[], phase: string, share: number, seed: number) =>
+            fc.assert(
+              fc.asyncProperty(arbitraryCase, async (c) => {
+                await check(c, pool, phase);
+              }),
+              budget === undefined
+                ? { seed, numRuns: Math.max(1, Math.round(fuzzRun.runs * share)), endOnFailure: true }
+                : { seed, numRuns: fuzzRun.runs, plugins: [fc.interruptAfterTimeLimit(Math.floor(budget * share))], endOnFailure: true },
+            );
+
+          const started = Date.now();
+          await run(sessions, 'live', 3 / 4, SEED);
+
+          // The server keeps serving, and every session completes with the file's own bytes.
+          h.startWorker();
+          for (const s of sessions) {
+            await tusClient(s);
+            const done = await waitFor(`upload ${s.videoId} done`, async () => {
+              const v = await videosStore.byId(h.database.db, s.videoId);
+              return v?.upload?.status === 'DONE' || v?.upload?.status === 'FAILED' ? v : undefined;
+            });
+            if (done.upload?.status !== 'DONE' || done.crc32c !== crc32c(file))
+              problem('a session did not complete with the file (CRC-32C)', `${s.videoId}: ${done.upload?.status} ${done.crc32c} != ${crc32c(file)}`);
+            // The finishing job removes the tus leftovers after DONE (S3: the .info object).
+            await waitFor(`upload ${s.videoId} leftovers removed`, async () => ((await storedOffset(s)) === undefined ? true : undefined), { timeoutMs: 60_000 }).catch(async (err) => {
+              const jobs = await h.database.db('jobs').where('kind', 'video-in.upload-finish').select('*');
+              problem('the tus leftovers of a completed upload were not removed', `${s.videoId}: offset ${await storedOffset(s)}; jobs ${JSON.stringify(jobs).slice(0, 1500)}`);
+              void err;
+            });
           }
-        };
 
-        const run = async (pool: Session[], phase: string, budget: number, seed: number) =>
-          fc.assert(
-            fc.asyncProperty(arbitraryCase, async (c) => {
-              await check(c, pool, phase);
-            }),
-            { seed, numRuns: MAX_RUNS, plugins: [fc.interruptAfterTimeLimit(budget)], endOnFailure: true },
-          );
-
-        const started = Date.now();
-        await run(sessions, 'live', Math.floor((budget * 3) / 4), SEED);
-
-        // The server keeps serving, and every session completes with the file's own bytes.
-        h.startWorker();
-        for (const s of sessions) {
-          await tusClient(s);
-          const done = await waitFor(`upload ${s.videoId} done`, async () => {
+          // Ended sessions: completed ones, and ones past their end (the clock moves past it).
+          const expiring = [await newSession(), await newSession()];
+          h.clock.advance(25 * 3600_000);
+          await run([...sessions, ...expiring], 'ended', 1 / 4, SEED + 1);
+          // The periodic sweep ends those no request reached.
+          await expireUploads(h.services.videoIn);
+          for (const s of expiring) {
             const v = await videosStore.byId(h.database.db, s.videoId);
-            return v?.upload?.status === 'DONE' || v?.upload?.status === 'FAILED' ? v : undefined;
-          });
-          if (done.upload?.status !== 'DONE' || done.crc32c !== crc32c(file))
-            problem('a session did not complete with the file (CRC-32C)', `${s.videoId}: ${done.upload?.status} ${done.crc32c} != ${crc32c(file)}`);
-          // The finishing job removes the tus leftovers after DONE (S3: the .info object).
-          await waitFor(`upload ${s.videoId} leftovers removed`, async () => ((await storedOffset(s)) === undefined ? true : undefined), { timeoutMs: 60_000 }).catch(async (err) => {
-            const jobs = await h.database.db('jobs').where('kind', 'video-in.upload-finish').select('*');
-            problem('the tus leftovers of a completed upload were not removed', `${s.videoId}: offset ${await storedOffset(s)}; jobs ${JSON.stringify(jobs).slice(0, 1500)}`);
-            void err;
-          });
-        }
+            if (v?.upload?.status !== 'FAILED' || (await storedOffset(s)) !== undefined) problem('an expired session is not FAILED without its bytes', s.videoId);
+          }
 
-        // Ended sessions: completed ones, and ones past their end (the clock moves past it).
-        const expiring = [await newSession(), await newSession()];
-        h.clock.advance(25 * 3600_000);
-        await run([...sessions, ...expiring], 'ended', Math.floor(budget / 4), SEED + 1);
-        // The periodic sweep ends those no request reached.
-        await expireUploads(h.services.videoIn);
-        for (const s of expiring) {
-          const v = await videosStore.byId(h.database.db, s.videoId);
-          if (v?.upload?.status !== 'FAILED' || (await storedOffset(s)) !== undefined) problem('an expired session is not FAILED without its bytes', s.videoId);
-        }
-
-        const seconds = ((Date.now() - started) / 1000).toFixed(1);
-        const violations = [...problems.values()].reduce((a, l) => a + l.length, 0);
-        console.log(`      tus fuzz (${TEST_DIALECT}, ${storage} storage): seed ${SEED}, ${tried} requests in ${seconds} s, ${violations} violations`);
-        for (const [k, n] of [...statuses].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`        ${n} x ${k}`);
-        for (const n of notes) console.log(`        note: ${n}`);
-        const report = problemReport(problems);
-        assert.equal(
-          problems.size,
-          0,
-          `the tus fuzzer found problems (replay: VIDMILL_FUZZ_SEED=${SEED} VIDMILL_TEST_DB=${TEST_DIALECT} npx mocha test/contract/tus-fuzz.test.ts -g ${storage}):\n${report}`,
-        );
-      });
+          const seconds = ((Date.now() - started) / 1000).toFixed(1);
+          const violations = [...problems.values()].reduce((a, l) => a + l.length, 0);
+          console.log(`      tus fuzz (${TEST_DIALECT}, ${storage} storage): ${describeRun(fuzzRun)}, ${tried} requests in ${seconds} s, ${violations} violations`);
+          for (const [k, n] of [...statuses].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`        ${n} x ${k}`);
+          for (const n of notes) console.log(`        note: ${n}`);
+          const report = problemReport(problems);
+          assert.equal(
+            problems.size,
+            0,
+            `the tus fuzzer found problems (replay: VIDMILL_FUZZ_SEED=${SEED} VIDMILL_TEST_DB=${TEST_DIALECT} npx mocha test/contract/tus-fuzz.test.ts -g ${storage}):\n${report}`,
+          );
+        });
+      }
     });
   }
 });

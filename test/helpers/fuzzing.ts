@@ -1,13 +1,75 @@
 /**
- * What the fuzzers (test/contract/fuzz.test.ts over the API, test/contract/tus-fuzz.test.ts over
- * the tus endpoint) share: their bounds, read once from the environment, and how they report.
- * VIDMILL_FUZZ_SEED replays a run (random when unset); VIDMILL_FUZZ_MS and VIDMILL_FUZZ_RUNS bound it.
+ * What the randomised tests share: which seeds they run, how far, and how they report.
+ *
+ * `npm test` (and so CI) is deterministic: each randomised test runs the committed seeds of
+ * test/helpers/fuzz-seeds.ts, each for a fixed number of cases, with no time limit cutting a run
+ * short, so two runs of the same commit give the same verdict. A random seed runs only when asked:
+ * - `VIDMILL_FUZZ_SEED=random`: a new seed (printed), bounded by VIDMILL_FUZZ_MS (default 40 s)
+ *   and VIDMILL_FUZZ_RUNS (default 20,000); `npm run fuzz` runs the fuzzers this way.
+ * - `VIDMILL_FUZZ_SEED=<n>`: replays seed n (VIDMILL_FUZZ_RUNS and VIDMILL_FUZZ_MS bound it when set).
+ * A seed that ever found a bug goes into the committed list and stays there as a regression.
+ * The crash soak reads VIDMILL_SOAK_SEED the same way (unset: its committed seed).
  */
 import { randomBytes } from 'node:crypto';
+import { COMMITTED_SEEDS, type RandomisedTest } from './fuzz-seeds';
 
-export const FUZZ_SEED = process.env.VIDMILL_FUZZ_SEED !== undefined ? Number(process.env.VIDMILL_FUZZ_SEED) : randomBytes(4).readInt32LE();
-export const FUZZ_BUDGET_MS = Number(process.env.VIDMILL_FUZZ_MS ?? 40_000);
-export const FUZZ_MAX_RUNS = Number(process.env.VIDMILL_FUZZ_RUNS ?? 20_000);
+export interface FuzzRun {
+  seed: number;
+  /** Cases to generate. */
+  runs: number;
+  /** A time limit, only when a random or replayed run asked for one. */
+  budgetMs?: number;
+  /** Why the seed is in the committed list, when it is one of them. */
+  why?: string;
+}
+
+/** The runs of randomised test `test` (`envName` is its seed variable). */
+export function fuzzRuns(test: RandomisedTest, envName = 'VIDMILL_FUZZ_SEED'): FuzzRun[] {
+  const { runs, seeds } = COMMITTED_SEEDS[test];
+  const asked = process.env[envName];
+  const envRuns = process.env.VIDMILL_FUZZ_RUNS !== undefined ? Number(process.env.VIDMILL_FUZZ_RUNS) : undefined;
+  const envBudget = process.env.VIDMILL_FUZZ_MS !== undefined ? Number(process.env.VIDMILL_FUZZ_MS) : undefined;
+  if (asked === undefined || asked === '') return seeds.map(({ seed, why }) => ({ seed, runs, why }));
+  if (asked === 'random') return [{ seed: randomBytes(4).readInt32LE(), runs: envRuns ?? 20_000, budgetMs: envBudget ?? 40_000 }];
+  const seed = Number(asked);
+  if (!Number.isSafeInteger(seed)) throw new Error(`${envName} must be an integer seed or "random", not ${JSON.stringify(asked)}`);
+  return [{ seed, runs: envRuns ?? runs, budgetMs: envBudget }];
+}
+
+/** mulberry32: a small seeded generator of numbers in [0, 1), for tests that draw their own. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `n` bytes drawn from `random` (a seeded stand-in for crypto's randomBytes in tests). */
+export function seededBytes(n: number, random: () => number): Buffer {
+  const out = Buffer.allocUnsafe(n);
+  for (let i = 0; i < n; i++) out[i] = Math.floor(random() * 256);
+  return out;
+}
+
+/**
+ * The seed of the property tests and of tests that draw their own numbers (fast-check's global
+ * seed, set for every mocha run by test/helpers/seeded-properties.ts): fixed, unless
+ * VIDMILL_FUZZ_SEED asks for another or for `random`.
+ */
+export const PROPERTY_SEED = (() => {
+  const asked = process.env.VIDMILL_FUZZ_SEED;
+  if (asked === 'random') return randomBytes(4).readInt32LE();
+  return asked !== undefined && asked !== '' && Number.isSafeInteger(Number(asked)) ? Number(asked) : 424_242;
+})();
+
+/** How a run is named in reports: its seed, and whether it was committed or random. */
+export function describeRun(r: FuzzRun): string {
+  return `seed ${r.seed}${r.why ? ' (committed)' : r.budgetMs ? ' (random)' : ''}`;
+}
 
 /** Problems by cause, most frequent first, each with its first three cases. */
 export function problemReport(problems: Map<string, string[]>): string {

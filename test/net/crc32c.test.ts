@@ -1,6 +1,9 @@
 import { strict as assert } from 'node:assert';
-import { randomBytes } from 'node:crypto';
 import { Crc32c, crc32c, crc32cCombine, crc32cUpdate } from '../../src/net/crc32c';
+import { PROPERTY_SEED, seededBytes, seededRandom } from '../helpers/fuzzing';
+
+const random = seededRandom(PROPERTY_SEED);
+const randomBytes = (n: number) => seededBytes(n, random);
 
 /** An independent reference: bit by bit, straight from the definition (no tables). */
 function referenceCrc32c(buf: Uint8Array): number {
@@ -68,7 +71,7 @@ describe('CRC-32C (Castagnoli)', () => {
       let crc = 0;
       const hasher = new Crc32c();
       for (let at = 0; at < buf.length;) {
-        const size = 1 + Math.floor(Math.random() * 9_000);
+        const size = 1 + Math.floor(random() * 9_000);
         const chunk = buf.subarray(at, at + size);
         crc = crc32cUpdate(crc, chunk);
         hasher.update(chunk);
@@ -84,11 +87,11 @@ describe('CRC-32C (Castagnoli)', () => {
     const buf = randomBytes(300_000);
     const whole = crc32c(buf);
     for (let trial = 0; trial < 20; trial++) {
-      const cuts = [0, ...Array.from({ length: 1 + Math.floor(Math.random() * 8) }, () => Math.floor(Math.random() * buf.length)), buf.length].sort((a, b) => a - b);
+      const cuts = [0, ...Array.from({ length: 1 + Math.floor(random() * 8) }, () => Math.floor(random() * buf.length)), buf.length].sort((a, b) => a - b);
       const parts = cuts.slice(1).map((end, i) => ({ start: cuts[i]!, end }));
       // Hash the parts in a shuffled order (as parallel downloads finish), combine in file order.
       const crcs = new Map<number, number>();
-      for (const p of [...parts].sort(() => Math.random() - 0.5)) crcs.set(p.start, crc32c(buf.subarray(p.start, p.end)));
+      for (const p of [...parts].sort(() => random() - 0.5)) crcs.set(p.start, crc32c(buf.subarray(p.start, p.end)));
       let combined = 0;
       for (const p of parts) combined = crc32cCombine(combined, crcs.get(p.start)!, p.end - p.start);
       assert.equal(hex(combined), hex(whole), `cuts ${cuts.join(',')}`);

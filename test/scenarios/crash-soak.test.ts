@@ -22,7 +22,8 @@
  * Runs only in the PostgreSQL pass of `npm test` (several processes on one database is the
  * scale-out shape; the SQLite pass shows it as pending with the reason). The seed is printed;
  * VIDMILL_SOAK_SEED=<n> replays the same workload and kill schedule (the machine's timing still
- * differs from run to run). Process logs go to files; they are kept, and their path printed,
+ * differs from run to run); unset, the committed seed of test/helpers/fuzz-seeds.ts runs, and
+ * VIDMILL_SOAK_SEED=random draws one. Process logs go to files; they are kept, and their path printed,
  * when the soak fails.
  */
 import { strict as assert } from 'node:assert';
@@ -38,6 +39,7 @@ import { createServices } from '../../src/composition';
 import { loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/database';
 import { WebhookVerifier } from '../../src/features/webhooks/verify';
+import { fuzzRuns, seededRandom } from '../helpers/fuzzing';
 import { crc32c } from '../../src/net/crc32c';
 import { systemClock } from '../../src/shared/clock';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
@@ -89,18 +91,6 @@ const ALL_EVENT_TYPES = [
 const PROCESSING_OPTIONS = { container: 'MP4', encodingConfiguration: { codec: 'H264', bitrate: 400_000 } };
 const TERMINAL = ['DONE', 'FAILED'];
 
-/** mulberry32: a small seeded PRNG, enough to replay a schedule. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface ProcessSlot {
   name: string;
   role: 'api' | 'worker';
@@ -143,8 +133,9 @@ describeOnPostgres(
   `Crash soak: 2 API and 3 worker processes on PostgreSQL and S3, workers killed with SIGKILL (${TEST_DIALECT === 'postgres' ? 'postgres' : 'skipped on SQLite: the scale-out shape needs PostgreSQL'})`,
   function () {
     this.timeout(9 * 60_000);
-    const seed = process.env.VIDMILL_SOAK_SEED ? Number(process.env.VIDMILL_SOAK_SEED) >>> 0 : randomBytes(4).readUInt32BE(0);
-    const random = prng(seed);
+    // The committed seed (test/helpers/fuzz-seeds.ts) unless VIDMILL_SOAK_SEED names one or asks for `random`.
+    const seed = fuzzRuns('crash-soak', 'VIDMILL_SOAK_SEED')[0]!.seed >>> 0;
+    const random = seededRandom(seed);
 
     let database: TestDatabase;
     let db: Db;
