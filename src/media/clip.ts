@@ -94,6 +94,12 @@ export interface ClipCutPlan {
   start: number;
   /** Frames in the clip. */
   frames: number;
+  /**
+   * The clip's length, seconds: from its first frame to the frame after its last (the last plus
+   * one frame at the clip's end of the master). Measured on the frames' own times, so a master of
+   * variable frame rate gives a clip of the window's length, not `frames` x `frameSeconds`.
+   */
+  durationS: number;
   segments: ClipSegment[];
 }
 
@@ -114,15 +120,18 @@ export function planClipCut(packets: readonly VideoPacket[], window: { startMs: 
   const s = window.startMs / 1000;
   let first = times.findIndex((t) => t >= s - f / 2);
   if (first < 0) first = times.length - 1;
-  const wanted = Math.max(1, Math.round(window.durationMs / 1000 / f));
-  const frames = Math.min(wanted, times.length - first);
   // Indices into `times` below stay within it: first < length, frames <= length - first.
   const t0 = times[first]!;
+  // The frames shown in the window, counted on their own times (at a constant rate: the window's
+  // length in frames, rounded; at a variable one, however many fall in it).
+  const until = t0 + window.durationMs / 1000 - f / 2;
+  const frames = Math.max(1, times.filter((t) => t >= t0 && t < until).length);
   const tEnd = first + frames < times.length ? times[first + frames]! : times[times.length - 1]! + f;
   const inWindow = (a: number, b: number) => times.filter((t) => t >= a && t < b).length;
   const clean = (t: number) => cleanCutAt(packets, t);
-  const encodeAll: ClipCutPlan = { frameSeconds: f, start: t0, frames, segments: [{ mode: 'encode', start: t0, frames }] };
-  const copyAll: ClipCutPlan = { frameSeconds: f, start: t0, frames, segments: [{ mode: 'copy', start: t0, frames }] };
+  const durationS = tEnd - t0;
+  const encodeAll: ClipCutPlan = { frameSeconds: f, start: t0, frames, durationS, segments: [{ mode: 'encode', start: t0, frames }] };
+  const copyAll: ClipCutPlan = { frameSeconds: f, start: t0, frames, durationS, segments: [{ mode: 'copy', start: t0, frames }] };
 
   // The copy starts on the first keyframe in the window that opens a closed GOP.
   const entry = packets.find((p) => p.key && p.pts >= t0 - f / 2 && p.pts < tEnd - f / 2 && clean(p.pts));
@@ -148,7 +157,7 @@ export function planClipCut(packets: readonly VideoPacket[], window: { startMs: 
   if (head > 0) segments.push({ mode: 'encode', start: t0, frames: head });
   segments.push({ mode: 'copy', start: a, frames: body });
   if (tail > 0) segments.push({ mode: 'encode', start: b, frames: tail });
-  return { frameSeconds: f, start: t0, frames, segments };
+  return { frameSeconds: f, start: t0, frames, durationS, segments };
 }
 
 /**
@@ -288,9 +297,10 @@ export function clipSegmentArgs(input: string, out: string, seg: ClipSegment, se
   return args;
 }
 
-/** The concat demuxer's list: each segment file with its exact duration. */
-export function clipConcatList(files: readonly string[], segments: readonly ClipSegment[], frameSeconds: number): string {
-  return files.map((f, i) => `file '${f.replace(/'/g, "'\\''")}'\nduration ${(segments[i]!.frames * frameSeconds).toFixed(6)}\n`).join('');
+/** The concat demuxer's list: each segment file with its exact duration (to the next segment's first frame, the last to the clip's end). */
+export function clipConcatList(files: readonly string[], plan: Pick<ClipCutPlan, 'segments' | 'start' | 'durationS'>): string {
+  const end = plan.start + plan.durationS;
+  return files.map((f, i) => `file '${f.replace(/'/g, "'\\''")}'\nduration ${((plan.segments[i + 1]?.start ?? end) - plan.segments[i]!.start).toFixed(6)}\n`).join('');
 }
 
 export interface ClipMuxOptions {
@@ -328,7 +338,7 @@ export function clipMuxArgs(out: string, o: ClipMuxOptions): string[] {
   o.audioCodecs.forEach((codec, i) => {
     if (codec.startsWith('pcm_')) args.push(`-c:a:${i}`, codec);
   });
-  args.push('-copypriorss:a', '0', '-t', sec(plan.frames * plan.frameSeconds), '-map_metadata', '1', '-sn', '-dn');
+  args.push('-copypriorss:a', '0', '-t', sec(plan.durationS), '-map_metadata', '1', '-sn', '-dn');
   if (o.format) args.push('-f', o.format);
   args.push(safePath(out));
   return args;
@@ -488,7 +498,7 @@ export async function cutClip(bins: MediaBinaries, input: string, outPath: strin
       reached(i + 2);
     }
     const concatList = path.join(work, 'segments.txt');
-    await writeFile(concatList, clipConcatList(files, plan.segments, plan.frameSeconds));
+    await writeFile(concatList, clipConcatList(files, plan));
     const videoTag = spliced && (format === 'mp4' || format === 'mov') ? ({ h264: 'avc3', hevc: 'hev1' } as Record<string, string>)[stream.codec] : undefined;
     const mux = { concatList, master: input, plan, audioCodecs, audioMargin: indexed ? 0 : 1 };
     try {

@@ -75,6 +75,19 @@ export interface ProbeResult {
   formatNames: string[];
   /** When the video stream starts after the file's start (another stream starts earlier), in milliseconds. */
   videoStartMs?: number;
+  /**
+   * When the first audio stream starts after the file's start, in milliseconds (0: with it).
+   * Absent without audio, and in probes recorded before it was read (unknown).
+   */
+  audioStartMs?: number;
+  /**
+   * Whether frames come at a constant rate: VARIABLE when the stream's average rate differs from
+   * its base rate (phones, screen recordings), beyond the field-rate doubling of interlaced video.
+   * Absent in probes recorded before it was read (unknown).
+   */
+  frameRateMode?: 'CONSTANT' | 'VARIABLE';
+  /** Where the file's timestamps start (the first stream's start), in milliseconds; 1400 for a typical MPEG-TS. */
+  fileStartMs?: number;
   /** HDR10 static metadata of PQ video, as the stream or its first frames carry it. */
   hdr10?: Hdr10Metadata;
 }
@@ -226,6 +239,9 @@ export async function probeMedia(bins: MediaBinaries, input: string, opts: Probe
   const videoStart = seconds(video.start_time);
   const formatStart = seconds(format.start_time);
   const videoStartMs = videoStart !== undefined && formatStart !== undefined ? Math.round((videoStart - formatStart) * 1000) : 0;
+  const audio = streams.find((s) => s.codec_type === 'audio');
+  const audioStart = seconds(audio?.start_time);
+  const audioStartMs = audioStart !== undefined && formatStart !== undefined ? Math.max(0, Math.round((audioStart - formatStart) * 1000)) : undefined;
 
   const result: ProbeResult = {
     metadata: m,
@@ -237,6 +253,9 @@ export async function probeMedia(bins: MediaBinaries, input: string, opts: Probe
     fps: rate ? rate.fps : 0,
     formatNames,
     ...(videoStartMs > 0 ? { videoStartMs } : {}),
+    ...(audioStartMs !== undefined ? { audioStartMs } : {}),
+    frameRateMode: frameRateMode(video.avg_frame_rate, video.r_frame_rate),
+    fileStartMs: Math.max(0, Math.round((formatStart ?? 0) * 1000)),
     ...(hdr10 ? { hdr10 } : {}),
   };
   if (opts.detectScanning) {
@@ -406,6 +425,18 @@ export function frameRate(avg: string | undefined, base: string | undefined): { 
   const fps = pick.num / pick.den;
   if (fps > 1000) return undefined; // 90000/1 and similar: a timebase, not a rate
   return { fps, rational: `${pick.num}:${pick.den}` };
+}
+
+/**
+ * VARIABLE when the average rate is neither the base rate (within 0.1 %) nor half of it (the base
+ * rate of interlaced video is its field rate); CONSTANT otherwise, and when either is unknown.
+ */
+export function frameRateMode(avg: string | undefined, base: string | undefined): 'CONSTANT' | 'VARIABLE' {
+  const a = rational(avg);
+  const b = rational(base);
+  if (!a || !b) return 'CONSTANT';
+  const ratio = a.num / a.den / (b.num / b.den);
+  return Math.abs(ratio - 1) < 0.001 || Math.abs(ratio - 0.5) < 0.0005 ? 'CONSTANT' : 'VARIABLE';
 }
 
 /** The video stream's byte count when the container states it (Matroska statistics tags), else bit rate x duration. */

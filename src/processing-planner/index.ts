@@ -13,6 +13,7 @@ export { DEFAULT_CRF } from './output-args';
 export type { ProcessingPlan, PlanOutput, PlanWork, PlanEnvironment, AppliedNote, X26xPreset } from './plan-types';
 export type { Rational } from './rational';
 export { runProcessing, runSegment, runAudioPass, runJoin, ANALYSIS_SHARE } from './run';
+export { MAX_SPLIT_AV_START_OFFSET_MS } from './segments';
 export type { SegmentedProcessingPlan } from './run';
 export type { SegmentedPlan, PlanSegment } from './plan-types';
 export type { RunProcessingOptions, RunProcessingResult, ProcessingProgress } from './run';

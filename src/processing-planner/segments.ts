@@ -15,13 +15,17 @@
  *   refers across a boundary.
  * - One job instead (and a note in the applied options saying why): a stabilizer (its motion is
  *   smoothed over the whole video), film grain (one noise sequence per run), MPEG-2 and XDCAM, MXF,
- *   a source of unknown frame rate, a graph with a filter not known here, or a grid too coarse
+ *   a source of unknown frame rate, a source shaped so that segments would not line up (a
+ *   container without exact seeking such as MPEG-TS, a variable frame rate, audio starting more
+ *   than one audio frame apart from the video, or a probe too old to tell), a graph with a filter
+ *   not known here, or a grid too coarse
  *   for the segment length.
  */
 import { secondsArg } from './ffmpeg-syntax';
 import type { MediaContainer, OutputCodec } from './options';
 import type { PlanBuilder } from './plan-builder';
 import type { PlanSegment, SegmentedPlan } from './plan-types';
+import type { SourceFacts } from './source-facts';
 import { gcd, reduce, type Rational } from './rational';
 
 /** Source frames of context a filter needs before and after a frame (or seconds before, `beforeS`). */
@@ -122,6 +126,8 @@ export function planSegments(b: PlanBuilder, x: SegmentationInput): SegmentedPla
   const muxer = SEGMENT_MUXER[x.container];
   if (!muxer) return oneJob('container', `${x.container} files are not joined here, so the video is processed as one job`);
   if (!b.src.fpsKnown) return oneJob('source', 'the source frame rate is unknown, so segment boundaries cannot be placed on frames; the video is processed as one job');
+  const shape = unsplittableShape(b.src);
+  if (shape) return oneJob('source', `${shape}, so the video is processed as one job`);
 
   const srcFps = b.src.fps;
   const grid = lcmOfDurations({ num: srcFps.den, den: srcFps.num }, { num: x.outFps.den, den: x.outFps.num });
@@ -182,6 +188,36 @@ export function planSegments(b: PlanBuilder, x: SegmentationInput): SegmentedPla
     ...(hasAudio ? { audio: { inputArgs: x.rangeInputArgs, args: ['-vn', ...x.parts.streams, '-f', 'matroska'], extension: '.mka' } } : {}),
     joinArgs: ['-map', '0:v:0', ...(hasAudio ? ['-map', '1:a?'] : []), '-c', 'copy', ...tag, ...x.parts.muxer],
   };
+}
+
+/**
+ * Containers whose demuxers seek exactly: from an index, to the keyframe at or before the time
+ * asked for. An MPEG-TS (or program stream, AVI, ...) demuxer searches the bytes for a keyframe
+ * and may land after it, so a segment would lose the frames in between.
+ */
+const EXACTLY_SEEKABLE = new Set(['mp4', 'm4a', 'mov', '3gp', '3g2', 'mj2', 'matroska', 'webm']);
+
+/**
+ * The greatest difference between where the audio and the video start that a split may ignore:
+ * one AAC frame at 44.1 kHz. Segments and the audio pass each start at the range's start, so a
+ * larger offset would come out of the join as that much audio ahead of or behind the picture.
+ */
+export const MAX_SPLIT_AV_START_OFFSET_MS = 23;
+
+/** Why a source's shape keeps a long plan one job (a phrase for the note), or undefined when it may be split. */
+function unsplittableShape(src: SourceFacts): string | undefined {
+  if (!src.containerName || !EXACTLY_SEEKABLE.has(src.containerName)) {
+    return `the source's container (${src.containerName ?? 'unknown'}) cannot be sought exactly to a segment's start`;
+  }
+  if (src.frameRateMode === undefined) return 'the source was ingested before its frame-rate mode was recorded';
+  if (src.frameRateMode === 'VARIABLE') return 'the source has a variable frame rate, so no boundary grid falls on its frames';
+  if (src.hasAudio) {
+    if (src.audioStartMs === undefined) return "the source was ingested before its audio's start was recorded";
+    const offset = Math.abs(src.audioStartMs - src.videoStartMs);
+    if (offset > MAX_SPLIT_AV_START_OFFSET_MS)
+      return `the source's audio starts ${offset} ms ${src.audioStartMs > src.videoStartMs ? 'after' : 'before'} its video, which the separately encoded audio would lose`;
+  }
+  return undefined;
 }
 
 function lead(steps: number, gridS: number): string {

@@ -22,6 +22,12 @@ export interface SourceFacts {
   hasAudio: boolean;
   /** When the video starts after the file (ms). */
   videoStartMs: number;
+  /** When the audio starts after the file (ms); undefined without audio or when the probe did not say (unknown). */
+  audioStartMs?: number;
+  /** Constant or variable frame rate; undefined when the probe did not say (unknown). */
+  frameRateMode?: 'CONSTANT' | 'VARIABLE';
+  /** The probe's container name (`mp4`, `mpegts`, ...), any container, not only output ones. */
+  containerName?: string;
   hdr10?: Hdr10Metadata;
 }
 
@@ -59,6 +65,9 @@ export function sourceFacts(source: ProbeResult): SourceFacts {
     durationMs: source.durationMs,
     hasAudio: source.hasAudio,
     videoStartMs: source.videoStartMs ?? 0,
+    ...(source.hasAudio && source.audioStartMs !== undefined ? { audioStartMs: source.audioStartMs } : {}),
+    ...(source.frameRateMode ? { frameRateMode: source.frameRateMode } : {}),
+    ...(m.containerName ? { containerName: m.containerName } : {}),
     ...(source.hdr10 ? { hdr10: source.hdr10 } : {}),
   };
 }

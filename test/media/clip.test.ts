@@ -1,10 +1,13 @@
 import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { clipContainer, clipWindow, cutClip, planClipCut, probeMedia, type VideoPacket } from '../../src/media';
 import { clipEncoderArgs, clipMuxArgs, clipSegmentArgs, cleanCutAt, segmentSeek } from '../../src/media/clip';
 import { audioSpan, bins, decodedVideoFrames, decodeErrors, fixture, fixtureDir, framePsnr, type FixtureName } from './fixtures';
 
+const run = promisify(execFile);
 let n = 0;
 const outDir = () => mkdtempSync(path.join(fixtureDir, `clip-${++n}-`));
 
@@ -163,7 +166,7 @@ describe('The free clip', function () {
         'mpegts',
         '/w/s0.ts',
       ]);
-      const plan = { frameSeconds: 0.1, start: 2, frames: 100, segments: [] };
+      const plan = { frameSeconds: 0.1, start: 2, frames: 100, durationS: 10, segments: [] };
       assert.deepEqual(clipMuxArgs('/o/clip.mov', { concatList: '/w/list.txt', master: '/m/in.mov', plan, audioCodecs: ['aac', 'pcm_s24le'], format: 'mov', videoTag: 'avc3' }), [
         '-y',
         '-f',
@@ -238,6 +241,60 @@ describe('The free clip', function () {
         const audio = await audioSpan(out);
         assert.equal(audio !== undefined, c.audio);
         if (audio !== undefined) assert.ok(Math.abs(audio - 10) < 0.05, `audio lasts ${audio} s`);
+      });
+    }
+
+    /** Presentation times of a file's decoded video frames, seconds from the file's start. */
+    const frameTimes = async (file: string): Promise<number[]> => {
+      const { ffprobe } = await bins();
+      const { stdout } = await run(ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'frame=best_effort_timestamp_time', '-of', 'json', file]);
+      return (JSON.parse(stdout).frames as { best_effort_timestamp_time: string }[]).map((f) => Number(f.best_effort_timestamp_time));
+    };
+
+    // Phone-style variable frame rate: a 30 frames/s camera that drops every 7th frame (base rate
+    // 30, average 25.7), long GOP with B-frames, AAC. The clip must hold the window's 10 s of
+    // content on the master's own times, not frames x the median frame step.
+    for (const seconds of [20, 10]) {
+      it(`a variable-frame-rate master of ${seconds} s: the clip holds the window's frames on their own times (10 s by time, increasing timestamps, audio as long)`, async () => {
+        const b = await bins();
+        const input = path.join(outDir(), `vfr-${seconds}.mp4`);
+        await run(b.ffmpeg, [
+          ...[
+            '-hide_banner',
+            '-loglevel',
+            'error',
+            '-y',
+            '-f',
+            'lavfi',
+            '-i',
+            `testsrc2=size=160x90:rate=30:duration=${seconds}`,
+            '-f',
+            'lavfi',
+            '-i',
+            `sine=frequency=440:sample_rate=48000:duration=${seconds}`,
+          ],
+          ...['-vf', "select='not(eq(mod(n\\,7)\\,3))'", '-fps_mode', 'vfr', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '60', '-bf', '2', '-c:a', 'aac', '-shortest', input],
+        ]);
+        const source = await probeMedia(b, input);
+        assert.equal(source.frameRateMode, 'VARIABLE');
+        const window = clipWindow(source.durationMs);
+        const out = path.join(outDir(), 'clip.mp4');
+        const clip = await cutClip(b, input, out, { ...window, container: 'mp4' });
+        const masterTimes = await frameTimes(input);
+        const from = masterTimes.find((t) => t >= window.startMs / 1000 - 1 / 60)!;
+        const expected = masterTimes.filter((t) => t >= from && t < from + window.durationMs / 1000 - 1 / 60);
+        const times = await frameTimes(out);
+        assert.equal(times.length, expected.length, `frames: ${times.length}, the master shows ${expected.length} in the window`);
+        assert.equal(clip.frames, times.length);
+        for (let i = 1; i < times.length; i++) assert.ok(times[i]! > times[i - 1]!, `timestamps increase at frame ${i}: ${times[i - 1]} then ${times[i]}`);
+        // Each frame where it was in the master, relative to the clip's start.
+        for (let i = 0; i < times.length; i++)
+          assert.ok(Math.abs(times[i]! - times[0]! - (expected[i]! - from)) < 0.002, `frame ${i} at ${times[i]! - times[0]!} s, in the master at ${expected[i]! - from} s`);
+        const { stdout } = await run(b.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=duration', '-of', 'csv=p=0', out]);
+        const span = Number(stdout.trim());
+        assert.ok(Math.abs(span - window.durationMs / 1000) <= 1 / 30 + 0.002, `the clip lasts ${span} s`);
+        const audio = (await audioSpan(out))!;
+        assert.ok(Math.abs(audio - window.durationMs / 1000) < 0.05, `audio lasts ${audio} s`);
       });
     }
 

@@ -18,6 +18,10 @@ export interface FakeSource {
   hasAudio?: boolean;
   /** The video starts this long after the file (another stream first). */
   videoStartMs?: number;
+  /** The audio starts this long after the file (default 0, with audio). */
+  audioStartMs?: number;
+  /** Default CONSTANT. */
+  frameRateMode?: 'CONSTANT' | 'VARIABLE';
   /** The probe's HDR10 static metadata. */
   hdr10?: ProbeResult['hdr10'];
   color?: Pick<VideoMetadata, 'colorSpaceName' | 'colorPrimariesName' | 'colorTransferName' | 'colorRangeName'>;
@@ -52,6 +56,8 @@ export function probeOf(s: FakeSource = {}): ProbeResult {
     fps: n! / d!,
     formatNames: [metadata.containerName!],
     ...(s.videoStartMs ? { videoStartMs: s.videoStartMs } : {}),
+    ...((s.hasAudio ?? true) ? { audioStartMs: s.audioStartMs ?? 0 } : {}),
+    frameRateMode: s.frameRateMode ?? 'CONSTANT',
     ...(s.hdr10 ? { hdr10: s.hdr10 } : {}),
   };
 }

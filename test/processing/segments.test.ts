@@ -12,6 +12,7 @@ import path from 'node:path';
 import { probeMedia, type ProbeResult } from '../../src/media';
 import {
   buildProcessingPlan,
+  MAX_SPLIT_AV_START_OFFSET_MS,
   processingArgs,
   runAudioPass,
   runJoin,
@@ -24,7 +25,7 @@ import {
 } from '../../src/processing-planner';
 import { bins } from '../media/fixtures';
 import { capabilities, run, workDir } from './engine-fixtures';
-import { probeOf } from './helpers';
+import { probeOf, type FakeSource } from './helpers';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 const H264_MP4: ProcessingOptions = { container: 'MP4', encodingConfiguration: { codec: 'H264' } };
@@ -114,6 +115,31 @@ describe('Segmented processing: the split', () => {
     ['MXF', { container: 'MXF', encodingProfile: 'DNXHR_HQ' }, {}, 'container'],
     ['MPEG-2', { container: 'MPEGTS', encodingConfiguration: { codec: 'MPEG2' } }, {}, 'encodingConfiguration.codec'],
   ];
+  const oneJobSources: [string, FakeSource, RegExp][] = [
+    ['an MPEG-TS source (its demuxer seeks to a keyframe after the time asked for)', { containerName: 'mpegts' }, /container \(mpegts\) cannot be sought exactly/],
+    ['an MPEG program stream source', { containerName: 'mpeg' }, /container \(mpeg\)/],
+    ['a variable-frame-rate source', { frameRateMode: 'VARIABLE' }, /variable frame rate/],
+    ['a source whose audio starts 478 ms after its video', { audioStartMs: 478 }, /audio starts 478 ms after its video/],
+    ['a source whose video starts 520 ms after its audio', { videoStartMs: 520 }, /audio starts 520 ms before its video/],
+    ['a source ingested before its frame-rate mode was recorded', { frameRateMode: undefined }, /frame-rate mode was recorded/],
+  ];
+  for (const [name, source, text] of oneJobSources) {
+    it(`one job, noted, for ${name}`, () => {
+      const probe = probeOf({ durationMs: 200_000, ...source });
+      if ('frameRateMode' in source && source.frameRateMode === undefined) delete probe.frameRateMode;
+      const p = plan(H264_MP4, probe, 60);
+      assert.equal(p.segmented, undefined);
+      const note = p.applied.notes.find((n) => n.appliedAs === 'one job');
+      assert.equal(note?.field, 'source', JSON.stringify(p.applied.notes));
+      assert.match(note.note, text);
+    });
+  }
+
+  it(`audio starting within ${MAX_SPLIT_AV_START_OFFSET_MS} ms (one audio frame) of the video is split`, () => {
+    assert.ok(plan(H264_MP4, probeOf({ durationMs: 200_000, audioStartMs: MAX_SPLIT_AV_START_OFFSET_MS }), 60).segmented);
+    assert.ok(plan(H264_MP4, probeOf({ durationMs: 200_000, videoStartMs: MAX_SPLIT_AV_START_OFFSET_MS }), 60).segmented);
+  });
+
   for (const [name, options, source, field] of oneJob) {
     it(`one job, noted, with ${name}`, () => {
       const p = plan(options, probeOf({ durationMs: 200_000, ...source }), 60);
@@ -159,6 +185,24 @@ const SOURCES: Record<string, { file: string; args: string[] }> = {
     args: generated('320x240', 25, ['-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-tag:v', 'hvc1', '-pix_fmt', 'yuv420p', '-c:a', 'aac']),
   },
   prores: { file: 'seg-prores.mov', args: generated('320x240', 25, ['-c:v', 'prores_ks', '-profile:v', '0', '-c:a', 'pcm_s16le']) },
+  /** Phone-style variable frame rate: a 25 frames/s camera dropping every 7th frame. */
+  variableRate: {
+    file: 'seg-vfr.mp4',
+    args: generated('320x240', 25, ['-vf', "select='not(eq(mod(n\\,7)\\,3))'", '-fps_mode', 'vfr', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac']),
+  },
+  /** Audio that starts half a second after the video (a late audio track, kept by an MP4 edit list). */
+  audioLate: {
+    file: 'seg-audio-late.mov',
+    args: [
+      ...['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=6', '-f', 'lavfi', '-itsoffset', '0.5', '-i', 'sine=frequency=440:sample_rate=48000:duration=5.5'],
+      ...['-map', '0:v', '-map', '1:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'pcm_s16le'],
+    ],
+  },
+  /** Broadcast-style MPEG-TS: B-frames, and timestamps from 1.4 s (the muxer's default) as in recorded streams. */
+  transportStream: {
+    file: 'seg-source.ts',
+    args: generated('320x240', 25, ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', '2', '-g', '50', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-f', 'mpegts']),
+  },
 };
 
 const made = new Map<string, Promise<{ file: string; probe: ProbeResult }>>();
@@ -320,6 +364,27 @@ describe('Segmented processing with ffmpeg: split and unsplit give the same vide
     const { stdout } = await run(ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=codec_tag_string', '-of', 'csv=p=0', r.splitFile]);
     assert.equal(stdout.trim(), 'hvc1');
   });
+
+  it('an MPEG-TS source (timestamps from 1.4 s, B-frames) is one job: its demuxer seeks past the segment starts (split, 74 of 151 frames came out)', async () => {
+    const src = await source('transportStream');
+    assert.ok((await facts(src.file)).videoStart > 1, 'the source starts late');
+    assert.equal(src.probe.fileStartMs! > 1000 && src.probe.frameRateMode, 'CONSTANT');
+    const p = buildProcessingPlan(H264_MP4, src.probe, { startMs: 0, endMs: src.probe.durationMs }, { capabilities: await capabilities(), encoderPreset: 'ultrafast', segmentSeconds: 2 });
+    assert.equal(p.segmented, undefined);
+    assert.match(p.applied.notes.find((n) => n.appliedAs === 'one job')?.note ?? '', /container \(mpegts\)/);
+  });
+
+  for (const [name, shape, text] of [
+    ['variableRate', 'a phone-style variable-frame-rate source', /variable frame rate/],
+    ['audioLate', 'a source whose audio starts 0.5 s after its video', /audio starts 5\d\d ms after its video/],
+  ] as const) {
+    it(`${shape} is one job, noted (read from the real file's probe)`, async () => {
+      const src = await source(name);
+      const p = buildProcessingPlan(H264_MP4, src.probe, { startMs: 0, endMs: src.probe.durationMs }, { capabilities: await capabilities(), encoderPreset: 'ultrafast', segmentSeconds: 2 });
+      assert.equal(p.segmented, undefined);
+      assert.match(p.applied.notes.find((n) => n.appliedAs === 'one job')?.note ?? '', text);
+    });
+  }
 
   it('H.264 in MPEG-TS (segments written as MPEG-TS)', async () => {
     const r = await processBothWays('progressiveLongGop', { container: 'MPEGTS', encodingConfiguration: { codec: 'H264' } });

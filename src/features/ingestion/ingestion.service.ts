@@ -195,8 +195,21 @@ export class IngestionService extends TransactionalService {
         });
         const metadata = { ...probe.metadata } as Record<string, unknown>;
         if (heuristics) metadata.scanning = { ...(metadata.scanning ?? {}), heuristics };
-        const { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames, videoStartMs, hdr10 } = probe;
-        const facts = { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames, ...(videoStartMs ? { videoStartMs } : {}), ...(hdr10 ? { hdr10 } : {}) };
+        const { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames, videoStartMs, audioStartMs, frameRateMode, fileStartMs, hdr10 } = probe;
+        const facts = {
+          durationMs: probedMs,
+          width,
+          height,
+          hasVideo,
+          hasAudio,
+          fps,
+          formatNames,
+          ...(videoStartMs ? { videoStartMs } : {}),
+          ...(audioStartMs !== undefined ? { audioStartMs } : {}),
+          ...(frameRateMode ? { frameRateMode } : {}),
+          ...(fileStartMs !== undefined ? { fileStartMs } : {}),
+          ...(hdr10 ? { hdr10 } : {}),
+        };
         await update({ metadata, metadataAvailable: true, probe: facts });
         reached(2);
         if (!full) return;

@@ -25,6 +25,9 @@ export function probeOf(v: Video): ProbeResult {
     fps: Number(p.fps ?? 0),
     formatNames: (p.formatNames as string[]) ?? [],
     ...(Number(p.videoStartMs) > 0 ? { videoStartMs: Number(p.videoStartMs) } : {}),
+    ...(p.audioStartMs !== undefined ? { audioStartMs: Number(p.audioStartMs) } : {}),
+    ...(p.frameRateMode === 'CONSTANT' || p.frameRateMode === 'VARIABLE' ? { frameRateMode: p.frameRateMode } : {}),
+    ...(p.fileStartMs !== undefined ? { fileStartMs: Number(p.fileStartMs) } : {}),
     ...(p.hdr10 ? { hdr10: p.hdr10 } : {}),
   };
 }
