@@ -139,7 +139,9 @@ function assemblePlan(b: PlanBuilder, p: PlanParts): ProcessingPlan {
   const { timing, enc, scan, g, outFps, out } = p;
   const container = enc.container;
   const fmt = CONTAINER_FORMAT[container];
-  const frames = Math.round(timing.durationS * value(outFps));
+  // Frames on the output grid that start before the range's end (what a constant-rate output
+  // holds: 6.537 s at 25 frames/s is 164 frames, the last starting at 6.52 s).
+  const frames = Math.ceil(timing.durationS * value(outFps) - 1e-6);
   const codecProfile = enc.profile ? enc.profile.streamProfile : streamProfileName(enc.codec as Codec, enc.pixel, { preset: p.preset, interlaced: scan.outInterlaced });
   const output: PlanOutput = {
     width: g.width,

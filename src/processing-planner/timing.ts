@@ -37,10 +37,12 @@ export function planTiming(b: PlanBuilder, range: { startMs: number; endMs: numb
 /**
  * The time (seconds from the file's start) of the source's first frame at or after `startMs`, on
  * its frame grid (frame rate, counted from where the video starts); the start itself when the
- * rate is unknown or no frame lies before `endMs`.
+ * rate is unknown or no frame lies before `endMs`. A video that starts after the file (audio
+ * first, or an MPEG-TS whose video follows its audio) starts the output at its own first frame
+ * even for a range from 0: the audio before it is cut, so no frame is repeated to fill the gap.
  */
 function firstFrameAtOrAfter(startMs: number, endMs: number, src: SourceFacts): number {
-  if (startMs <= 0 || !src.fpsKnown) return startMs / 1000;
+  if (!src.fpsKnown) return startMs / 1000;
   const offset = src.videoStartMs / 1000;
   const frame = Math.max(0, Math.ceil(((startMs / 1000 - offset) * src.fps.num) / src.fps.den - 1e-9));
   const t = offset + (frame * src.fps.den) / src.fps.num;

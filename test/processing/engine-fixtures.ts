@@ -118,6 +118,14 @@ export const SOURCES = {
       '-shortest',
     ],
   ],
+  /** H.264 + PCM in Matroska, 320x180, 25 frames/s: the video (2 s) starts 0.52 s after the audio (2.52 s). */
+  videoLate: [
+    'video-late.mkv',
+    [
+      ...['-f', 'lavfi', '-itsoffset', '0.52', '-i', 'testsrc2=size=320x180:rate=25:duration=2', '-f', 'lavfi', '-i', 'sine=sample_rate=48000:duration=2.52'],
+      ...['-map', '0:v', '-map', '1:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'pcm_s16le'],
+    ],
+  ],
   /** H.264 in MP4, 320x180, 30000/1001 frames/s, 2 s. */
   ntsc: ['ntsc.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=30000/1001:duration=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '30', '-pix_fmt', 'yuv420p']],
   /** Progressive 50 frames/s, 640x360, 1 s, no audio. */
@@ -193,6 +201,13 @@ export async function processed(name: SourceName, options: ProcessingOptions, ou
   const result = await runProcessing(b, src.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: 60_000, onProgress: (p) => progress.push(p) });
   const probe = await probeMedia(b, output, { detectScanning: true });
   return { plan, output, result, progress, probe, src };
+}
+
+/** When a stream (`v:0`, `a:0`) of a file starts, seconds. */
+export async function streamStart(file: string, stream: string): Promise<number> {
+  const { ffprobe } = await bins();
+  const { stdout } = await run(ffprobe, ['-v', 'error', '-select_streams', stream, '-show_entries', 'stream=start_time', '-of', 'csv=p=0', file]);
+  return Number(stdout.trim());
 }
 
 export async function streamInfo(file: string): Promise<Record<string, string>> {

@@ -4,7 +4,7 @@
  */
 import { strict as assert } from 'node:assert';
 import type { ProcessingOptions } from '../../src/processing-planner';
-import { decodeYuv, firstFrameSideData, frameCount, lumaPsnr, processed, source, streamInfo, type SourceName } from './engine-fixtures';
+import { decodeYuv, firstFrameSideData, frameCount, lumaPsnr, processed, source, streamInfo, streamStart, type SourceName } from './engine-fixtures';
 
 /** ffprobe's mastering display values (`35400/50000`) as numbers. */
 const ratio = (v: string | number | undefined) => {
@@ -75,6 +75,25 @@ describe('Processing fidelity with ffmpeg', function () {
       assert.ok(lumaPsnr(first, frame13) > lumaPsnr(first, frame12) + 3, 'the first frame is source frame 13');
       assert.ok(lumaPsnr(second, first) < 60, 'the second frame is not a repeat of the first');
       assert.ok(Math.abs(probe.durationMs - 1480) <= 40, `duration ${probe.durationMs}`);
+    });
+    it('25 frames/s, from 234 to 1777 ms: the planned (billed) frames are the frames the output holds (39: the last starts at 1.52 s, before the end)', async function () {
+      const { output, plan } = await processed('clip25', { container: 'MP4', encodingConfiguration: { codec: 'H264' } }, 'clip-25-odd', { startMs: 234, endMs: 1777 });
+      const { frames } = await frameCount(output);
+      assert.equal(plan.output.frames, 39);
+      assert.equal(frames, plan.output.frames);
+    });
+    it('a video that starts 0.52 s after its audio: the whole range starts on its first frame (not repeated to fill the gap), the audio cut to start with it', async function () {
+      const src = await source('videoLate');
+      assert.equal(src.probe.videoStartMs, 520);
+      const { output, plan } = await processed('videoLate', { container: 'MOV', encodingConfiguration: { codec: 'H264' } }, 'video-late');
+      const { frames, firstPts } = await frameCount(output);
+      assert.equal(frames, 50);
+      assert.equal(plan.output.frames, 50);
+      assert.ok(Math.abs(firstPts) < 0.001, `first frame at ${firstPts} s`);
+      const out = await decodeYuv(output, 320, 180, { maxFrames: 2 });
+      assert.ok(lumaPsnr({ ...out, frames: [out.frames[1]!] }, { ...out, frames: [out.frames[0]!] }) < 60, 'the second frame is not a repeat of the first');
+      const audio = await streamStart(output, 'a:0');
+      assert.ok(Math.abs(audio - firstPts) < 0.022, `the audio starts with the video: ${audio} s`);
     });
     it('29.97 frames/s, from 500 ms to 2000 ms: 45 frames, the first at 0', async function () {
       const { output } = await processed('ntsc', { container: 'MP4', encodingConfiguration: { codec: 'H264' } }, 'clip-ntsc', { startMs: 500, endMs: 2000 });
