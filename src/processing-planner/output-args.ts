@@ -121,6 +121,9 @@ function videoEncoderArgs(b: PlanBuilder, x: OutputArgsInput, hdr: HdrStaticMeta
       // (ffmpeg's per-frame switch comes too late for the SPS/SEI readers see first).
       if (enc.codec === 'H264') {
         if (outInterlaced) args.push(...interlaceFlags, '-x264-params', x.outputScanning === 'INTERLACED_TOP_FIRST' ? 'tff=1' : 'bff=1');
+        // ffmpeg's MXF muxer writes H.264 packets without their reordering (B-frames): the file's
+        // presentation times come out in decode order (0, 0.12, 0.08, ...). No B-frames there.
+        if (container === 'MXF') args.push('-bf', '0');
       } else {
         args.push('-x265-params', ['log-level=error', ...(hdr ? x265HdrParams(hdr) : [])].join(':'));
         if (container === 'MP4' || container === 'MOV') args.push('-tag:v', 'hvc1');

@@ -3,8 +3,10 @@
  * plan and probed back.
  */
 import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { MediaAbortedError, type MediaBinaries, type ProbeResult } from '../../src/media';
 import { buildProcessingPlan, estimateProcessing, runProcessing, type EngineCapabilities, type ProcessingPlan, type ProcessingProgress } from '../../src/processing-planner';
 import { bins } from '../media/fixtures';
@@ -178,6 +180,20 @@ describe('Processing with ffmpeg', function () {
     assert.equal(m.pixelFormatName, 'yuv420p10le');
     assert.equal(m.colorTransferName, 'smpte2084');
     assert.equal(m.hdrStandardName, 'HDR10');
+  });
+
+  it('H.264 in MXF at the default preset (B-frames elsewhere): presentation times increase (the muxer does not reorder)', async function () {
+    const src = await source('clip25');
+    const plan = buildProcessingPlan({ container: 'MXF', encodingConfiguration: { codec: 'H264' } }, src.probe, { startMs: 0, endMs: 2000 }, { capabilities: caps, encoderPreset: 'medium' });
+    const output = path.join(dir, `h264-mxf${plan.fileExtension}`);
+    await runProcessing(b, src.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: 60_000 });
+    const { stdout } = await promisify(execFile)(b.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'frame=pts_time', '-of', 'csv=p=0', output]);
+    const pts = stdout
+      .split('\n')
+      .filter((l) => /^\d/.test(l))
+      .map((l) => Number(l.split(',')[0]));
+    assert.equal(pts.length, plan.output.frames);
+    for (let i = 1; i < pts.length; i++) assert.ok(pts[i]! > pts[i - 1]!, `frame ${i} at ${pts[i]} s after ${pts[i - 1]} s`);
   });
 
   it('XDCAM HD422 in MXF and MPEG-2 in a transport stream keep an interlaced source interlaced', async function () {
