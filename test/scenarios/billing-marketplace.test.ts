@@ -193,6 +193,7 @@ describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
     assert.equal((await h.services.ledger.charge(other.teamId, work('job-3'))).billingType, 'CLOUD_MARKETPLACE');
     // on the wallet again, work is charged in USD
     await h.services.ledger.switchBillingType(u.teamId, 'WALLET');
+    await h.services.ledger.topUp(u.teamId, 1_000_000);
     assert.equal((await h.services.ledger.charge(u.teamId, work('job-2'))).billingType, 'WALLET');
   });
 });

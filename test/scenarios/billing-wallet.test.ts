@@ -61,6 +61,7 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
   });
 
   it('a charge is idempotent by job id', async () => {
+    await h.services.ledger.topUp(u.teamId, 100_000_000);
     const a = await h.services.ledger.charge(u.teamId, job('job-x'));
     const b = await h.services.ledger.charge(u.teamId, job('job-x'));
     assert.equal(a.duplicate, false);

@@ -1,5 +1,6 @@
 /**
- * Property test of the ledger: random sequences of charges (with repeated job ids), refunds,
+ * Property test of the ledger: random sequences of charges (with repeated job ids; a charge the
+ * processing balance does not cover is refused), refunds,
  * top-ups, adjustments, utilities accruals and month changes with the period job. After each
  * sequence: every balance is the sum of its rows (and every running balance the prefix sum),
  * a job is charged at most once, balances match a model, and the totals by category, from the
@@ -70,8 +71,16 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
           clock.advance(1000);
           switch (c.kind) {
             case 'charge': {
-              const r = await ledger.charge(teamId, { jobId: `${teamId}:job:${c.job}`, products: c.products });
+              const jobId = `${teamId}:job:${c.job}`;
+              // A wallet processing charge needs cover (a repeated job id answers the first charge).
+              const { costMicros } = await ledger.estimate(teamId, c.products);
+              if (!charged.has(c.job) && model.processing < costMicros) {
+                await assert.rejects(ledger.charge(teamId, { jobId, products: c.products }), { status: 409, errorCode: 'INSUFFICIENT_PROJECTED_BALANCE_ERROR' });
+                break;
+              }
+              const r = await ledger.charge(teamId, { jobId, products: c.products });
               assert.equal(r.duplicate, charged.has(c.job));
+              if (!r.duplicate && r.billingType === 'WALLET') assert.ok(model.processing + r.amountMicros >= 0, 'a charge never takes the processing balance below zero');
               if (!charged.has(c.job) && r.billingType === 'WALLET') {
                 charged.set(c.job, r.amountMicros);
                 model.processing += r.amountMicros;

@@ -127,6 +127,8 @@ export class ApiKeysService extends TransactionalService {
 
   async delete(userId: string, id: string): Promise<void> {
     await this.transactional(async (trx) => {
+      // Under the user's lock, as activate: a key activated meanwhile is seen active here.
+      await apiKeysStore.lockUser(trx, userId);
       const key = await this.find(trx, userId, id);
       if (key.active) throw new ConflictError('ACTIVE_API_KEY_CANNOT_BE_DELETED', 'Deactivate the API key before deleting it');
       await apiKeysStore.delete(trx, id);

@@ -75,7 +75,10 @@ export class LedgerService extends TransactionalService {
     this.closingHooks.push(hook);
   }
 
-  /** The wallet's processing balance in micro-USD (what a job's cost is checked against). */
+  /**
+   * The wallet's processing balance in micro-USD, as committed now. Only for showing: a charge
+   * checks its cover itself, under the team lock (`charge`).
+   */
   async processingBalance(teamId: string): Promise<number> {
     return ledgerStore.balance(this.db, teamId, 'processing');
   }
@@ -103,7 +106,10 @@ export class LedgerService extends TransactionalService {
   /**
    * Charges a processing job to the team's ledger (priced like `estimate`); idempotent by `jobId`.
    * A cloud-marketplace team needs a current agreement (409 CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE
-   * otherwise).
+   * otherwise). A wallet team pays processing in advance: the charge needs cover in the
+   * processing balance (409 INSUFFICIENT_PROJECTED_BALANCE_ERROR otherwise), checked here, under
+   * the team lock that serialises the team's money, so that charges at once (on any number of
+   * processes) never spend the same money twice, whoever calls.
    */
   async charge(teamId: string, input: ChargeInput): Promise<ChargeResult> {
     const priced = priceJob(this.priceList, input.products);
@@ -141,6 +147,13 @@ export class LedgerService extends TransactionalService {
       }
       const existing = await ledgerStore.byJobId(trx, input.jobId);
       if (existing) return { billingType: 'WALLET', jobId: input.jobId, amountMicros: existing.amountMicros, duplicate: true };
+      const balance = await ledgerStore.balance(trx, teamId, 'processing');
+      if (balance < priced.costMicros) {
+        throw new ConflictError(
+          'INSUFFICIENT_PROJECTED_BALANCE_ERROR',
+          `The job costs ${(priced.costMicros / 1e6).toFixed(3)} USD and the wallet holds ${(balance / 1e6).toFixed(3)} USD; top it up first`,
+        );
+      }
       await this.append(trx, teamId, {
         kind: 'processing',
         type: 'PROCESSING',
@@ -221,6 +234,7 @@ export class LedgerService extends TransactionalService {
   /**
    * A signed adjustment of one balance of a wallet team, with its reason. The amount is rounded
    * half away from zero to whole mills; one that rounds to zero is refused (400 INVALID_INPUT).
+   * An operator's correction may take a balance below zero: it needs no cover.
    */
   async adjust(teamId: string, a: { amountMicros: number; adjustmentType: AdjustmentType; reason: string; balance: BalanceKind; category?: Category; videoId?: string }): Promise<void> {
     if (!Number.isSafeInteger(a.amountMicros)) throw new DomainError(400, 'INVALID_INPUT', 'Amount must be whole micro-units');
@@ -258,7 +272,11 @@ export class LedgerService extends TransactionalService {
   /**
    * Books a priced utility (storage, download) as a UTILITIES record in the team's billing type:
    * `costMicros` on the wallet's utilities balance, or `costCredits` on the usage ledger.
-   * Idempotent by `jobId`.
+   * Idempotent by `jobId` (checked under the team lock; `job_id` is unique as well).
+   *
+   * No cover is checked, on purpose: utilities are post-paid. They book use that already
+   * happened (bytes kept in storage, bytes already served), which cannot be refused afterwards,
+   * so the utilities balance may go below zero and is settled with the billing period.
    */
   async bookUtility(teamId: string, u: { jobId: string; videoId?: string; product: PricedProduct }): Promise<ChargeResult> {
     const p = u.product;

@@ -174,15 +174,6 @@ export class ProcessingService extends TransactionalService {
       }
       const appraisal = a.appraisal as unknown as JobAppraisal;
       const ledger = this.ledger.within(trx);
-      if (a.billingType === 'WALLET') {
-        const balance = await ledger.processingBalance(source.teamId);
-        if (balance < appraisal.costMicros) {
-          throw new ConflictError(
-            'INSUFFICIENT_PROJECTED_BALANCE_ERROR',
-            `The job costs ${(appraisal.costMicros / 1e6).toFixed(3)} USD and the wallet holds ${(balance / 1e6).toFixed(3)} USD; top it up first`,
-          );
-        }
-      }
       const video = this.newVideo(a, source, names);
       await insertVideo(trx, {
         id: video.id,
@@ -199,7 +190,14 @@ export class ProcessingService extends TransactionalService {
         processing: { startMs: a.startMs, endMs: a.endMs, options: a.options, appliedOptions: appliedOf(a), appraisal: a.appraisal },
         createdAt: now,
       });
+      // The ledger checks the wallet's cover under the team lock (409 INSUFFICIENT_PROJECTED_BALANCE_ERROR,
+      // rolling back the video too): a balance read here, before that lock, would let accepts at
+      // once all pass on the same money.
       const booked = await ledger.charge(source.teamId, { jobId: video.id, videoId: video.id, sourceVideoId: source.id, products: appraisal.charge, reason: `Processing of ${source.name}` });
+      // The billing type the ledger charged in is the team's under the lock; the check above read it before.
+      if (booked.billingType !== a.billingType) {
+        throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `The team is billed by ${booked.billingType} now, not ${a.billingType} as when the appraisal was made; create a new one`);
+      }
       // The appraisal's amounts are what is booked; only a changed price list (a restart with
       // another VIDMILL_PRICE_LIST_FILE) could make them differ, and then the appraisal is out of date.
       const bookedCost = booked.billingType === 'WALLET' ? -booked.amountMicros : booked.credits;
