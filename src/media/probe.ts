@@ -201,7 +201,13 @@ export async function probeMedia(bins: MediaBinaries, input: string, opts: Probe
   m.frameWidth = video.width;
   m.frameHeight = video.height;
   set(m, 'displayAspectRatio', displayAspectRatio(video.width, video.height, video.sample_aspect_ratio, video.display_aspect_ratio));
-  const scan = scanningFromFieldOrder(video.field_order);
+  // `tb`/`bt` say which field is coded and which displayed first, and ffmpeg itself writes `tb`
+  // for top-field-first interlaced video of most codecs (ProRes in MOV among them): the first
+  // decoded frame says which field comes first.
+  const scan =
+    video.field_order === 'tb' || video.field_order === 'bt'
+      ? ((await firstFrameScanning(bins, input, video.index, opts)) ?? scanningFromFieldOrder(video.field_order))
+      : scanningFromFieldOrder(video.field_order);
   if (scan) m.scanning = { metadata: scan };
   const rate = frameRate(video.avg_frame_rate, video.r_frame_rate);
   if (rate) m.averageFrameRate = { frameRate: round(rate.fps, 3), rational: rate.rational };
@@ -467,6 +473,20 @@ async function firstFramesSideData(bins: MediaBinaries, input: string, streamInd
   } catch (err) {
     if (err instanceof MediaAbortedError || err instanceof MediaTimeoutError) throw err;
     return []; // frames unreadable: the stream-level answer stands
+  }
+}
+
+/** The scanning of the first decoded frame (its `interlaced_frame` and `top_field_first` flags); undefined when unreadable. */
+async function firstFrameScanning(bins: MediaBinaries, input: string, streamIndex: number, opts: ProbeOptions): Promise<Scanning | undefined> {
+  const args = ['-v', 'error', '-select_streams', String(streamIndex), '-read_intervals', '%+#1', '-show_entries', 'frame=interlaced_frame,top_field_first', '-print_format', 'json', input];
+  try {
+    const { stdout } = await runMedia(bins.ffprobe, args, { signal: opts.signal, timeoutMs: opts.timeoutMs, tool: 'ffprobe' });
+    const frame = ((JSON.parse(stdout) as { frames?: { interlaced_frame?: number; top_field_first?: number }[] }).frames ?? [])[0];
+    if (!frame || frame.interlaced_frame === undefined) return undefined;
+    return frame.interlaced_frame ? (frame.top_field_first ? 'INTERLACED_TOP_FIRST' : 'INTERLACED_BOTTOM_FIRST') : 'PROGRESSIVE';
+  } catch (err) {
+    if (err instanceof MediaAbortedError || err instanceof MediaTimeoutError) throw err;
+    return undefined; // frames unreadable: the stream-level answer stands
   }
 }
 

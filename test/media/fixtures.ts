@@ -93,6 +93,16 @@ const recipes = {
   ],
   /** ProRes 422 (10-bit 4:2:2) in QuickTime, 24000/1001 fps, 3 s. */
   proresMov: ['prores.mov', ['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=24000/1001:duration=3.003', '-c:v', 'prores_ks', '-profile:v', '2', '-pix_fmt', 'yuv422p10le']],
+  /** Interlaced ProRes 422 in QuickTime, top field first (ffmpeg tags the stream `tb`), 352x288, 25 frames/s, 1 s. */
+  proresInterlacedTff: [
+    'prores-tff.mov',
+    ['-f', 'lavfi', '-i', 'testsrc2=size=352x288:rate=50:duration=1', '-vf', 'interlace=scan=tff,setfield=tff', '-c:v', 'prores_ks', '-profile:v', '2', '-flags', '+ildct', '-pix_fmt', 'yuv422p10le'],
+  ],
+  /** The same, bottom field first (tagged `bt`). */
+  proresInterlacedBff: [
+    'prores-bff.mov',
+    ['-f', 'lavfi', '-i', 'testsrc2=size=352x288:rate=50:duration=1', '-vf', 'interlace=scan=bff,setfield=bff', '-c:v', 'prores_ks', '-profile:v', '2', '-flags', '+ildct', '-pix_fmt', 'yuv422p10le'],
+  ],
   /** Interlaced MPEG-2 (top field first) + MP2 in MPEG-TS, 352x288, 25 frames/s, 3 s. */
   interlacedTs: [
     'interlaced.ts',

@@ -77,7 +77,7 @@ describe('Media probe', function () {
       assert.deepEqual(displayAspectRatio(1080, 1920, '1:1', '9:16'), { ratio: 0.56, tag: '9:16' });
     });
 
-    it('field order to scanning: the displayed field decides tb and bt', () => {
+    it('field order to scanning (without a decoded frame): the displayed field decides tb and bt', () => {
       assert.equal(scanningFromFieldOrder('progressive'), 'PROGRESSIVE');
       assert.equal(scanningFromFieldOrder('tt'), 'INTERLACED_TOP_FIRST');
       assert.equal(scanningFromFieldOrder('bb'), 'INTERLACED_BOTTOM_FIRST');
@@ -194,6 +194,11 @@ describe('Media probe', function () {
       assert.equal(m.totalFrames, 75);
       assert.deepEqual(m.scanning, { metadata: 'INTERLACED_TOP_FIRST', heuristics: 'INTERLACED_TOP_FIRST' });
       assert.equal(p.hasAudio, true);
+    });
+
+    it('interlaced ProRes in QuickTime: the first frame decides what the ambiguous tb/bt stream tags mean (ffmpeg writes tb for top field first)', async () => {
+      assert.equal((await probe('proresInterlacedTff')).metadata.scanning?.metadata, 'INTERLACED_TOP_FIRST');
+      assert.equal((await probe('proresInterlacedBff')).metadata.scanning?.metadata, 'INTERLACED_BOTTOM_FIRST');
     });
 
     it('detectScanning on its own, with the sample spread over the video', async () => {

@@ -107,6 +107,7 @@ describe('Processing fidelity with ffmpeg', function () {
     const cases: [SourceName, ProcessingOptions][] = [
       ['palInterlaced', { encodingConfiguration: { codec: 'H264' }, filters: { reshaper: 'CROP' }, filterSettings: { normalizedCropCoordinates: { x1: 0.1, y1: 0.125, x2: 0.9, y2: 0.875 } } }],
       ['palInterlaced', { encodingConfiguration: { codec: 'MPEG2', pixelFormat: { yuv: '4:2:2', bitDepth: 8 } } }],
+      ['palInterlaced', { encodingProfile: 'PRORES_422_HQ' }],
       ['small', { encodingConfiguration: { codec: 'HEVC', pixelFormat: { yuv: '4:2:0', bitDepth: 10 } } }],
       ['small', { encodingProfile: 'PRORES_4444_XQ' }],
       ['small', { encodingProfile: 'DNXHR_SQ' }],
