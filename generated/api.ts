@@ -919,8 +919,10 @@ export interface paths {
          * Restart a failed video-in operation
          * @description Resumes a failed copy into the platform where it stopped. Only a copy whose
          *     `uploadStatus` is `FAILED` can be restarted (`409 VIDEO_IN_OPERATION_NOT_FAILED`
-         *     otherwise). `skipChecksumValidation` helps when the original request carried a wrong
-         *     `crc32c`.
+         *     otherwise). The stored source is checked again under the outbound policy as it is now
+         *     (`400 INVALID_HTTPS_URL` or `400 INVALID_BUCKET_ENDPOINT`, nothing restarted): a source
+         *     stored while private addresses were allowed is refused once they are not.
+         *     `skipChecksumValidation` helps when the original request carried a wrong `crc32c`.
          */
         post: operations["restartFailedVideoInOperation"];
         delete?: never;
@@ -3551,8 +3553,10 @@ export interface components {
          *     `errorCode` (the field this object had first). Codes: `CHECKSUM_MISMATCH` (the copied
          *     data does not match `crc32c`), `VIDEO_IN_RESTART_CHECKSUM_MISMATCH` (the same after a
          *     restart), `SOURCE_CHANGED` (the source file changed during the copy),
-         *     `SOURCE_NOT_ACCESSIBLE` (the source started refusing access), `INVALID_BUCKET_ENDPOINT`
-         *     (the bucket's host resolved to a non-public address when the copy connected),
+         *     `SOURCE_NOT_ACCESSIBLE` (the source started refusing access), `INVALID_HTTPS_URL` (the
+         *     source's host resolved to a non-public address, or used http, when the copy connected),
+         *     `INVALID_BUCKET_ENDPOINT` (the bucket's host resolved to a non-public address when the
+         *     copy connected),
          *     `COPY_FAILED` (the source or storage kept failing, or the worker was lost).
          */
         VideoUploadStateError: components["schemas"]["StageError"] & {

@@ -50,6 +50,7 @@ import { pendingHandlers } from './http/pending-operations';
 import { IdempotencyKeys } from './http/idempotency';
 import { createRateLimiter } from './http/rate-limit';
 import { createSignInLimiters } from './http/sign-in-limit';
+import type { OutboundPolicy } from './net/outbound-url';
 import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
 import { SigningKeys } from './features/webhooks';
@@ -80,6 +81,12 @@ export interface Services {
   db: Db;
   clock: Clock;
   secretBox: SecretBox;
+  /**
+   * The outbound policy of every host a customer names (src/net/outbound-url.ts): it reads
+   * `allowPrivateUrls` from the configuration each time it is asked, so every check and every
+   * connection follows the setting as it is then, not as it was when a URL was stored.
+   */
+  outbound: OutboundPolicy;
   accounts: AccountsService;
   apiKeys: ApiKeysService;
   projects: ProjectsService;
@@ -126,12 +133,16 @@ export function createServices(deps: {
   ledger.onPeriodClosing(async (trx, teamId, boundary) => {
     await storageBilling.within(trx).billTeam(teamId, { upTo: boundary });
   });
-  const outbound = { allowPrivateUrls: deps.config.allowPrivateUrls };
+  const outbound: OutboundPolicy = {
+    get allowPrivateUrls() {
+      return deps.config.allowPrivateUrls;
+    },
+  };
   const locations = new LocationsService({ db, clock, accounts, secretBox, policy: outbound });
   const videos = new VideosService({ db, clock, accounts, jobs });
   const projects = new ProjectsService({ db, clock, accounts, contents: videos });
   accounts.onTeamCreated((trx, team) => projects.within(trx).createDefaultProject(team.id));
-  const sources = new VideoInSources({ ...outbound, extraCa: deps.config.extraCa });
+  const sources = new VideoInSources({ policy: outbound, extraCa: deps.config.extraCa });
   const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
   const ingestion = new IngestionService({ db, clock, jobs, blobs: deps.blobs, media: deps.config.media });
   const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries(), deps.config.processing);
@@ -172,6 +183,7 @@ export function createServices(deps: {
     db,
     clock,
     secretBox,
+    outbound,
     accounts,
     apiKeys: new ApiKeysService({ db, clock }),
     projects,

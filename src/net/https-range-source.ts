@@ -6,12 +6,11 @@
  * SourceChangedError instead of being mixed into the copy. Each 206 is also checked for the exact
  * Content-Range and, when the source sends one, the same ETag.
  *
- * TLS trust and address checks come from outside: `agent` (for example with a test CA) and the
- * outbound URL guard's `lookup` when it lands.
+ * TLS trust and address checks come from the agents: for a customer's URL, the outbound guard's
+ * (`guardedAgents`, src/net/guarded-agents.ts), which check every connection they open.
  */
 import http, { IncomingMessage } from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 
 export interface SourceInfo {
   size: number;
@@ -48,12 +47,14 @@ export class SourceHttpError extends Error {
 }
 
 export interface HttpsRangeSourceOptions {
-  /** Agent for https URLs, with the trust settings to use (e.g. `new https.Agent({ ca })`). */
+  /**
+   * Agent for https URLs, with the trust settings to use. For a URL a customer named, the
+   * outbound guard's (`guardedAgents(policy).httpsAgent`); without one, Node's global agent,
+   * which checks nothing.
+   */
   agent?: http.Agent;
-  /** Agent for http URLs (allowed only where private URLs are). */
+  /** Agent for http URLs; for a customer's URL, `guardedAgents(policy).httpAgent`. */
   httpAgent?: http.Agent;
-  /** DNS lookup used for every connection (the outbound guard's checked lookup). */
-  lookup?: LookupFunction;
   /** Longest silence on a response, in milliseconds; default 30 s. */
   idleTimeoutMs?: number;
   /** Extra request headers (User-Agent). */
@@ -188,7 +189,6 @@ export class HttpsRangeSource implements RangeSource {
         method: 'GET',
         headers: { 'Accept-Encoding': 'identity', ...this.opts.headers, ...headers },
         agent: url.protocol === 'https:' ? this.opts.agent : this.opts.httpAgent,
-        lookup: this.opts.lookup,
         signal,
       });
       req.setTimeout(this.opts.idleTimeoutMs ?? 30_000, () => req.destroy(new Error('the source went silent')));

@@ -7,7 +7,8 @@
  * private addresses, for tests and air-gapped installs.
  * `guardedLookup` repeats the address check inside the socket's own DNS lookup, so a name that
  * resolves differently between the check and the connection (DNS rebinding) is still refused;
- * `src/net/guarded-agents.ts` installs it on http(s) agents and also checks IP literals there.
+ * `src/net/guarded-agents.ts` installs it on the http(s) agents every connection to a customer's
+ * host goes through, and also checks IP literals there. Both read the policy per connection.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { lookup as dnsLookupCallback, LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
@@ -177,7 +178,7 @@ async function resolveAll(host: string): Promise<string[]> {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-/** The `code` of the error a guarded connection fails with when its host is not public. */
+/** The `code` of the error a guarded connection fails with when its host is not public (or, with plain http, not allowed). */
 export const NON_PUBLIC_ADDRESS = 'ERR_NON_PUBLIC_ADDRESS';
 
 /** True for the error of a connection the guard refused (possibly wrapped as `cause`). */
@@ -189,6 +190,14 @@ export function isNonPublicAddressRefusal(err: unknown): boolean {
 /** The error a guarded connection fails with; it names the host, never the address. */
 export function nonPublicAddressError(host: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${host} is not a public address`), { code: NON_PUBLIC_ADDRESS });
+}
+
+/**
+ * The error of a plain http connection while private URLs are not allowed (http is allowed only
+ * with them); the same `code`, so every caller treats it as the guard's refusal.
+ */
+export function plainHttpRefusedError(host: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${host}: plain http is not allowed`), { code: NON_PUBLIC_ADDRESS });
 }
 
 /** A `lookup` for http(s) agents that refuses non-public addresses unless they are allowed. */

@@ -14,6 +14,7 @@
 import { backoffMs } from '../jobs/backoff';
 import { crc32cCombine, crc32cUpdate } from '../net/crc32c';
 import { RangeSource, SourceChangedError, SourceInfo } from '../net/https-range-source';
+import { isNonPublicAddressRefusal } from '../net/outbound-url';
 import type { Upload } from './blob-store';
 import { recordBytesCopied } from '../shared/metrics';
 
@@ -146,7 +147,8 @@ export async function copyRanges(opts: CopyOptions): Promise<CopyResult> {
         report();
         return;
       } catch (err) {
-        if (inner.signal.aborted || err instanceof SourceChangedError || attempt >= attempts) throw err;
+        // A connection the outbound guard refused is refused again: no retry.
+        if (inner.signal.aborted || err instanceof SourceChangedError || isNonPublicAddressRefusal(err) || attempt >= attempts) throw err;
         retries++;
         await sleep(delay(attempt), inner.signal);
       }

@@ -4,12 +4,10 @@
  * source can be unusable into its documented 4xx; the copy job opens the same source again and
  * copies the version pinned by that probe.
  */
-import http from 'node:http';
-import https from 'node:https';
-import { rootCertificates } from 'node:tls';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { GuardedAgents, guardedAgents } from '../../net/guarded-agents';
 import { HttpsRangeSource, RangeNotSupportedError, RangeSource, RedirectRefusedError, SourceHttpError, SourceInfo } from '../../net/https-range-source';
-import { checkBucketEndpoint, checkOutboundUrl, guardedLookup, isNonPublicAddressRefusal, OutboundPolicy } from '../../net/outbound-url';
+import { checkBucketEndpoint, checkOutboundUrl, isNonPublicAddressRefusal, OutboundPolicy } from '../../net/outbound-url';
 import { BucketSettings, bucketEndpointNotPublic, bucketUnreachable, checkBucketAccess, createBucketClient } from '../../storage/bucket-access';
 import { BucketRangeSource } from '../../storage/bucket-range-source';
 import { BadRequestError, NotFoundError } from '../../shared/errors';
@@ -25,7 +23,9 @@ export interface OpenedSource {
   close: () => void;
 }
 
-export interface VideoInSourceOptions extends OutboundPolicy {
+export interface VideoInSourceOptions {
+  /** The outbound policy, read at every connection (the current VIDMILL_ALLOW_PRIVATE_URLS). */
+  policy: OutboundPolicy;
   /** Extra certificate authorities trusted for HTTPS sources (PEM), e.g. a private CA. */
   extraCa?: string[];
   /** Longest wait for the probe of a source before the create answers; default 20 s. */
@@ -35,35 +35,36 @@ export interface VideoInSourceOptions extends OutboundPolicy {
 const USER_AGENT = 'Vidmill-VideoIn/2.0';
 
 export class VideoInSources {
-  private readonly httpsAgent: https.Agent;
-  private readonly httpAgent?: http.Agent;
+  /** Every connection to a source goes through these (src/net/guarded-agents.ts), checked when it is made. */
+  private readonly agents: GuardedAgents;
+  private readonly policy: OutboundPolicy;
 
   constructor(private readonly opts: VideoInSourceOptions) {
-    const lookup = guardedLookup(opts);
-    this.httpsAgent = new https.Agent({
-      keepAlive: true,
-      maxSockets: 64,
-      lookup,
-      ...(opts.extraCa?.length ? { ca: [...rootCertificates, ...opts.extraCa] } : {}),
-    });
-    if (opts.allowPrivateUrls) {
-      // http sources exist only where private URLs are allowed (tests, air-gapped installs).
-      this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64, lookup });
-    }
+    this.policy = opts.policy;
+    this.agents = guardedAgents(opts.policy, { maxSockets: 64, extraCa: opts.extraCa });
   }
 
   open(spec: SourceSpec): OpenedSource {
     if (spec.kind === 'HTTPS') {
       const source = new HttpsRangeSource(spec.url, {
-        agent: this.httpsAgent,
-        httpAgent: this.httpAgent,
+        agent: this.agents.httpsAgent,
+        httpAgent: this.agents.httpAgent,
         headers: { 'User-Agent': USER_AGENT },
-        checkRedirect: async (target) => void (await checkOutboundUrl(target.href, this.opts)),
+        checkRedirect: async (target) => void (await checkOutboundUrl(target.href, this.policy)),
       });
       return { source, close: () => undefined };
     }
-    const client = createBucketClient(spec.bucket, this.opts, { maxAttempts: 2, requestTimeoutMs: 60_000 });
+    const client = createBucketClient(spec.bucket, this.policy, { maxAttempts: 2, requestTimeoutMs: 60_000 });
     return { source: new BucketRangeSource(client, spec.bucket.bucket, spec.key), close: () => client.destroy() };
+  }
+
+  /**
+   * Checks a stored source again under the current policy before a copy of it is restarted:
+   * 400 INVALID_HTTPS_URL or INVALID_BUCKET_ENDPOINT. No connection to the source is made.
+   */
+  async checkStored(spec: SourceSpec): Promise<void> {
+    if (spec.kind === 'HTTPS') await checkOutboundUrl(spec.url, this.policy);
+    else await checkBucketEndpoint(spec.bucket.endpoint, this.policy);
   }
 
   /**
@@ -85,12 +86,12 @@ export class VideoInSources {
   }
 
   async close(): Promise<void> {
-    this.httpsAgent.destroy();
-    this.httpAgent?.destroy();
+    this.agents.httpsAgent.destroy();
+    this.agents.httpAgent.destroy();
   }
 
   private async probeHttps(url: string): Promise<SourceInfo> {
-    await checkOutboundUrl(url, this.opts);
+    await checkOutboundUrl(url, this.policy);
     const { source } = this.open({ kind: 'HTTPS', url });
     const signal = AbortSignal.timeout(this.opts.probeTimeoutMs ?? 20_000);
     try {
@@ -102,12 +103,12 @@ export class VideoInSources {
 
   private async probeBucket(bucket: BucketSettings, key: string): Promise<SourceInfo> {
     // A stored input location is checked again: it may predate the rule or the policy.
-    await checkBucketEndpoint(bucket.endpoint, this.opts);
-    const access = await checkBucketAccess(bucket, this.opts);
+    await checkBucketEndpoint(bucket.endpoint, this.policy);
+    const access = await checkBucketAccess(bucket, this.policy);
     if (access.outcome === 'bucket-not-found') throw new NotFoundError(access.message, 'BUCKET_NOT_FOUND');
     if (access.outcome === 'endpoint-not-allowed') throw new BadRequestError('INVALID_BUCKET_ENDPOINT', access.message);
     if (access.outcome === 'refused') throw new BadRequestError('HEAD_BUCKET_ERROR', access.message);
-    const client: S3Client = createBucketClient(bucket, this.opts, { maxAttempts: 1, connectionTimeoutMs: 5_000, requestTimeoutMs: 15_000 });
+    const client: S3Client = createBucketClient(bucket, this.policy, { maxAttempts: 1, connectionTimeoutMs: 5_000, requestTimeoutMs: 15_000 });
     try {
       return await new BucketRangeSource(client, bucket.bucket, key).probe();
     } catch (err) {

@@ -220,7 +220,8 @@ export function classify(err: unknown, op: Pick<VideoInOperation, 'attempt' | 's
   if (cause instanceof SourceHttpError && [401, 403, 404, 410].includes(cause.status)) {
     return { transient: false, error: stageError('videoIn', 'SOURCE_NOT_ACCESSIBLE') };
   }
-  if (op.sourceKind !== 'HTTPS' && isNonPublicAddressRefusal(cause)) return { transient: false, error: stageError('videoIn', 'INVALID_BUCKET_ENDPOINT') };
+  // The outbound guard refused the connection: the source's host is not public (or plain http) under the policy as it is now.
+  if (isNonPublicAddressRefusal(cause)) return { transient: false, error: stageError('videoIn', op.sourceKind === 'HTTPS' ? 'INVALID_HTTPS_URL' : 'INVALID_BUCKET_ENDPOINT') };
   // One fixed message whatever the network said: no errno or address tells closed ports from open ones.
   return { transient: true, error: stageError('videoIn', 'COPY_FAILED') };
 }

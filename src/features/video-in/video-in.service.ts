@@ -205,10 +205,17 @@ export class VideoInService extends TransactionalService {
 
   /**
    * Resumes a FAILED copy from the parts already stored (409 VIDEO_IN_OPERATION_NOT_FAILED
-   * otherwise). The status goes straight back to IN_PROGRESS with the progress it had.
+   * otherwise). The status goes straight back to IN_PROGRESS with the progress it had. The source
+   * must still pass the outbound guard (400 INVALID_HTTPS_URL / INVALID_BUCKET_ENDPOINT).
    */
   async restart(userId: string, videoId: string, skipChecksumValidation: boolean): Promise<Video> {
-    await this.status(userId, videoId);
+    const current = await this.status(userId, videoId);
+    const stored = await videoInStore.byVideoId(this.db, videoId);
+    if (current.upload?.status === 'FAILED' && stored && stored.sourceKind !== 'UPLOAD') {
+      // The stored source is checked again under the policy as it is now (400 INVALID_HTTPS_URL or
+      // INVALID_BUCKET_ENDPOINT, nothing enqueued); the copy's connections are checked once more.
+      await this.sources.checkStored(this.sourceSpecOf(stored));
+    }
     await this.transactional(async (trx) => {
       const video = await lockVideo(trx, videoId);
       if (!video?.upload) throw new NotFoundError('Video not found');

@@ -19,6 +19,7 @@ export const STAGE_ERRORS = {
     SOURCE_CHANGED:
       'The source file changed during the copy (its size, ETag or Last-Modified is no longer the one seen when the copy began); the copy stopped so as not to mix two versions of the file.',
     SOURCE_NOT_ACCESSIBLE: 'The source stopped granting access to the file (HTTP 401, 403, 404 or 410).',
+    INVALID_HTTPS_URL: "The source URL's host resolved to a non-public address when the copy connected, or uses http where only https is allowed; nothing was read from it.",
     INVALID_BUCKET_ENDPOINT: "The bucket's endpoint resolved to a non-public address when the copy connected; nothing was read from it.",
     COPY_FAILED: `The copy failed ${ATTEMPTS}: the source or platform storage kept failing, or the worker running it was lost. Restart to resume from the parts already copied.`,
     UPLOAD_EXPIRED: 'The direct upload was not completed before its session expired; the bytes received were removed. Create a new upload to send the file again.',

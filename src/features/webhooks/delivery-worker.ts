@@ -16,7 +16,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
 import { backoffMs } from '../../jobs/backoff';
 import { AttemptRecord, DeliveryRecord, eventsStore, WebhookRecord, webhooksStore } from './webhooks.store';
-import { checkOutboundUrl, guardedLookup, OutboundPolicy } from '../../net/outbound-url';
+import { guardedAgents } from '../../net/guarded-agents';
+import { checkOutboundUrl, isNonPublicAddressRefusal, OutboundPolicy } from '../../net/outbound-url';
 import type { Clock } from '../../shared/clock';
 import { DomainError } from '../../shared/errors';
 import { recordRateLimitRejection, recordWebhookDelivery } from '../../shared/metrics';
@@ -90,9 +91,8 @@ export class DeliveryWorker {
   ) {
     this.options = { ...DEFAULT_DELIVERY_OPTIONS, ...options };
     this.limiter = new WebhookRateLimiter(deps.db);
-    const agentOptions = { keepAlive: true, maxSockets: 32, lookup: guardedLookup(deps.policy) };
-    this.httpAgent = new http.Agent(agentOptions);
-    this.httpsAgent = new https.Agent(agentOptions);
+    // Every delivery connects through the outbound guard's agents, checked when it connects.
+    ({ httpAgent: this.httpAgent, httpsAgent: this.httpsAgent } = guardedAgents(deps.policy, { maxSockets: 32 }));
   }
 
   get status(): LoopState {
@@ -315,7 +315,6 @@ export class DeliveryWorker {
         method: 'POST',
         headers,
         agent: isHttps ? this.httpsAgent : this.httpAgent,
-        lookup: guardedLookup(this.deps.policy),
       });
       const timer = setTimeout(() => {
         req.destroy();
@@ -337,7 +336,7 @@ export class DeliveryWorker {
       req.on('error', (err: NodeJS.ErrnoException) =>
         finish({
           statusCode: 0,
-          errorCode: err.code === 'ERR_NON_PUBLIC_ADDRESS' ? 'INVALID_HTTPS_URL' : 'WEBHOOK_NETWORK_ERROR',
+          errorCode: isNonPublicAddressRefusal(err) ? 'INVALID_HTTPS_URL' : 'WEBHOOK_NETWORK_ERROR',
           errorMessage: `${err.code ?? 'ERROR'}: ${err.message}`.slice(0, 500),
         }),
       );
