@@ -597,7 +597,7 @@ export interface paths {
          * @description Starts processing the video (or the part between `startPosMs` and `endPosMs`) with the
          *     given options, without a prior appraisal. A new video is created in the team and project
          *     of the source video; its `videoId` is in the response. A team whose projected balance
-         *     cannot cover the job gets `400 INSUFFICIENT_PROJECTED_BALANCE_ERROR`. `409` when the
+         *     cannot cover the job gets `409 INSUFFICIENT_PROJECTED_BALANCE_ERROR`. `409` too when the
          *     source video's data is not yet in the platform, or when a team billed through the cloud
          *     marketplace has no current agreement (`CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE`).
          */
