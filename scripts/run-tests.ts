@@ -10,11 +10,23 @@
  * (CI sets it). Extra arguments go to mocha: files, directories or globs under test/ choose the
  * files (each still runs in the passes its kind needs); anything else (`--grep x`) goes to every run.
  * `npm test -- --passes` only lists which files run in which pass. Lint runs only with the whole suite;
- * `npm test -- --skip-lint` runs the whole suite without it (CI's second Node version: lint
- * checks the source, which does not change with the Node version).
+ * `npm test -- --skip-lint` runs the whole suite without it.
+ *
+ * Where each file runs is decided by what it tests:
+ * - a database file whose subject is not SQL says so with the line `// test-databases: one` (an
+ *   explicit marker, not inferred): it runs in the SQLite pass only; the SQL it reaches is tested
+ *   on PostgreSQL by the files about that SQL;
+ * - `npm test -- --node-runtime` runs only what depends on the Node version (CI's second Node
+ *   version): the files under NODE_RUNTIME_DIRS (the native SQLite addon, the HTTP parser and
+ *   sockets, TLS, streams, crypto, fetch, child processes and signals, the CLI and SDK), database
+ *   files on SQLite only (the PostgreSQL driver is plain JavaScript). Media work (ffmpeg) and the
+ *   end-to-end scenarios are the same on any Node version and run on the first one only.
+ * Each mocha run reports its files' durations (test/helpers/file-times.ts); the run ends with the
+ * list, slowest first, so the next cut is made from data.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 
@@ -96,6 +108,31 @@ function usesTestDatabase(file: string, seen = new Set<string>()): boolean {
   return false;
 }
 
+/** Directories whose files depend on the Node version (see the module comment). */
+const NODE_RUNTIME_DIRS = ['test/cli', 'test/contract', 'test/db', 'test/jobs', 'test/net', 'test/process', 'test/sdk', 'test/storage', 'test/unit'];
+
+/** Whether `file` declares that its subject is not SQL (`// test-databases: one`): SQLite pass only. */
+function oneDatabase(file: string): boolean {
+  return /^\/\/ test-databases: one$/m.test(readFileSync(file, 'utf8'));
+}
+
+const TIMES = path.join(mkdtempSync(path.join(os.tmpdir(), 'vidmill-test-times-')), 'times.jsonl');
+
+/** Every file's duration in every pass, slowest first (from test/helpers/file-times.ts). */
+function printDurations(): void {
+  if (!existsSync(TIMES)) return;
+  const rows: [number, string, string][] = [];
+  for (const line of readFileSync(TIMES, 'utf8').split('\n').filter(Boolean)) {
+    const { pass, times } = JSON.parse(line) as { pass: string; times: Record<string, number> };
+    for (const [file, ms] of Object.entries(times)) rows.push([ms, pass === 'none' ? 'dialect-free' : pass, file]);
+  }
+  rows.sort((a, b) => b[0] - a[0]);
+  const total = rows.reduce((sum, [ms]) => sum + ms, 0);
+  console.log(`\n=== npm test: file durations (${(total / 1000).toFixed(0)} s in tests and hooks), slowest first ===`);
+  for (const [ms, pass, file] of rows) console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${pass.padEnd(12)} ${file}`);
+  rmSync(path.dirname(TIMES), { recursive: true, force: true });
+}
+
 type Pass = 'dialect-free' | 'sqlite' | 'postgres';
 
 function runMocha(pass: Pass, files: string[], options: string[]): boolean {
@@ -104,19 +141,24 @@ function runMocha(pass: Pass, files: string[], options: string[]): boolean {
   // The dialect-free run names no dialect: test/helpers/database.ts refuses to load there.
   const result = spawnSync('npx', ['mocha', ...options, ...files], {
     stdio: 'inherit',
-    env: { ...process.env, VIDMILL_TEST_DB: pass === 'dialect-free' ? 'none' : pass },
+    env: { ...process.env, VIDMILL_TEST_DB: pass === 'dialect-free' ? 'none' : pass, VIDMILL_TEST_TIMES: TIMES },
   });
   return result.status === 0;
 }
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const { files, options } = parseArgs(args.filter((a) => a !== '--passes' && a !== '--skip-lint'));
+  const nodeRuntime = args.includes('--node-runtime');
+  const parsed = parseArgs(args.filter((a) => a !== '--passes' && a !== '--skip-lint' && a !== '--node-runtime'));
+  const { options } = parsed;
+  const files = nodeRuntime ? parsed.files.filter((f) => NODE_RUNTIME_DIRS.some((d) => f.startsWith(`${d}/`))) : parsed.files;
   const databaseFiles = files.filter((f) => usesTestDatabase(f));
   const dialectFree = files.filter((f) => !databaseFiles.includes(f));
+  const postgresFiles = nodeRuntime ? [] : databaseFiles.filter((f) => !oneDatabase(f));
   if (args.includes('--passes')) {
     console.log(`dialect-free, once (${dialectFree.length}):\n  ${dialectFree.join('\n  ')}`);
-    console.log(`on SQLite and on PostgreSQL (${databaseFiles.length}):\n  ${databaseFiles.join('\n  ')}`);
+    console.log(`on SQLite (${databaseFiles.length}):\n  ${databaseFiles.join('\n  ')}`);
+    console.log(`on PostgreSQL (${postgresFiles.length}):\n  ${postgresFiles.join('\n  ')}`);
     return;
   }
   const results: string[] = [];
@@ -130,7 +172,7 @@ async function main(): Promise<void> {
   // Lint runs with the whole suite (a run of chosen files skips it), unless --skip-lint.
   if (args.includes('--skip-lint')) {
     results.push('lint skipped (--skip-lint)');
-  } else if (files.length === testFilesUnder(TEST_DIR).length) {
+  } else if (!nodeRuntime && files.length === testFilesUnder(TEST_DIR).length) {
     const linted = runLint();
     results.push(`lint ${linted ? 'passed' : 'FAILED'}`);
     failed ||= !linted;
@@ -138,8 +180,12 @@ async function main(): Promise<void> {
   if (dialectFree.length) record('dialect-free', dialectFree.length, runMocha('dialect-free', dialectFree, options));
   if (databaseFiles.length) {
     record('SQLite', databaseFiles.length, runMocha('sqlite', databaseFiles, options));
+  }
+  if (nodeRuntime) {
+    results.push('PostgreSQL not run (--node-runtime: the driver does not depend on the Node version)');
+  } else if (postgresFiles.length) {
     if (await postgresReachable()) {
-      record('PostgreSQL', databaseFiles.length, runMocha('postgres', databaseFiles, options));
+      record('PostgreSQL', postgresFiles.length, runMocha('postgres', postgresFiles, options));
     } else {
       const required = process.env.VIDMILL_TEST_REQUIRE_PG === 'true';
       const outcome = required ? 'FAILED (unreachable)' : 'skipped (unreachable)';
@@ -152,6 +198,7 @@ async function main(): Promise<void> {
     results.push('no test files matched');
     failed = true;
   }
+  printDurations();
   console.log(`\n=== npm test summary (Node ${process.version}): ${results.join('; ')} ===`);
   process.exit(failed ? 1 : 0);
 }

@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the CLI's uploads and listener commands; the API's SQL is tested on PostgreSQL by the scenario files.)
 /**
  * The CLI and the SDK against the server's direct resumable uploads (tus) and webhook listeners.
  *

@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the CLI's arguments, output and terminal behaviour; the API's SQL is tested on PostgreSQL by the scenario files.)
 /**
  * The `vidmill` CLI driven as a child process against a running server: results parsed from
  * `--json`, human tables, errors with errorCode and requestId and their exit codes, profiles,

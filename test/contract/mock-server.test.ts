@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the mock server (openapi-backend), compared with the app on one database.)
 /**
  * The mock server (scripts/mock-server.ts, `npm run mock`) started in-process on a random port:
  * success statuses and bodies are the contract's examples, bad input is a 400 VALIDATION_ERROR,

@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the Swagger UI page in a browser.)
 /**
  * Swagger UI at /docs works end to end in a real browser: authorize with an API key, "Try it
  * out" on getAccount (GET /v1/account) against "This server" (<origin>/api), and see the live 200

@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the tus endpoint's HTTP boundary and its upload storage (disk and S3); the upload rows' SQL is tested on PostgreSQL by test/scenarios/uploads.test.ts.)
 /**
  * Fuzzer of the tus upload endpoint (/tus/uploads, docs/uploads.md), which lives outside the
  * validated /api router and so outside test/contract/fuzz.test.ts. Random malformed tus requests

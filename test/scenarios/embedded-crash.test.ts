@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the embedded default, which is SQLite (it was pending in the PostgreSQL pass).)
 /**
  * The embedded default survives SIGKILL: ONE real process (`VIDMILL_ROLE=all`, the SQLite file and
  * local-disk storage in a fresh data directory, the master key generated there) copies a video in

@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the SDK's client; the API's SQL is tested on PostgreSQL by the scenario files.)
 /**
  * The SDK's client against the real app: failed calls are VidmillApiError with the answer's
  * errorCode and requestId, and a POST whose answer was lost is retried with the same

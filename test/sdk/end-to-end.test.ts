@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the SDK against the app; the API's SQL is tested on PostgreSQL by the scenario files.)
 /**
  * One whole flow through the SDK only, against the real app served on a port with its worker and
  * real ffmpeg: a file on disk uploaded with `uploadFile` (tus) -> ingestion -> appraisal -> accept

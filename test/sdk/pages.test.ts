@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the SDK's paging helpers.)
 /** The SDK's page iterators (sdk/src/pages.ts) walking the real app's pages. */
 import { strict as assert } from 'node:assert';
 import { listAll, pages, paginate, unwrap, type ListItem, type VidmillClient } from '../../sdk/src';

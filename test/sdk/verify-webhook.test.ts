@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the SDK's webhook verifier.)
 /**
  * `verifyWebhook` (sdk/src/verify-webhook.ts, webhook-key-cache.ts) on real deliveries: the
  * app's delivery worker signs and POSTs events to a local receiver; the SDK verifies what it

@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the SDK's waiting helpers.)
 /**
  * `waitFor` (sdk/src/wait-for.ts) on real stages: a real copy in and ingestion with ffmpeg
  * reach DONE with progress reported on each change; a failed video in throws its StageError code.

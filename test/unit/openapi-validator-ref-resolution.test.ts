@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the validator's $ref resolution.)
 import { strict as assert } from 'node:assert';
 import { loadContract } from '../../src/composition';
 import { installOpenApiValidatorRefResolution, resolveLocalRef, validatorSchemaPreprocessor } from '../../src/http/openapi-validator-ref-resolution';

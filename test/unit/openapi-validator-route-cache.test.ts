@@ -1,3 +1,5 @@
+// test-databases: one
+// (SQLite only: its subject is the validator's route lookup.)
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
