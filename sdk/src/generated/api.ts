@@ -2600,12 +2600,12 @@ export interface components {
              * @description Chroma subsampling.
              * @default 4:2:0
              */
-            yuv: components["schemas"]["ChromaSubsamplingYUV"];
+            yuv?: components["schemas"]["ChromaSubsamplingYUV"];
             /**
              * @description Bits per sample.
              * @default 8
              */
-            bitDepth: components["schemas"]["BitDepthEnum"];
+            bitDepth?: components["schemas"]["BitDepthEnum"];
             /** @description Conventional name of the resulting pixel format, for example `yuv420p` or `yuv422p10le`. */
             readonly name?: string;
         };
@@ -2847,7 +2847,7 @@ export interface components {
              * @default AUTO
              * @enum {string}
              */
-            outputScanning: "AUTO" | "PROGRESSIVE" | "INTERLACED_TOP_FIRST" | "INTERLACED_BOTTOM_FIRST";
+            outputScanning?: "AUTO" | "PROGRESSIVE" | "INTERLACED_TOP_FIRST" | "INTERLACED_BOTTOM_FIRST";
         };
         /**
          * @description How the colour properties of the source are determined. With `RESOLUTION_ONLY` they are
@@ -2868,7 +2868,7 @@ export interface components {
              * @description When true only the colour metadata is tagged; pixels are not converted.
              * @default false
              */
-            metadataOnly: boolean;
+            metadataOnly?: boolean;
             /** @description Tone mapping from high to standard dynamic range. */
             toneMapper?: components["schemas"]["ToneMapper"];
         };
@@ -2887,7 +2887,7 @@ export interface components {
              * @description When true only the colour metadata is tagged; pixels are not converted.
              * @default false
              */
-            metadataOnly: boolean;
+            metadataOnly?: boolean;
             /** @description Expansion from standard to high dynamic range. */
             inverseToneMapper?: components["schemas"]["InverseToneMapper"];
         };
@@ -2902,7 +2902,7 @@ export interface components {
              * @description Peak brightness of the result in nits.
              * @default 100
              */
-            outputNits: number;
+            outputNits?: number;
         };
         /** @description Expansion from standard dynamic range to high dynamic range. */
         InverseToneMapper: {
@@ -2915,12 +2915,12 @@ export interface components {
              * @description Peak brightness of the result in nits; not used by `INFINITEHDR`.
              * @default 100
              */
-            outputNits: number;
+            outputNits?: number;
             /**
              * @description Saturation multiplier; used by `INFINITEHDR` only.
              * @default 1.25
              */
-            saturationBoost: number;
+            saturationBoost?: number;
         };
         /**
          * @description A colour profile. HDR formats need colour space `BT2020NC`, primaries `BT2020` and the
@@ -2984,7 +2984,7 @@ export interface components {
              * @description Minimum luminance in nits.
              * @default 0.005
              */
-            minLuminance: number;
+            minLuminance?: number;
             /** @description Maximum luminance in nits. When absent, `maxCll` of the profile, or else 1000. */
             maxLuminance?: number;
         };
@@ -3582,7 +3582,7 @@ export interface components {
              * Format: date-time
              * @description When the state last changed.
              */
-            updatedAt?: string;
+            updatedAt: string;
             /**
              * Format: int32
              * @description Estimated seconds until ingestion finishes, all remaining steps included, from the
@@ -3591,7 +3591,7 @@ export interface components {
              */
             etaSeconds?: number;
             /** @description Status of the ingestion. */
-            ingestionStatus?: components["schemas"]["OperationStatus"];
+            ingestionStatus: components["schemas"]["OperationStatus"];
             /**
              * @description True when a web-playable version exists.
              * @default false
@@ -3616,7 +3616,7 @@ export interface components {
              * Format: int32
              * @description Progress in percent.
              */
-            progressPercentage?: number;
+            progressPercentage: number;
             /** @description Why ingestion failed; present when `ingestionStatus` is `FAILED`. */
             error?: components["schemas"]["StageError"];
         };
@@ -4533,13 +4533,13 @@ export interface components {
              * @description Most requests per second sent to `url`.
              * @default 10
              */
-            rateLimitPerSecond: number;
+            rateLimitPerSecond?: number;
             /**
              * Format: int32
              * @description Time window, in minutes, within which a failed delivery is retried.
              * @default 180
              */
-            maxTotalRetryDelayMinutes: number;
+            maxTotalRetryDelayMinutes?: number;
             /** @description Event types to deliver. */
             eventTypes: components["schemas"]["WebhookEventType"][];
             /** @description Whether the webhook starts active. */
