@@ -139,7 +139,7 @@ export interface Config {
   bodyLimitBytes: number;
   allowPrivateUrls: boolean;
   login: { maxFailures: number; lockMinutes: number };
-  /** Basic sign-ins (API key management) per client address and per e-mail, per minute. */
+  /** Failed Basic sign-ins (API key management) per client address and per e-mail, per minute. */
   signInRateLimit: { perAddressPerMinute: number; perEmailPerMinute: number };
   /** Express 'trust proxy': proxies whose X-Forwarded-For names the client address (false: none). */
   trustProxy: false | number | string[];

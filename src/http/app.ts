@@ -27,7 +27,7 @@ import { rateLimit, RequestLimiter } from './rate-limit';
 import { requestId } from './request-id';
 import { rejectUndecodablePath } from './request-path';
 import { acceptReservedQueryCharacters } from './reserved-query-characters';
-import { limitSignIn, SignInLimiters } from './sign-in-limit';
+import { signInBudgets, SignInLimiters } from './sign-in-limit';
 import { installOpenApiValidatorRouteCache } from './openapi-validator-route-cache';
 import { installOpenApiValidatorRefResolution } from './openapi-validator-ref-resolution';
 import { servedContract } from './served-contract';
@@ -44,7 +44,7 @@ export interface AppDeps {
   apiKeys: ApiKeyCheck;
   rateLimiter: RequestLimiter;
   idempotency: IdempotencyKeys;
-  /** Budgets of Basic sign-ins per client address and per e-mail. */
+  /** Budgets of failed Basic sign-ins per client address and per e-mail. */
   signInLimiters: SignInLimiters;
   /**
    * Express 'trust proxy': which proxies may name the client address (X-Forwarded-For) in
@@ -248,7 +248,7 @@ export function buildApp(deps: AppDeps): express.Express {
   const api = express.Router();
   // One child logger per request (reqId) and one flat access line when it finishes.
   api.use(accessLog(deps.logger));
-  api.use(authenticate(deps.accounts, deps.apiKeys, (address, email) => limitSignIn(deps.signInLimiters, address, email)));
+  api.use(authenticate(deps.accounts, deps.apiKeys, signInBudgets(deps.signInLimiters)));
   api.use(rateLimit(deps.rateLimiter));
   api.use(jsonBody(deps.bodyLimitBytes));
   // After the parser (it fingerprints the body), before the validator: a replay does not run

@@ -1,8 +1,9 @@
 /**
  * Authentication: HTTP Basic (e-mail and password) on /v1/api-keys, X-API-Key everywhere else.
  * The principal is attached to the request for the rate limiter and the handlers. A Basic
- * sign-in first passes `limitSignIn` (per client address and e-mail, sign-in-limit.ts), then
- * the e-mail's sign-in lock and password (AccountsService.authenticateBasic).
+ * sign-in first passes its client address's budget of failed sign-ins (sign-in-limit.ts), then
+ * the e-mail's sign-in lock and password (AccountsService.authenticateBasic); a wrong password
+ * is then counted against the e-mail's budget, a right one given back to the address's.
  */
 import type { Request, RequestHandler } from 'express';
 import { UnauthorizedError } from '../shared/errors';
@@ -32,8 +33,15 @@ function parseBasic(header: string | undefined): { email: string; password: stri
   return { email: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-/** Counts one Basic sign-in from a client address; throws 429 when a budget is spent. */
-export type SignInGate = (address: string, email: string) => Promise<void>;
+/** The budgets of failed Basic sign-ins (sign-in-limit.ts); each step throws 429 when a budget is spent. */
+export interface SignInGate {
+  /** Before the password: counts the sign-in against its client address until it succeeds. */
+  begin(address: string): Promise<void>;
+  /** The password was right: the address's count is given back. */
+  succeeded(address: string): Promise<void>;
+  /** The password was wrong or the e-mail unknown: counts a failure of the e-mail. */
+  failed(email: string): Promise<void>;
+}
 
 /** Checks an e-mail and password (the accounts feature); throws UnauthorizedError when they do not match. */
 export interface PasswordCheck {
@@ -46,20 +54,25 @@ export interface ApiKeyCheck {
   cachedPrincipal(secret: string): Principal | undefined;
 }
 
-export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, limitSignIn: SignInGate): RequestHandler {
+export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, signIns: SignInGate): RequestHandler {
   const slow = async (req: Request, next: (err?: unknown) => void) => {
     try {
       if (usesBasicAuth(req)) {
         const { email, password } = parseBasic(req.headers.authorization);
         // req.ip: the socket's address, or with 'trust proxy' set the client named by the proxy.
-        await limitSignIn(req.ip ?? req.socket.remoteAddress ?? 'unknown', email);
+        const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+        await signIns.begin(address);
+        let user: { id: string };
         try {
-          const user = await accounts.authenticateBasic(email, password);
-          req.principal = { userId: user.id };
+          user = await accounts.authenticateBasic(email, password);
         } catch (err) {
-          if (err instanceof UnauthorizedError) throw new UnauthorizedError(err.errorCode, err.message, { headers: BASIC_CHALLENGE });
-          throw err;
+          if (!(err instanceof UnauthorizedError)) throw err;
+          // A password was verified and did not match (ACCOUNT_LOCKED verified none).
+          if (err.errorCode === 'INVALID_CREDENTIALS') await signIns.failed(email);
+          throw new UnauthorizedError(err.errorCode, err.message, { headers: BASIC_CHALLENGE });
         }
+        await signIns.succeeded(address);
+        req.principal = { userId: user.id };
       } else {
         const key = req.headers['x-api-key'];
         if (typeof key !== 'string' || key === '') throw new UnauthorizedError('MISSING_API_KEY', 'The X-API-Key header is required');

@@ -35,6 +35,12 @@ export interface RequestLimiter {
   readonly points: number;
   /** Counts one request of `key`; synchronous where the budget lives in this process. */
   consume(key: string): RateDecision | Promise<RateDecision>;
+  /**
+   * Gives back one request counted in `key`'s current window (a sign-in whose password was
+   * right). Nothing when the window has ended or nothing is counted: a refund never carries
+   * over into the next window.
+   */
+  refund(key: string): void | Promise<void>;
 }
 
 /**
@@ -65,6 +71,11 @@ export class FixedWindowLimiter implements RequestLimiter {
     return { allowed: w.count <= this.points, remaining: Math.max(this.points - w.count, 0), msBeforeNext: w.endsAt - t };
   }
 
+  refund(key: string): void {
+    const w = this.windows.get(key);
+    if (w !== undefined && w.endsAt > this.now() && w.count > 0) w.count--;
+  }
+
   /** Keys with a window (tests). */
   get size(): number {
     return this.windows.size;
@@ -81,7 +92,7 @@ class PostgresLimiter implements RequestLimiter {
   private readonly limiter: RateLimiterPostgres;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     readonly points: number,
     keyPrefix: string,
   ) {
@@ -105,6 +116,15 @@ class PostgresLimiter implements RequestLimiter {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       return { allowed: false, remaining: Math.max(0, rejection.remainingPoints), msBeforeNext: rejection.msBeforeNext };
     }
+  }
+
+  async refund(key: string): Promise<void> {
+    // Not rate-limiter-flexible's `reward`: on an ended window it would start the next one at -1.
+    await this.db('rate_limits')
+      .where({ key: this.limiter.getKey(key) })
+      .andWhere('expire', '>', Date.now())
+      .andWhere('points', '>', 0)
+      .decrement('points', 1);
   }
 }
 

@@ -1,13 +1,14 @@
 /**
- * Budgets of HTTP Basic sign-ins (the /v1/api-keys operations) per client address and per
- * e-mail, each per fixed one-minute window, with the limiters of rate-limit.ts: in memory on
+ * Budgets of failed HTTP Basic sign-ins (the /v1/api-keys operations) per client address and
+ * per e-mail, each per fixed one-minute window, with the limiters of rate-limit.ts: in memory on
  * SQLite (one process), rate-limiter-flexible's PostgreSQL table otherwise, so every API
- * process shares them. Counted before the password is looked at, so a refused sign-in costs no
- * password verification and no claim on the e-mail's sign-in lock. See docs/security.md,
- * "Sign-in limits".
+ * process shares them. The address is checked before the password is looked at, so a refused
+ * sign-in costs no password verification and no claim on the e-mail's sign-in lock. See
+ * docs/security.md, "Sign-in limits".
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/database';
+import type { SignInGate } from './auth';
 import { recordRateLimitRejection } from '../shared/metrics';
 import { createRateLimiter, rateLimitExceeded, RequestLimiter } from './rate-limit';
 
@@ -29,21 +30,39 @@ export function createSignInLimiters(db: Db, budgets: SignInBudgets): SignInLimi
 }
 
 /**
- * Counts one sign-in of `email` from `address`: the address first, the e-mail only when the
- * address is within its budget (so one noisy address does not spend everyone's budget for an
- * e-mail). Throws 429 TOO_MANY_REQUESTS with Retry-After when either budget is spent.
+ * The budgets of one Basic sign-in, in the order auth.ts calls them. Budgets count failed
+ * sign-ins, so a script with the right password (rotating keys, say) is never slowed down by
+ * them, unless its own client address is over its budget of failures:
+ *
+ * - `begin`, before the password: counts the sign-in against its client address, as a failure
+ *   until it proves otherwise, so an address cannot have more checks running than its budget.
+ *   Throws 429 when the address is over it: nothing is verified then.
+ * - `succeeded`: the password was right; the address gets its count back.
+ * - `failed`: the password was wrong (or the e-mail unknown); the address keeps its count and
+ *   the e-mail is counted (whatever address tried it). Throws 429 instead of the 401 when the
+ *   e-mail is over its budget. A refused sign-in (429, ACCOUNT_LOCKED) verified no password and
+ *   counts only against its address.
  */
-export async function limitSignIn(limiters: SignInLimiters, address: string, email: string): Promise<void> {
-  const byAddress = await limiters.perAddress.consume(address);
-  if (!byAddress.allowed) {
-    recordRateLimitRejection('sign_in_address');
-    throw rateLimitExceeded(`Too many sign-ins from this address (at most ${limiters.perAddress.points} per minute)`, byAddress);
-  }
-  const byEmail = await limiters.perEmail.consume(emailKey(email));
-  if (!byEmail.allowed) {
-    recordRateLimitRejection('sign_in_email');
-    throw rateLimitExceeded(`Too many sign-ins for this e-mail (at most ${limiters.perEmail.points} per minute)`, byEmail);
-  }
+export function signInBudgets(limiters: SignInLimiters): SignInGate {
+  return {
+    async begin(address: string): Promise<void> {
+      const byAddress = await limiters.perAddress.consume(address);
+      if (!byAddress.allowed) {
+        recordRateLimitRejection('sign_in_address');
+        throw rateLimitExceeded(`Too many failed sign-ins from this address (at most ${limiters.perAddress.points} per minute)`, byAddress);
+      }
+    },
+    async succeeded(address: string): Promise<void> {
+      await limiters.perAddress.refund(address);
+    },
+    async failed(email: string): Promise<void> {
+      const byEmail = await limiters.perEmail.consume(emailKey(email));
+      if (!byEmail.allowed) {
+        recordRateLimitRejection('sign_in_email');
+        throw rateLimitExceeded(`Too many failed sign-ins for this e-mail (at most ${limiters.perEmail.points} per minute)`, byEmail);
+      }
+    },
+  };
 }
 
 /**

@@ -4,7 +4,8 @@
  * VIDMILL_LOGIN_MAX_FAILURES passwords are verified per e-mail between two successes, in one
  * process or several. Password verifications are counted with a wrapper around
  * `AccountsService.checkPassword`; the wrapper holds every verification until each guess of a
- * batch is either answered or being verified, so all guesses of a batch overlap.
+ * batch is answered, being verified or waiting for the checks in flight
+ * (`AccountsService.awaitChecks`), so all guesses of a batch overlap.
  */
 import { strict as assert } from 'node:assert';
 import type supertest from 'supertest';
@@ -20,6 +21,8 @@ const GUESSES = 40;
 class CheckCounter {
   checks = 0;
   private held: (() => void)[] = [];
+  /** Sign-ins waiting for the checks in flight to end (the budget of checks is claimed). */
+  private waiting = 0;
   private expected = 0;
   private answered = 0;
   private onHeld: { count: number; resolve: () => void }[] = [];
@@ -32,12 +35,22 @@ class CheckCounter {
         if (this.expected > 0) await this.hold();
         return verify(password, hash);
       };
+      const wait = accounts.awaitChecks.bind(accounts);
+      accounts.awaitChecks = async (userId) => {
+        this.waiting++;
+        this.releaseIfAllIn();
+        try {
+          await wait(userId);
+        } finally {
+          this.waiting--;
+        }
+      };
     }
   }
 
   /**
    * Runs `guesses` (request thunks) at once; verifications are held until every guess is
-   * answered or held, then released together.
+   * answered, held or waiting, then released together.
    */
   async batch(guesses: (() => Promise<supertest.Response>)[]): Promise<supertest.Response[]> {
     this.expected = guesses.length;
@@ -81,7 +94,7 @@ class CheckCounter {
   }
 
   private releaseIfAllIn(): void {
-    if (this.held.length + this.answered < this.expected) return;
+    if (this.held.length + this.answered + this.waiting < this.expected) return;
     for (const release of this.held.splice(0)) release();
   }
 }
@@ -166,6 +179,23 @@ describe(`Sign-in lock under parallel guesses (${TEST_DIALECT})`, () => {
     expectError(await signIn(h.request, victim.email, victim.password)(), 401, 'ACCOUNT_LOCKED');
     h.clock.advance(LOCK_MINUTES * 60_000);
     assert.equal((await signIn(second.request, victim.email, victim.password)()).status, 200);
+  });
+
+  it(`the lock counts failed sign-ins: ${4 * MAX_FAILURES} simultaneous sign-ins with the right password, in two processes, all succeed`, async () => {
+    const rights = Array.from({ length: 4 * MAX_FAILURES }, (_, i) => signIn(i % 2 === 0 ? h.request : second.request, victim.email, victim.password));
+    const responses = await counter.batch(rights);
+    assert.deepEqual(tally(responses), { '200': 4 * MAX_FAILURES });
+    // Never more than the budget at once: the others waited for a success to free it.
+    assert.equal(counter.checks, 4 * MAX_FAILURES);
+  });
+
+  it(`the lock still locks after ${MAX_FAILURES} wrong passwords in a row, the right one included`, async () => {
+    for (let i = 0; i < MAX_FAILURES; i++) expectError(await signIn(h.request, victim.email, `wrong-${i}`)(), 401, 'INVALID_CREDENTIALS');
+    expectError(await signIn(h.request, victim.email, victim.password)(), 401, 'ACCOUNT_LOCKED');
+    expectError(await signIn(second.request, victim.email, victim.password)(), 401, 'ACCOUNT_LOCKED');
+    assert.equal(counter.checks, MAX_FAILURES);
+    h.clock.advance(LOCK_MINUTES * 60_000);
+    assert.equal((await signIn(h.request, victim.email, victim.password)()).status, 200);
   });
 
   it('an unknown e-mail costs one password verification, as a known one does', async () => {

@@ -12,6 +12,11 @@ import { BillingType, Team, User, teamsStore, usersStore } from './accounts.stor
 import type { TeamScope } from './team-scope';
 import { TransactionalService } from '../../db/transactional';
 
+/** How often a sign-in waiting for password checks in other processes looks again. */
+const CHECK_POLL_MS = 25;
+/** How long a sign-in waits for running password checks before counting them as failed. */
+const CHECK_WAIT_MS = 10_000;
+
 /** Runs in the transaction that creates a team (the projects feature gives it its Default Project). */
 export type TeamCreatedHook = (db: Db, team: Team) => Promise<void>;
 
@@ -126,10 +131,13 @@ export class AccountsService extends TransactionalService {
    * HTTP Basic authentication with the sign-in lock (docs/security.md, "Sign-in limits"). The
    * check is claimed in the database before the password is verified, so no more than
    * `maxFailures` passwords are ever verified for an e-mail between two successful sign-ins,
-   * however many requests arrive at once and in however many processes; the claim that uses
-   * the last check locks the e-mail for `lockMinutes`. A locked e-mail is refused
-   * (`ACCOUNT_LOCKED`) without verifying the password, the right one included. A success
-   * clears the count and the lock. An unknown e-mail costs one verification, as a known one.
+   * however many requests arrive at once and in however many processes. The lock is set by
+   * failures: a wrong password checked while every check of the budget is claimed locks the
+   * e-mail for `lockMinutes`. A sign-in that finds the budget claimed by checks still running
+   * waits for their outcome (`awaitChecks`) instead of being refused, so any number of
+   * simultaneous sign-ins with the right password succeed. A locked e-mail is refused
+   * (`ACCOUNT_LOCKED`) without verifying the password, the right one included. A success clears
+   * the count and the lock. An unknown e-mail costs one verification, as a known one.
    */
   async authenticateBasic(email: string, password: string): Promise<User> {
     const user = await usersStore.byEmail(this.db, email);
@@ -137,15 +145,66 @@ export class AccountsService extends TransactionalService {
       await this.checkPassword(password, await decoyHash());
       throw new UnauthorizedError('INVALID_CREDENTIALS', 'Invalid e-mail or password');
     }
-    const now = this.clock.now();
-    const { maxFailures, lockMinutes } = this.options.login;
-    if (!(await usersStore.claimPasswordCheck(this.db, user.id, now, maxFailures, new Date(now.getTime() + lockMinutes * 60_000)))) {
+    if (!(await this.claimCheck(user.id))) {
       const lockedUntil = (await usersStore.byId(this.db, user.id))?.lockedUntil;
-      throw new UnauthorizedError('ACCOUNT_LOCKED', `Too many failed sign-ins; try again after ${(lockedUntil ?? now).toISOString()}`);
+      throw new UnauthorizedError('ACCOUNT_LOCKED', `Too many failed sign-ins; try again after ${(lockedUntil ?? this.clock.now()).toISOString()}`);
     }
-    if (!(await this.checkPassword(password, user.passwordHash))) throw new UnauthorizedError('INVALID_CREDENTIALS', 'Invalid e-mail or password');
-    await usersStore.clearFailedLogins(this.db, user.id);
-    return user;
+    try {
+      if (!(await this.checkPassword(password, user.passwordHash))) {
+        await usersStore.lockIfChecksSpent(this.db, user.id, this.options.login.maxFailures, this.lockUntil());
+        throw new UnauthorizedError('INVALID_CREDENTIALS', 'Invalid e-mail or password');
+      }
+      await usersStore.clearFailedLogins(this.db, user.id);
+      return user;
+    } finally {
+      this.checkEnded(user.id);
+    }
+  }
+
+  /** False when the e-mail is locked. Waits while the budget is claimed by checks still running. */
+  private async claimCheck(userId: string): Promise<boolean> {
+    const { maxFailures } = this.options.login;
+    const giveUpAt = Date.now() + CHECK_WAIT_MS;
+    for (;;) {
+      const claim = await usersStore.claimPasswordCheck(this.db, userId, this.clock.now(), maxFailures);
+      if (claim !== 'busy') return claim === 'claimed';
+      if (Date.now() >= giveUpAt) {
+        // Checks that run this long belong to a process that died: count them as failed.
+        await usersStore.lockIfChecksSpent(this.db, userId, maxFailures, this.lockUntil());
+        return false;
+      }
+      await this.awaitChecks(userId);
+    }
+  }
+
+  private lockUntil(): Date {
+    return new Date(this.clock.now().getTime() + this.options.login.lockMinutes * 60_000);
+  }
+
+  private readonly checkWaiters = new Map<string, Set<() => void>>();
+
+  /**
+   * Waits until a password check of the user in this process ends, or a short poll interval
+   * for checks in other processes (tests wrap it to see who waits).
+   */
+  awaitChecks(userId: string): Promise<void> {
+    return new Promise((resolve) => {
+      let waiters = this.checkWaiters.get(userId);
+      if (!waiters) this.checkWaiters.set(userId, (waiters = new Set()));
+      const set = waiters;
+      const done = () => {
+        clearTimeout(timer);
+        set.delete(done);
+        if (set.size === 0 && this.checkWaiters.get(userId) === set) this.checkWaiters.delete(userId);
+        resolve();
+      };
+      const timer = setTimeout(done, CHECK_POLL_MS);
+      set.add(done);
+    });
+  }
+
+  private checkEnded(userId: string): void {
+    for (const wake of [...(this.checkWaiters.get(userId) ?? [])]) wake();
   }
 
   /** Verifies a password against a stored hash (scrypt): every sign-in's one expensive step. */

@@ -117,26 +117,43 @@ export const usersStore = {
   /**
    * Claims one password check for the user before the password is verified: one guarded
    * UPDATE, so concurrent sign-ins in any number of processes cannot claim more than
-   * `maxChecks` between two successes. Refused (false, nothing changes) while `locked_until`
-   * is after `now`. The claim that uses the last check sets `locked_until` to `lockUntil`; once
-   * that lock has passed, the next claim starts again at 1. `failed_logins` thus counts the
-   * checks since the last success, including those still running.
+   * `maxChecks` between two successes. `failed_logins` counts the checks claimed since the last
+   * success: the failed ones and those still running.
+   *
+   * - `claimed`: counted. After a lock that has passed, the count starts again at 1.
+   * - `locked`: `locked_until` is after `now`; nothing changes.
+   * - `busy`: `maxChecks` checks are claimed and not all have failed (some are still running),
+   *   so the e-mail is not locked: the caller waits for their outcome (a success frees the
+   *   budget, the failures lock it) instead of being refused.
    */
-  async claimPasswordCheck(db: Knex, id: string, now: Date, maxChecks: number, lockUntil: Date): Promise<boolean> {
-    const claimed = 'case when failed_logins >= ? then 1 else failed_logins + 1 end';
+  async claimPasswordCheck(db: Knex, id: string, now: Date, maxChecks: number): Promise<'claimed' | 'locked' | 'busy'> {
     const updated = await db('users')
       .where({ id })
       .andWhere((q) => {
-        q.whereNull('locked_until').orWhere('locked_until', '<=', now);
+        void q
+          .where((free) => {
+            void free.whereNull('locked_until').andWhere('failed_logins', '<', maxChecks);
+          })
+          .orWhere('locked_until', '<=', now);
       })
       .update({
-        failed_logins: db.raw(claimed, [maxChecks]),
-        // `else locked_until`: a lock that has passed no longer counts (and gives PostgreSQL the type).
-        locked_until: db.raw(`case when ${claimed} >= ? then ? else locked_until end`, [maxChecks, maxChecks, lockUntil]),
+        failed_logins: db.raw('case when locked_until is null then failed_logins + 1 else 1 end'),
+        locked_until: null,
       });
-    return updated === 1;
+    if (updated === 1) return 'claimed';
+    const row: { locked_until: Date | string | number | null } | undefined = await db('users').where({ id }).first('locked_until');
+    return row?.locked_until != null ? 'locked' : 'busy';
   },
-  /** After a successful sign-in: no checks counted, no lock (the check that succeeded may have set it). */
+  /**
+   * After a wrong password: locks the user until `lockUntil` when all `maxChecks` checks are
+   * claimed (this failure was among them), unless a lock is already set. The check stays
+   * counted. `lockUntil` is also how a caller that waited too long for `busy` checks counts
+   * them as failed (their process may have died).
+   */
+  async lockIfChecksSpent(db: Knex, id: string, maxChecks: number, lockUntil: Date): Promise<void> {
+    await db('users').where({ id }).whereNull('locked_until').andWhere('failed_logins', '>=', maxChecks).update({ locked_until: lockUntil });
+  },
+  /** After a successful sign-in: no checks counted, no lock (a wrong password checked at the same time may have set it). */
   async clearFailedLogins(db: Knex, id: string): Promise<void> {
     await db('users').where({ id }).andWhere('failed_logins', '>', 0).update({ failed_logins: 0, locked_until: null });
   },
