@@ -22,6 +22,7 @@ import { projectsHandlers } from './features/projects';
 import { videosJobs } from './features/videos';
 import { VideosService } from './features/videos';
 import { videosHandlers } from './features/videos';
+import { testEventError } from './features/videos';
 import { VideoInService } from './features/video-in';
 import { videoInHandlers } from './features/video-in';
 import { VideoInSources } from './features/video-in';
@@ -199,7 +200,7 @@ export function createServices(deps: {
     ledger,
     storageBilling,
     billing: new BillingService({ db, clock, accounts, ledger }),
-    webhooks: new WebhooksService({ db, clock, accounts, policy: outbound }),
+    webhooks: new WebhooksService({ db, clock, accounts, policy: outbound, testEventError }),
     webhookListeners: new WebhookListenersService({ db, clock, accounts, signingKeys }),
     signingKeys,
     blobs: deps.blobs,

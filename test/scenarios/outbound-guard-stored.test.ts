@@ -18,6 +18,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import pino from 'pino';
 import { DeliveryWorker, recordEvent } from '../../src/features/webhooks';
 import { videosStore } from '../../src/features/videos/videos.store';
+import { stageError } from '../../src/features/videos';
 import type { Worker } from '../../src/jobs/worker';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
@@ -176,7 +177,9 @@ describe(`Outbound guard: URLs stored while private addresses were allowed are r
     assert.deepEqual((await pendingJobs()).sort(), ['video-in.copy', 'video-in.copy', 'video-in.copy', 'video-out.copy', 'video-out.copy']);
 
     // A delivery attempted while allowed: the receiver answers 500, a retry is scheduled.
-    const recorded = await h.services.db.transaction((trx) => recordEvent(trx, { teamId: u.teamId, eventType: 'video_in.failed', videoId: ids.httpsVideo, occurredAt: h.clock.now() }));
+    const recorded = await h.services.db.transaction((trx) =>
+      recordEvent(trx, { teamId: u.teamId, eventType: 'video_in.failed', videoId: ids.httpsVideo, occurredAt: h.clock.now(), error: stageError('videoIn', 'COPY_FAILED') }),
+    );
     hookDeliveries = recorded.map((d) => d.id);
     assert.equal(hookDeliveries.length, 2, 'one delivery per webhook');
     await deliveries.drain();

@@ -5,8 +5,10 @@ import { DeliveryOptions, DeliveryWorker } from '../../src/features/webhooks/del
 import { webhooksStore } from '../../src/features/webhooks/webhooks.store';
 import { recordEvent } from '../../src/features/webhooks/events';
 import { WebhookVerifier } from '../../src/features/webhooks/verify';
+import { loadContract } from '../../src/composition';
+import { STAGE_ERRORS } from '../../src/features/videos/stage-errors';
 import { TEST_DIALECT } from '../helpers/database';
-import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+import { assertStageError, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const BASE = '/api/v1/webhooks';
@@ -107,6 +109,54 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     assert.equal(receiver.received[0]!.json.test, true);
     assert.equal(receiver.received[0]!.json.eventType, 'video_in.done');
     assert.equal((await event(res.body.id)).successful, true);
+  });
+
+  it('test events have the shape of real events: every *.failed type carries data.error (every event type of the contract)', async () => {
+    const types: string[] = loadContract().components.schemas.WebhookEventType.enum;
+    assert.equal(types.length, 22);
+    // The codes a real `*.failed` event of each stage may carry (docs/webhooks.md: the stage's `error`).
+    const stageOf = (type: string): keyof typeof STAGE_ERRORS | undefined =>
+      type === 'video_in.failed'
+        ? 'videoIn'
+        : type.endsWith('_ingestion.failed')
+          ? 'ingestion'
+          : type === 'clip_processing.failed'
+            ? 'clip'
+            : type === 'video_processing.failed'
+              ? 'processing'
+              : type === 'video_out.failed'
+                ? 'videoOut'
+                : undefined;
+    const shape = (x: unknown): unknown => (x !== null && typeof x === 'object' ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, shape(v)])) : typeof x);
+    const w = await webhook({ eventTypes: types });
+    for (const type of types) {
+      const videoId = randomUUID();
+      const res = await api.post(`${BASE}/${w.id}/test?eventType=${type}&videoId=${videoId}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const stage = stageOf(type);
+      assert.equal(type.endsWith('.failed'), stage !== undefined, `${type}: a stage for every *.failed type`);
+      // A real event of the type, as the stage writes it (VideoStage.failed passes the stage's error).
+      const realError = stage ? { code: Object.keys(STAGE_ERRORS[stage])[0]!, message: Object.values(STAGE_ERRORS[stage])[0] as string } : undefined;
+      const real = (
+        await h.services.db.transaction((trx) => recordEvent(trx, { teamId: u.teamId, eventType: type, videoId, occurredAt: h.clock.now(), ...(realError ? { error: realError } : {}) }))
+      )[0]!;
+      const test = res.body.payload;
+      const realPayload = JSON.parse(real.payload);
+      assert.deepEqual(shape(test.data), shape(realPayload.data), `${type}: ${JSON.stringify(test.data)} vs ${JSON.stringify(realPayload.data)}`);
+      assert.equal(test.data.videoId, videoId);
+      if (stage) {
+        assert.ok(Object.hasOwn(STAGE_ERRORS[stage], test.data.error?.errorCode), `${type}: ${JSON.stringify(test.data.error)} is a code of the ${stage} stage`);
+        assertStageError(test.data.error, test.data.error.errorCode);
+        assert.equal(test.data.error.message, (STAGE_ERRORS[stage] as Record<string, string>)[test.data.error.errorCode]);
+      } else assert.equal(test.data.error, undefined, type);
+    }
+    await worker.drain();
+    const delivered = receiver.received.filter((r) => r.json.test);
+    assert.equal(delivered.length, types.length);
+    for (const r of delivered) {
+      assert.ok(r.verified, r.verifyError);
+      assert.equal(r.json.eventType.endsWith('.failed'), r.json.data.error !== undefined, JSON.stringify(r.json));
+    }
   });
 
   it('failures are retried with exponential back-off and jitter; body cut to 100, headers to 50 characters', async () => {

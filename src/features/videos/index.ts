@@ -4,7 +4,7 @@ export type { AppliedOptions, JobAppraisal } from './appraisal-view';
 export { mediaStageError, stageError } from './stage-errors';
 export { VideoAssetsService, assetPath, recordVideoAsset, videoAssetsOf } from './video-assets.service';
 export type { AssetKind, VideoAsset } from './video-assets.store';
-export { VideoEvents, ingestionEventsFor } from './video-events';
+export { VideoEvents, ingestionEventsFor, testEventError } from './video-events';
 export { clearVideoOutput, derivedVideoIds, findVideo, findVideoInScope, insertVideo, lockVideo, recordAppliedOptions, recordIngestionFacts, recordVideoFile } from './video-records';
 export type { IngestionFacts } from './video-records';
 export { RUNNING, VideoStage, retriesLeft } from './video-stage';

@@ -1,3 +1,6 @@
+import { stageError } from './stage-errors';
+import type { StageError } from './videos.store';
+
 /**
  * The video event types of the contract (WebhookEventType), by stage. Each state change writes
  * its event with `recordEvent` (src/webhooks/events.ts) in the transaction of the change.
@@ -22,4 +25,26 @@ export type StageEvents = { started: string; done: string; failed: string };
 /** Ingestion events depend on what kind of video is ingested. */
 export function ingestionEventsFor(kind: 'MASTER' | 'CLIP' | 'PROCESSED'): StageEvents {
   return kind === 'MASTER' ? VideoEvents.videoInIngestion : kind === 'CLIP' ? VideoEvents.clipIngestion : VideoEvents.videoProcessingIngestion;
+}
+
+type FailedEventType = (typeof VideoEvents)[Exclude<keyof typeof VideoEvents, 'videoDeleted'>]['failed'];
+
+/**
+ * The `data.error` a webhook test event of a `*.failed` type carries: the generic failure of the
+ * stage that writes real events of that type, from the same table (so a test event has the shape
+ * of a real one). Every failed type of `VideoEvents` is listed: a new stage fails to compile here.
+ */
+const TEST_EVENT_ERRORS: Record<FailedEventType, () => StageError> = {
+  'video_in.failed': () => stageError('videoIn', 'COPY_FAILED'),
+  'video_in_ingestion.failed': () => stageError('ingestion', 'INGESTION_FAILED'),
+  'clip_processing.failed': () => stageError('clip', 'CLIP_PROCESSING_FAILED'),
+  'clip_ingestion.failed': () => stageError('ingestion', 'INGESTION_FAILED'),
+  'video_processing.failed': () => stageError('processing', 'PROCESSING_FAILED'),
+  'video_processing_ingestion.failed': () => stageError('ingestion', 'INGESTION_FAILED'),
+  'video_out.failed': () => stageError('videoOut', 'COPY_FAILED'),
+};
+
+/** The stage error a test event of this type carries: one for every `*.failed` type, none for the others. */
+export function testEventError(eventType: string): StageError | undefined {
+  return Object.hasOwn(TEST_EVENT_ERRORS, eventType) ? TEST_EVENT_ERRORS[eventType as FailedEventType]() : undefined;
 }

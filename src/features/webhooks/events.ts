@@ -17,7 +17,7 @@ export interface NewEvent {
   test?: boolean;
   /** Deliver to this webhook only (test events). */
   onlyWebhookId?: string;
-  /** Why the stage failed (`*.failed` events): a fixed code and message, never internal detail. */
+  /** Why the stage failed: required on `*.failed` events, absent on others; a fixed code and message, never internal detail. */
   error?: { code: string; message: string };
 }
 
@@ -72,6 +72,9 @@ function notifyAfterCommit(trx: Knex): void {
 
 /** Writes the event and its deliveries; returns the deliveries created. */
 export async function recordEvent(trx: Knex, e: NewEvent): Promise<DeliveryRecord[]> {
+  if (e.eventType.endsWith('.failed') !== (e.error !== undefined)) {
+    throw new Error(`${e.eventType}: a *.failed event carries data.error, any other event none (test events too)`);
+  }
   const eventId = randomUUID();
   const now = e.occurredAt;
   const data: EventData = { type: 'VIDEO', videoId: e.videoId, ...(e.error ? { error: { errorCode: e.error.code, message: e.error.message } } : {}) };

@@ -61,17 +61,21 @@ export interface WebhooksServiceDeps {
   clock: Clock;
   accounts: AccountsService;
   policy: OutboundPolicy;
+  /** The `data.error` of a test event of this type, as a real event of the type carries it (every `*.failed` type has one). */
+  testEventError: (eventType: string) => { code: string; message: string } | undefined;
 }
 
 export class WebhooksService extends TransactionalService {
   private readonly clock: Clock;
   private readonly accounts: AccountsService;
   private readonly policy: OutboundPolicy;
+  private readonly testEventError: WebhooksServiceDeps['testEventError'];
   constructor(deps: WebhooksServiceDeps) {
     super(deps.db);
     this.clock = deps.clock;
     this.accounts = deps.accounts;
     this.policy = deps.policy;
+    this.testEventError = deps.testEventError;
   }
 
   async create(userId: string, selectTeamId: string | undefined, input: NewWebhook): Promise<Webhook> {
@@ -161,7 +165,8 @@ export class WebhooksService extends TransactionalService {
       if ((await eventsStore.countTestEventsSince(trx, webhook.teamId, new Date(now.getTime() - DAY_MS))) >= MAX_TEST_EVENTS_PER_DAY) {
         throw new ConflictError('TOO_MANY_WEBHOOK_TEST_EVENTS', `A team may send at most ${MAX_TEST_EVENTS_PER_DAY} test events in 24 hours`);
       }
-      return recordEvent(trx, { teamId: webhook.teamId, eventType, videoId: opts.videoId ?? randomUUID(), occurredAt: now, test: true, onlyWebhookId: webhook.id });
+      const error = this.testEventError(eventType);
+      return recordEvent(trx, { teamId: webhook.teamId, eventType, videoId: opts.videoId ?? randomUUID(), occurredAt: now, test: true, onlyWebhookId: webhook.id, ...(error ? { error } : {}) });
     });
     return toView(delivery!, []);
   }
