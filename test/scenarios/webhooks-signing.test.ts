@@ -48,7 +48,7 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
   let worker: DeliveryWorker;
   let dir: string;
 
-  const { get } = apiRequests(
+  const { get, post, del } = apiRequests(
     () => h,
     () => u,
   );
@@ -347,6 +347,48 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     h.clock.set(rotated.activatesAt);
     assert.equal((await other.current()).id, rotated.key.id);
     assert.equal((await h.services.signingKeys.current()).id, rotated.key.id);
+  });
+
+  for (const ahead of [0, 10]) {
+    it(`the key that signs is the one active at the signing instant: old at activatesAt - 1 ms, new at activatesAt (publish-ahead ${ahead} min, rotated by another process)`, async () => {
+      // The admin command is another process with its own setting; this process has signed just before.
+      const admin = new SigningKeys({ db: h.services.db, clock: h.clock, secretBox: h.services.secretBox, policy: { ...h.config.webhookSigningKeys, publishAheadMinutes: ahead } });
+      const polledSigner = async (listenerId: string): Promise<string> => {
+        const res = await get(`/v1/webhooks/listeners/${listenerId}/deliveries?waitSeconds=0`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const item = res.body.items.at(-1);
+        return item.headers['X-Vidmill-Public-Key-Id'];
+      };
+      await deliverOne(); // this process has a signing key (created on first need) and has signed with it
+      h.clock.advance(MINUTE);
+      const old = signer(await deliverOne());
+      const rotated = await admin.rotate();
+      assert.equal(rotated.activatesAt.getTime(), h.clock.now().getTime() + ahead * MINUTE);
+      h.clock.set(new Date(rotated.activatesAt.getTime() - 1));
+      const listener = await post('/v1/webhooks/listeners', { eventTypes: ['video_out.done'] });
+      assert.equal(listener.status, 201, JSON.stringify(listener.body));
+      const before = await deliverOne();
+      assert.equal(signer(before), old, 'the old key signs until the instant before activation');
+      assert.equal(await polledSigner(listener.body.id), old, 'a listener poll too');
+      h.clock.set(rotated.activatesAt);
+      const at = await deliverOne();
+      assert.equal(signer(at), rotated.key.id, 'the new key signs from the activation instant on');
+      assert.equal(at.headers['x-vidmill-timestamp'], String(Math.floor(rotated.activatesAt.getTime() / 1000)), 'signed at that instant');
+      assert.ok(at.verified, at.verifyError);
+      assert.equal(await polledSigner(listener.body.id), rotated.key.id, 'a listener poll too');
+      assert.equal((await del(`/v1/webhooks/listeners/${listener.body.id}`)).status, 204);
+    });
+  }
+
+  it('one key signs at each instant: a key published with publish-ahead 0 in the millisecond its predecessor activated signs from the next one', async () => {
+    const admin = new SigningKeys({ db: h.services.db, clock: h.clock, secretBox: h.services.secretBox, policy: { ...h.config.webhookSigningKeys, publishAheadMinutes: 0 } });
+    const first = await admin.rotate();
+    h.clock.set(first.activatesAt);
+    const second = await admin.rotate();
+    assert.equal(second.activatesAt.getTime(), first.activatesAt.getTime() + 1);
+    assert.equal(signer(await deliverOne()), first.key.id);
+    h.clock.set(second.activatesAt);
+    assert.equal(signer(await deliverOne()), second.key.id);
   });
 
   it('two rotations inside the grace period: the reference client keeps the most recently replaced key and verifies across the second switch', async () => {

@@ -296,8 +296,10 @@ export class DeliveryWorker {
       };
     }
     const body = withAttemptCount(d.payload, attemptNumber);
-    const key = await this.deps.signingKeys.current();
-    const headers = { ...signRequest(key, body, Math.floor(this.deps.clock.now().getTime() / 1000)), 'Content-Length': String(Buffer.byteLength(body)) };
+    // The key active at the signing instant, and that instant as the timestamp.
+    const signedAt = this.deps.clock.now();
+    const key = await this.deps.signingKeys.current(signedAt);
+    const headers = { ...signRequest(key, body, Math.floor(signedAt.getTime() / 1000)), 'Content-Length': String(Buffer.byteLength(body)) };
     return this.post(url, body, headers);
   }
 

@@ -2,7 +2,9 @@
  * Webhook listeners: a team's events pulled by a client (the `vidmill webhooks listen` command)
  * instead of pushed to a public URL, signed exactly as a push delivery.
  *
- * - At most 5 live listeners per team (race-safe under the team's row lock).
+ * - At most 5 live listeners per team (race-safe under the team's row lock). `list` and `get`
+ *   show live listeners of the caller's teams only, and are reads: they neither move the expiry
+ *   nor acknowledge anything (only a poll does).
  * - `recordEvent` writes one row per live, subscribed listener in the event's transaction
  *   (events.ts), so nothing recorded while a listener lives is lost.
  * - A poll, in one transaction under the listener's row lock: removes the deliveries up to
@@ -23,6 +25,7 @@ import { TransactionalService } from '../../db/transactional';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import { recordListenerHandOut } from '../../shared/metrics';
+import { mapPage, Page, PageRequest } from '../../shared/paging';
 import type { AccountsService } from '../accounts';
 import { withAttemptCount } from './delivery-worker';
 import { onListenerDeliveries } from './events';
@@ -97,6 +100,18 @@ export class WebhookListenersService extends TransactionalService {
     return view(listener);
   }
 
+  /** The live listeners of the user's teams, or of one team (`teamId`). Reading does not poll: no expiry moves, nothing is acknowledged. */
+  async list(userId: string, teamId: string | undefined, req: PageRequest): Promise<Page<WebhookListener>> {
+    return mapPage(await listenersStore.page(this.db, await this.accounts.listScope(userId, teamId), this.clock.now(), req), view);
+  }
+
+  /** A live listener of one of the user's teams; 404 when it expired, was deleted or is another team's. Does not poll. */
+  async get(userId: string, id: string): Promise<WebhookListener> {
+    const listener = await listenersStore.findLiveInScope(this.db, id, { memberUserId: userId }, this.clock.now());
+    if (!listener) throw notFound();
+    return view(listener);
+  }
+
   async delete(userId: string, id: string): Promise<void> {
     if (!(await listenersStore.deleteLiveInScope(this.db, id, { memberUserId: userId }, this.clock.now()))) throw notFound();
   }
@@ -144,8 +159,9 @@ export class WebhookListenersService extends TransactionalService {
   private async signed(taken: { listener: ListenerRecord; items: ListenerDeliveryRecord[] }): Promise<ListenerPoll> {
     const { listener, items } = taken;
     if (!items.length) return { listenerId: listener.id, expiresAt: listener.expiresAt, items: [] };
-    const key = await this.signingKeys.current();
-    const unixSeconds = Math.floor(this.clock.now().getTime() / 1000);
+    const signedAt = this.clock.now();
+    const key = await this.signingKeys.current(signedAt);
+    const unixSeconds = Math.floor(signedAt.getTime() / 1000);
     recordListenerHandOut(items.length, items.filter((d) => d.attemptCount > 1).length);
     return {
       listenerId: listener.id,

@@ -74,11 +74,6 @@ export interface Rotation {
 }
 
 const TABLE = 'webhook_signing_keys';
-/**
- * Other processes may publish a key; the key rows are re-read at least this often. A key is
- * published `publishAheadMinutes` before it signs, so every process knows it before its switch.
- */
-const RECHECK_MS = 60_000;
 
 interface KeyRow {
   id: string;
@@ -123,6 +118,14 @@ const signingKeysStore = {
     const r = (await db(TABLE).whereNull('retired_at').orderBy('activates_at', 'desc').first()) as SigningKeyRow | undefined;
     return signingKeyRows.one(r);
   },
+  /** The key that signs at `at`: the newest key whose activation has come. */
+  async signerAt(db: Knex, at: Date): Promise<KeyRow | undefined> {
+    const r = (await db(TABLE)
+      .where('activates_at', '<=', at)
+      .orderBy([{ column: 'activates_at', order: 'desc' }, { column: 'id' }])
+      .first()) as SigningKeyRow | undefined;
+    return signingKeyRows.one(r);
+  },
   /** Keys not past their grace period, oldest first. */
   async unexpired(db: Knex, now: Date): Promise<KeyRow[]> {
     const rows = await db(TABLE)
@@ -157,13 +160,6 @@ const signingKeysStore = {
   },
 };
 
-/** The key that signs at `now`: the newest key whose activation has come. */
-function signerAt(rows: KeyRow[], now: Date): KeyRow | undefined {
-  let signer: KeyRow | undefined;
-  for (const r of rows) if (r.activatesAt <= now && (!signer || r.activatesAt >= signer.activatesAt)) signer = r;
-  return signer;
-}
-
 export interface SigningKeysDeps {
   db: Db;
   clock: Clock;
@@ -175,7 +171,6 @@ export class SigningKeys extends TransactionalService {
   private readonly clock: Clock;
   private readonly secretBox: SecretBox;
   private readonly policy: SigningKeyPolicy;
-  private cached?: { rows: KeyRow[]; recheckAt: number };
   private readonly privateKeys = new Map<string, KeyObject>();
 
   constructor(deps: SigningKeysDeps) {
@@ -185,21 +180,23 @@ export class SigningKeys extends TransactionalService {
     this.policy = deps.policy ?? DEFAULT_SIGNING_KEY_POLICY;
   }
 
-  /** The key that signs now; the first key is created on first need. */
-  async current(): Promise<ActiveSigningKey> {
-    const now = this.clock.now();
-    if (!this.cached || now.getTime() >= this.cached.recheckAt || !signerAt(this.cached.rows, now)) {
-      let rows = await signingKeysStore.unexpired(this.db, now);
-      if (!signerAt(rows, now)) {
-        await this.transactional(async (trx) => {
-          await signingKeysStore.lock(trx);
-          if (!(await signingKeysStore.newest(trx))) await this.insertKey(trx, now, now);
-        });
-        rows = await signingKeysStore.unexpired(this.db, now);
-      }
-      this.cached = { rows, recheckAt: now.getTime() + RECHECK_MS };
+  /**
+   * The key that signs at `at` (the signing instant; now by default). The key rows are read for
+   * every signature, never from a cache: another process (the admin command, with any
+   * publish-ahead time, even 0) may have published a key that activates at any instant, and the
+   * key of a signature must be the one active at that instant. Only the unsealed private keys
+   * are kept, by id. The first key is created on first need.
+   */
+  async current(at: Date = this.clock.now()): Promise<ActiveSigningKey> {
+    let row = await signingKeysStore.signerAt(this.db, at);
+    if (!row) {
+      await this.transactional(async (trx) => {
+        await signingKeysStore.lock(trx);
+        if (!(await signingKeysStore.newest(trx))) await this.insertKey(trx, at, at);
+      });
+      row = await signingKeysStore.signerAt(this.db, at);
+      if (!row) throw new Error(`No webhook signing key is active at ${at.toISOString()}`);
     }
-    const row = signerAt(this.cached.rows, now)!;
     let privateKey = this.privateKeys.get(row.id);
     if (!privateKey) {
       privateKey = createPrivateKey(this.secretBox.open(row.privateKeySealed, sealingContext(row.id)));
@@ -257,7 +254,7 @@ export class SigningKeys extends TransactionalService {
   }
 
   private async publishNext(onDemand: boolean): Promise<Rotation | undefined> {
-    const result = await this.transactional(async (trx): Promise<Rotation | undefined> => {
+    return this.transactional(async (trx): Promise<Rotation | undefined> => {
       await signingKeysStore.lock(trx);
       const now = this.clock.now();
       const newest = await signingKeysStore.newest(trx);
@@ -270,13 +267,12 @@ export class SigningKeys extends TransactionalService {
       const ahead = this.policy.publishAheadMinutes * 60_000;
       const periodEnd = newest.activatesAt.getTime() + this.policy.rotationDays * DAY_MS;
       if (!onDemand && now.getTime() < periodEnd - ahead) return undefined;
-      const activatesAt = new Date(onDemand ? now.getTime() + ahead : Math.max(now.getTime() + ahead, periodEnd));
+      // Later than the key it replaces, even within its first millisecond: one key signs at each instant.
+      const activatesAt = new Date(Math.max(onDemand ? now.getTime() + ahead : Math.max(now.getTime() + ahead, periodEnd), newest.activatesAt.getTime() + 1));
       await signingKeysStore.retire(trx, newest.id, activatesAt, new Date(activatesAt.getTime() + this.graceMs()), now);
       const next = await this.insertKey(trx, now, activatesAt);
       return { key: this.toView(next, now), activatesAt, alreadyPending: false };
     });
-    if (result && !result.alreadyPending) this.cached = undefined;
-    return result;
   }
 
   private graceMs(): number {
