@@ -7,6 +7,7 @@
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { DomainError, ValidationIssue } from '../shared/errors';
+import { echoText, isSecretField } from '../shared/echoed-value';
 
 export interface ErrorBody {
   timestamp: string;
@@ -59,29 +60,22 @@ export function sendError(req: Request, res: Response, status: number, errorCode
     .send(JSON.stringify(errorBody(req, res, status, errorCode, message, extra)));
 }
 
-/** Rejected values are echoed back shortened, and never for fields that hold secrets. */
-export const MAX_ECHOED_VALUE = 256;
-const SECRET_FIELD = /secret|password|accesskey|apikey|token|authorization/i;
+export { MAX_ECHOED_VALUE } from '../shared/echoed-value';
 
 /**
  * The rejected value at `parts` (e.g. ['body', 'name']) of `root` as text for
- * `ValidationError.value`: undefined when absent or when the field holds a secret.
+ * `ValidationError.value`: undefined when absent or when the field holds a secret; secret-named
+ * fields inside it are redacted at any depth (`echoText`).
  */
 export function echoedValue(root: Record<string, unknown>, parts: string[]): string | undefined {
-  if (parts.some((p) => SECRET_FIELD.test(p))) return undefined;
+  if (parts.some(isSecretField)) return undefined;
   let cur: unknown = root;
   for (const part of parts) {
     if (cur === null || typeof cur !== 'object') return undefined;
     cur = (cur as Record<string, unknown>)[part];
   }
   if (cur === undefined) return undefined;
-  let text: string;
-  try {
-    text = typeof cur === 'string' ? cur : (JSON.stringify(cur) ?? '');
-  } catch {
-    return undefined; // not representable (too deep to serialise): not echoed
-  }
-  return text.length > MAX_ECHOED_VALUE ? text.slice(0, MAX_ECHOED_VALUE) + '…' : text;
+  return echoText(cur); // undefined when not representable (too deep to serialise): not echoed
 }
 
 /** The segments of a JSON Pointer (`/body/a~1b` -> ['body', 'a/b']), as the validator reports fields. */

@@ -11,7 +11,7 @@
 import type { RequestHandler } from 'express';
 import type { ValidationIssue } from '../shared/errors';
 import { BadRequestError } from '../shared/errors';
-import { MAX_ECHOED_VALUE } from './error-mapper';
+import { echoText } from '../shared/echoed-value';
 
 interface IntegerParameter {
   in: 'query' | 'path' | 'header';
@@ -103,7 +103,7 @@ export function strictIntegerParameters(contract: unknown): RequestHandler {
         continue;
       }
       const problem = integerProblem(p, raw);
-      if (problem) issues.push({ field, value: raw.length > MAX_ECHOED_VALUE ? `${raw.slice(0, MAX_ECHOED_VALUE)}…` : raw, message: `${p.name} ${problem}` });
+      if (problem) issues.push({ field, value: echoText(raw), message: `${p.name} ${problem}` });
     }
     if (!issues.length) return next();
     next(new BadRequestError('VALIDATION_ERROR', `Request validation failed: ${issues.map((i) => i.message).join('; ')}`, { validationErrors: issues }));

@@ -4,6 +4,7 @@
  * (`filters.scaler`, `filterSettings.resolution.width`); a handler that receives the options
  * under another name (`options.` in a configuration body) adds its prefix with `withFieldPrefix`.
  */
+import { echoText, isSecretField } from '../shared/echoed-value';
 import { BadRequestError } from '../shared/errors';
 
 export type ProcessingErrorCode =
@@ -55,7 +56,9 @@ export class IssueList {
   add(code: ProcessingErrorCode, field: string, message: string, value?: unknown): void {
     if (this.issues.some((i) => i.field === field && i.message === message)) return;
     const issue: ProcessingIssue = { code, field, message };
-    if (value !== undefined) issue.value = typeof value === 'string' ? value : JSON.stringify(value);
+    // Echoed as the API's validator echoes: shortened, secrets redacted (none for a secret field).
+    const text = value === undefined || field.split('.').some(isSecretField) ? undefined : echoText(value);
+    if (text !== undefined) issue.value = text;
     this.issues.push(issue);
   }
 

@@ -239,6 +239,26 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
     assert.doesNotMatch(res.text, /SSSSSSSS/);
   });
 
+  it('validationErrors redact secret-named fields at any depth: an unknown property holding a secretAccessKey and a nested password, on every operation with a body', async () => {
+    const unknown = { secretAccessKey: 'S3CR3T', nested: { password: 'x' } };
+    let echoed = 0;
+    for (const op of ops.filter((o) => o.bodySchema)) {
+      const example = op.bodyExample;
+      const body = example !== null && typeof example === 'object' && !Array.isArray(example) ? { ...example, extraSettings: unknown } : { extraSettings: unknown };
+      const res = await call(op, fill(op.path)).send(body);
+      const where = `${op.method.toUpperCase()} ${op.path}: ${res.status} ${res.text}`;
+      assert.ok(res.status >= 400 && res.status < 500, where);
+      assert.doesNotMatch(res.text, /S3CR3T/, where);
+      assert.doesNotMatch(res.text, /\\?"x\\?"/, where);
+      const issue = res.body.validationErrors?.find((e: any) => e.field === 'body.extraSettings');
+      if (issue?.value === undefined) continue;
+      echoed++;
+      assert.equal(issue.value, JSON.stringify({ secretAccessKey: '[redacted]', nested: { password: '[redacted]' } }), where);
+    }
+    // The unknown object is echoed (redacted) by most operations, not dropped.
+    assert.ok(echoed >= 10, `echoed by ${echoed} operations`);
+  });
+
   it(`a body nested exactly ${MAX_BODY_DEPTH} levels is read (and validated)`, async () => {
     const res = await h.request
       .post('/api/v1/projects')

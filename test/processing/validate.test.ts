@@ -318,4 +318,11 @@ describe('Processing options: static validation', function () {
     assert.equal(err.status, 400);
     assert.deepEqual(err.details!.validationErrors, [{ field: 'x', message: 'bad', value: '1' }]);
   });
+
+  it('validationErrors redact secret-named fields at any depth: a rejected options value is echoed without them', function () {
+    const err = processingError(() => validateOptions({ filters: [{ secretAccessKey: 'S3CR3T', nested: { password: 'x' } }] } as unknown as ProcessingOptions));
+    const issue = (err.details!.validationErrors ?? []).find((i) => i.field === 'filters');
+    assert.ok(issue, JSON.stringify(err.details));
+    assert.equal(issue.value, JSON.stringify([{ secretAccessKey: '[redacted]', nested: { password: '[redacted]' } }]));
+  });
 });
