@@ -296,6 +296,38 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     }
   });
 
+  it('requestedAt and responseTimeMillis measure the request only, not the wait for a rate-limit permit', async () => {
+    await webhook({ rateLimitPerSecond: 1 });
+    // The permits are one-second windows of wall time: the worker's clock follows wall time from
+    // the test clock's instant, so the wait shows in the times it records.
+    const offset = h.clock.now().getTime() - Date.now();
+    const w = new DeliveryWorker(
+      { db: h.services.db, clock: { now: () => new Date(Date.now() + offset) }, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: true }, log: pino({ level: 'silent' }) },
+      { random: () => 0.5, permitWaitMs: 3000 },
+    );
+    workers.push(w);
+    const handlingMs = 300;
+    receiver.answer(() => ({ status: 200, body: 'ok', delayMs: handlingMs }));
+    const ids = [(await emit())[0]!.id, (await emit())[0]!.id];
+    assert.equal(await w.runOnce(), 2, 'both claimed at once: one of them waits for the next window');
+    assert.equal(receiver.received.length, 2);
+    const arrivals = receiver.received.map((r) => ({ id: r.json.id as string, at: r.receivedAt + offset })).sort((a, b) => a.at - b.at);
+    assert.deepEqual(arrivals.map((a) => a.id).sort(), [...ids].sort());
+    const [first, waited] = await Promise.all(arrivals.map(async (a) => (await event(a.id)).responses[0]));
+    assert.ok(arrivals[1]!.at - arrivals[0]!.at >= 900, `the second request waited for a permit (${arrivals[1]!.at - arrivals[0]!.at} ms)`);
+    for (const [response, arrival] of [
+      [first, arrivals[0]!],
+      [waited, arrivals[1]!],
+    ] as const) {
+      const requestedAt = Date.parse(response.requestedAt);
+      assert.ok(requestedAt <= arrival.at && arrival.at - requestedAt < 150, `requestedAt ${response.requestedAt} is when the request went out (arrived ${new Date(arrival.at).toISOString()})`);
+      assert.ok(
+        response.responseTimeMillis >= handlingMs && response.responseTimeMillis < handlingMs + 250,
+        `responseTimeMillis ${response.responseTimeMillis} is about the receiver's ${handlingMs} ms`,
+      );
+    }
+  });
+
   it('one slow endpoint does not delay deliveries to another, even with a backlog', async () => {
     const slow = await startReceiver(new WebhookVerifier({ fetchKey: async () => undefined }));
     let release!: () => void;

@@ -64,6 +64,11 @@ interface SendResult {
   headers?: Record<string, string>;
   errorCode?: string;
   errorMessage?: string;
+  /**
+   * The request itself, when one went out: the signing instant (after the URL check and the wait
+   * for a rate-limit permit) and how long from there to the end of the answer.
+   */
+  request?: { requestedAt: Date; responseTimeMillis: number };
 }
 
 export type LoopState = 'idle' | 'running' | 'stopping' | 'stopped';
@@ -223,9 +228,6 @@ export class DeliveryWorker {
     const { clock } = this.deps;
     if (!webhook) return; // swept: its deliveries went with it
     const attemptNumber = d.attemptCount + 1;
-    const requestedAt = clock.now();
-    const seriesStartedAt = d.seriesStartedAt ?? requestedAt;
-    const started = performance.now();
     let result: SendResult;
     if (webhook.deletedAt) {
       result = { statusCode: 0, errorCode: 'WEBHOOK_DELETED', errorMessage: 'The webhook was deleted; the event was not sent' };
@@ -234,8 +236,11 @@ export class DeliveryWorker {
     } else {
       result = await this.send(d, webhook.url, webhook.rateLimitPerSecond, attemptNumber);
     }
-    const responseTimeMillis = Math.max(0, Math.round(performance.now() - started));
+    // The request only: the wait for a permit is not part of it. An attempt that sent nothing is
+    // recorded at the moment it was decided, with no response time.
     const now = clock.now();
+    const { requestedAt, responseTimeMillis } = result.request ?? { requestedAt: now, responseTimeMillis: 0 };
+    const seriesStartedAt = d.seriesStartedAt ?? requestedAt;
     const ok = result.statusCode >= 200 && result.statusCode < 300;
     const retryAt = !ok && (result.statusCode === 429 || result.statusCode === 503) ? parseRetryAfter(result.headers?.['retry-after'], now) : undefined;
     let next: { status: 'pending' | 'succeeded' | 'failed'; nextAttemptAt?: Date; successful?: boolean };
@@ -296,11 +301,13 @@ export class DeliveryWorker {
       };
     }
     const body = withAttemptCount(d.payload, attemptNumber);
-    // The key active at the signing instant, and that instant as the timestamp.
+    // The key active at the signing instant, and that instant as the timestamp and requestedAt.
     const signedAt = this.deps.clock.now();
+    const started = performance.now();
     const key = await this.deps.signingKeys.current(signedAt);
     const headers = { ...signRequest(key, body, Math.floor(signedAt.getTime() / 1000)), 'Content-Length': String(Buffer.byteLength(body)) };
-    return this.post(url, body, headers);
+    const result = await this.post(url, body, headers);
+    return { ...result, request: { requestedAt: signedAt, responseTimeMillis: Math.max(0, Math.round(performance.now() - started)) } };
   }
 
   private post(url: URL, body: string, headers: Record<string, string>): Promise<SendResult> {
