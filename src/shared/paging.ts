@@ -35,15 +35,23 @@ const SORT_COLUMNS: Record<PageRequest['sortBy'], string> = { createdAt: 'create
 
 /**
  * Runs one query for a page and the total (a window count), plus a plain count only when the
- * page lies past the end. `base` must be a query without select, order or limit.
+ * page lies past the end. `base` must be a query without select, order or limit. `sortColumns`
+ * names the column of `table` each `sortBy` orders by, for a table whose columns are named
+ * otherwise (default: created_at, updated_at).
  */
-export async function fetchPage<Row, T>(base: Knex.QueryBuilder, req: PageRequest, map: (row: Row) => T, table: string): Promise<Page<T>> {
+export async function fetchPage<Row, T>(
+  base: Knex.QueryBuilder,
+  req: PageRequest,
+  map: (row: Row) => T,
+  table: string,
+  sortColumns: Record<PageRequest['sortBy'], string> = SORT_COLUMNS,
+): Promise<Page<T>> {
   const dir = req.sortDirection === 'DESC' ? 'desc' : 'asc';
   const rows = (await base
     .clone()
     .select(`${table}.*`, base.client.raw('count(*) over () as total_count'))
     .orderBy([
-      { column: `${table}.${SORT_COLUMNS[req.sortBy]}`, order: dir },
+      { column: `${table}.${sortColumns[req.sortBy]}`, order: dir },
       { column: `${table}.id`, order: dir },
     ])
     .limit(req.pageSize)

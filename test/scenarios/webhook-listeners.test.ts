@@ -3,8 +3,9 @@
  * receives (subscribed types of its team, no test events), deliveries signed exactly as a push
  * (verified with node:crypto, openssl and the project's verifier behind a real receiver),
  * acknowledgement by `after`, long polling (early answer, timeout, deliveries written by another
- * process, shutdown), expiry on the injected clock, 404s, validation, and events recorded by a
- * worker job.
+ * process, shutdown), expiry on the injected clock, the list (paging, teams, teamId, expired ones
+ * left out) and get by id (reads that neither poll nor acknowledge), 404s, validation, and events
+ * recorded by a worker job.
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
@@ -395,6 +396,102 @@ describe(`Webhook listeners (${TEST_DIALECT})`, function () {
     assert.equal((await h.database.db('webhook_listeners').where({ id: l.id })).length, 0);
     assert.equal((await h.database.db('webhook_listener_deliveries').where({ listener_id: l.id })).length, 0);
     assert.equal((await h.database.db('webhook_listeners').where({ id: live.id })).length, 1, 'a live listener stays');
+  });
+
+  it('getWebhookListeners: pages like every list (pageNumber, pageSize, sortDirection, sortBy); every team the caller belongs to, or one with teamId; 403 for a team of someone else', async () => {
+    const other = await h.user();
+    const stranger = await h.user();
+    await h.services.accounts.addMember(other.teamId, u.email);
+    const own: any[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await post(`${LISTENERS}?selectTeamId=${u.teamId}`, { eventTypes: ['video_out.done'] });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      own.push(res.body);
+      h.clock.advance(1000);
+    }
+    const shared = await create(['video_in.done'], other);
+    h.clock.advance(1000);
+    await create(['video_in.done'], stranger);
+    const ids = (res: any) => res.body.items.map((l: any) => l.id);
+
+    const first = await get(`${LISTENERS}?pageSize=2`);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.deepEqual({ ...first.body, items: undefined }, { pageNumber: 0, pageSize: 2, numberOfElements: 2, totalPages: 2, totalElements: 4, items: undefined });
+    assert.deepEqual(first.body.items[0], own[0], 'an item is the listener as created');
+    assert.deepEqual(ids(first), [own[0].id, own[1].id], 'createdAt ascending by default');
+    const second = await get(`${LISTENERS}?pageSize=2&pageNumber=1`);
+    assert.deepEqual(ids(second), [own[2].id, shared.id], "the team the caller joined is listed, the stranger's is not");
+    const past = await get(`${LISTENERS}?pageSize=2&pageNumber=2`);
+    assert.deepEqual([past.body.numberOfElements, past.body.totalElements, past.body.items], [0, 4, []]);
+    assert.deepEqual(ids(await get(`${LISTENERS}?sortDirection=DESC`)), [shared.id, own[2].id, own[1].id, own[0].id]);
+
+    // teamId: one team only; a team of someone else (or none) is 403 FORBIDDEN, as on every list.
+    assert.deepEqual(ids(await get(`${LISTENERS}?teamId=${other.teamId}`)), [shared.id]);
+    assert.deepEqual(
+      ids(await get(`${LISTENERS}?teamId=${u.teamId}`)),
+      own.map((l) => l.id),
+    );
+    expectError(await get(`${LISTENERS}?teamId=${stranger.teamId}`), 403, 'FORBIDDEN');
+    expectError(await get(`${LISTENERS}?teamId=${randomUUID()}`), 403, 'FORBIDDEN');
+
+    // sortBy=updatedAt orders by the last poll: the oldest listener, polled now, comes last.
+    await polled(own[0].id);
+    assert.deepEqual(ids(await get(`${LISTENERS}?teamId=${u.teamId}&sortBy=updatedAt`)), [own[1].id, own[2].id, own[0].id]);
+    assert.deepEqual(
+      ids(await get(`${LISTENERS}?teamId=${u.teamId}&sortBy=createdAt`)),
+      own.map((l) => l.id),
+    );
+
+    expectError(await get(`${LISTENERS}?pageSize=101`), 400, 'VALIDATION_ERROR');
+    expectError(await get(`${LISTENERS}?sortBy=expiresAt`), 400, 'VALIDATION_ERROR');
+  });
+
+  it("getWebhookListenerById: the listener as created; reading it neither polls (expiresAt stays) nor acknowledges; 404 for another team's, after delete, for an unknown id", async () => {
+    const other = await h.user();
+    const l = await create(['video_out.done', 'video_in.done']);
+    const got = await get(`${LISTENERS}/${l.id}`);
+    assert.equal(got.status, 200, JSON.stringify(got.body));
+    assert.deepEqual(got.body, l);
+    await record('video_out.done');
+    const handed = await polled(l.id);
+    assert.equal(handed.items.length, 1);
+    h.clock.advance(MINUTE);
+    const read = await get(`${LISTENERS}/${l.id}`);
+    assert.equal(read.body.expiresAt, handed.expiresAt, 'a read does not move the expiry');
+    assert.equal((await get(LISTENERS)).body.items[0].expiresAt, handed.expiresAt, 'nor does the list');
+    const again = await polled(l.id);
+    assert.deepEqual(
+      again.items.map((d: any) => [d.sequence, d.eventId, JSON.parse(d.body).attemptCount]),
+      [[1, handed.items[0].eventId, 2]],
+      'a read acknowledged nothing: the delivery comes again',
+    );
+    expectError(await get(`${LISTENERS}/${l.id}`, other), 404, 'RESOURCE_NOT_FOUND');
+    assert.deepEqual((await get(LISTENERS, other)).body.items, [], "another team's listener is not listed");
+    assert.equal((await del(`${LISTENERS}/${l.id}`)).status, 204);
+    expectError(await get(`${LISTENERS}/${l.id}`), 404, 'RESOURCE_NOT_FOUND');
+    expectError(await get(`${LISTENERS}/${randomUUID()}`), 404, 'RESOURCE_NOT_FOUND');
+    expectError(await get(`${LISTENERS}/not-a-uuid`), 400, 'VALIDATION_ERROR');
+  });
+
+  it('expired listeners (injected clock): gone from the list and 404 by id at 5 minutes after the last poll, before the periodic task deletes them; their places are free again', async () => {
+    const kept = await create();
+    const lost: string[] = [];
+    for (let i = 0; i < 4; i++) lost.push((await create()).id);
+    expectError(await post(LISTENERS, { eventTypes: ['video_out.done'] }), 409, 'MAXIMUM_AMOUNT_OF_WEBHOOK_LISTENERS_REACHED');
+    // The client lost the ids: the list finds all 5.
+    assert.equal((await get(LISTENERS)).body.totalElements, 5);
+    h.clock.advance(4 * MINUTE);
+    await polled(kept.id);
+    h.clock.advance(MINUTE - 1);
+    assert.equal((await get(LISTENERS)).body.totalElements, 5, 'one millisecond before the expiry all are live');
+    assert.equal((await get(`${LISTENERS}/${lost[0]}`)).status, 200);
+    h.clock.advance(1);
+    const page = await get(LISTENERS);
+    assert.deepEqual([page.body.totalElements, page.body.items.map((l: any) => l.id)], [1, [kept.id]], 'the listeners not polled for 5 minutes are not listed');
+    for (const id of lost) expectError(await get(`${LISTENERS}/${id}`), 404, 'RESOURCE_NOT_FOUND');
+    assert.equal((await h.database.db('webhook_listeners').whereIn('id', lost)).length, 4, 'still rows: the periodic task has not run');
+    for (let i = 0; i < 4; i++) await create();
+    assert.equal((await get(LISTENERS)).body.totalElements, 5);
   });
 
   it("404 for another team's listener (poll and delete), after delete, and for an unknown id", async () => {

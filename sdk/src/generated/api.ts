@@ -1555,7 +1555,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List webhook listeners
+         * @description Lists the live listeners of every team the caller belongs to, or of one team with
+         *     `teamId`, so a client that lost a listener's id can find it and delete it (a team may
+         *     have at most 5). An expired listener is not listed. Listing does not poll: it neither
+         *     moves `expiresAt` nor acknowledges deliveries. `sortBy=updatedAt` orders by the last
+         *     poll (the same order as `expiresAt`).
+         */
+        get: operations["getWebhookListeners"];
         put?: never;
         /**
          * Create a webhook listener
@@ -1591,7 +1599,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a webhook listener
+         * @description Returns a live listener of a team the caller belongs to. Reading it does not poll: it
+         *     neither moves `expiresAt` nor acknowledges deliveries. `404` for a listener that expired,
+         *     was deleted or belongs to another team.
+         */
+        get: operations["getWebhookListenerById"];
         put?: never;
         post?: never;
         /**
@@ -4348,6 +4362,11 @@ export interface components {
              * @description When the listener ends unless it is polled before.
              */
             readonly expiresAt: string;
+        };
+        /** @description A page of webhook listeners. */
+        WebhookListenersPage: components["schemas"]["Page"] & {
+            /** @description Webhook listeners on this page. */
+            items: components["schemas"]["WebhookListener"][];
         };
         /** @description One event as a webhook delivery would send it; forward `headers` and `body` unchanged and the signature verifies. */
         WebhookListenerDelivery: {
@@ -10781,6 +10800,69 @@ export interface operations {
             500: components["responses"]["RateLimitedInternalServerError"];
         };
     };
+    getWebhookListeners: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page number. */
+                pageNumber?: components["parameters"]["PageNumberParam"];
+                /** @description Number of items per page. */
+                pageSize?: components["parameters"]["PageSizeParam"];
+                /** @description Sort direction. */
+                sortDirection?: components["parameters"]["SortDirectionParam"];
+                /** @description Field to sort by. */
+                sortBy?: components["parameters"]["SortByBaseParam"];
+                /** @description Only items of this team. Without it, items of every team the caller belongs to. A team the caller is not a member of and a team that does not exist get the same answer, `403` `FORBIDDEN`. */
+                teamId?: components["parameters"]["FilterByTeamId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhook listeners. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pageNumber": 0,
+                     *       "pageSize": 10,
+                     *       "numberOfElements": 1,
+                     *       "totalPages": 1,
+                     *       "totalElements": 1,
+                     *       "items": [
+                     *         {
+                     *           "id": "8c1f2e3d-4b5a-4c6d-9e8f-7a6b5c4d3e2f",
+                     *           "createdAt": "2026-01-01T12:00:00Z",
+                     *           "teamId": "9b2f6a1e-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *           "eventTypes": [
+                     *             "video_processing.done",
+                     *             "video_processing.failed"
+                     *           ],
+                     *           "expiresAt": "2026-01-01T12:05:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookListenersPage"];
+                };
+            };
+            400: components["responses"]["RateLimitedBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["RateLimitedForbidden"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["RateLimitedInternalServerError"];
+        };
+    };
     createWebhookListener: {
         parameters: {
             query?: {
@@ -10849,6 +10931,56 @@ export interface operations {
             413: components["responses"]["RateLimitedPayloadTooLarge"];
             415: components["responses"]["RateLimitedUnsupportedMediaType"];
             422: components["responses"]["RateLimitedIdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["RateLimitedInternalServerError"];
+        };
+    };
+    getWebhookListenerById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the resource.
+                 * @example 3fa85f64-5717-4562-b3fc-2c963f66afa6
+                 */
+                id: components["parameters"]["IdPathParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The listener. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "8c1f2e3d-4b5a-4c6d-9e8f-7a6b5c4d3e2f",
+                     *       "createdAt": "2026-01-01T12:00:00Z",
+                     *       "teamId": "9b2f6a1e-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+                     *       "eventTypes": [
+                     *         "video_processing.done",
+                     *         "video_processing.failed"
+                     *       ],
+                     *       "expiresAt": "2026-01-01T12:05:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookListener"];
+                };
+            };
+            400: components["responses"]["RateLimitedBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["RateLimitedForbidden"];
+            404: components["responses"]["RateLimitedNotFound"];
+            413: components["responses"]["RateLimitedPayloadTooLarge"];
+            415: components["responses"]["RateLimitedUnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["RateLimitedInternalServerError"];
         };

@@ -1,5 +1,6 @@
 import type { components } from '../../../generated/api';
 import type { HandlerMap } from '../../http/operations';
+import { pageRequest } from '../../shared/paging';
 import { DEFAULT_LISTENER_WAIT_SECONDS, WebhookListener, WebhookListenersService } from './listeners.service';
 
 type Schemas = components['schemas'];
@@ -13,6 +14,13 @@ export function webhookListenersHandlers(listeners: WebhookListenersService) {
   return {
     async createWebhookListener({ principal, query, body }) {
       return { status: 201, body: toDto(await listeners.create(principal.userId, query.selectTeamId, body.eventTypes)) };
+    },
+    async getWebhookListeners({ principal, query }) {
+      const page = await listeners.list(principal.userId, query.teamId, pageRequest(query));
+      return { status: 200, body: { ...page, items: page.items.map(toDto) } };
+    },
+    async getWebhookListenerById({ principal, path }) {
+      return { status: 200, body: toDto(await listeners.get(principal.userId, path.id)) };
     },
     async deleteWebhookListenerById({ principal, path }) {
       await listeners.delete(principal.userId, path.id);
@@ -29,5 +37,5 @@ export function webhookListenersHandlers(listeners: WebhookListenersService) {
         },
       };
     },
-  } satisfies HandlerMap<'createWebhookListener' | 'deleteWebhookListenerById' | 'pollWebhookListenerDeliveries'>;
+  } satisfies HandlerMap<'createWebhookListener' | 'getWebhookListeners' | 'getWebhookListenerById' | 'deleteWebhookListenerById' | 'pollWebhookListenerDeliveries'>;
 }

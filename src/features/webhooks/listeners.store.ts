@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { asDate, lockRowForUpdate } from '../../db/database';
 import { DbInt, DbTimestamp, rowMapper } from '../../db/store';
 import { transactional } from '../../db/transactional';
+import { fetchPage, Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
 
 export interface ListenerRecord {
@@ -101,6 +102,18 @@ export const listenersStore = {
   /** The team's live listeners (recordEvent's fan-out). */
   async liveOfTeam(db: Knex, teamId: string, now: Date): Promise<ListenerRecord[]> {
     return listenerRows.many(await live(db, now).where({ team_id: teamId }));
+  },
+  /**
+   * A page of the live listeners of the teams in scope. A listener has no `updated_at`: what
+   * changes it is a poll, which moves `expires_at`, so `updatedAt` orders by that.
+   */
+  page(db: Knex, scope: TeamScope, now: Date, req: PageRequest): Promise<Page<ListenerRecord>> {
+    return fetchPage(whereTeamInScope(db, live(db, now), `${LISTENERS}.team_id`, scope), req, listenerRows.from, LISTENERS, { createdAt: 'created_at', updatedAt: 'expires_at' });
+  },
+  /** A live listener of a team in scope (no lock: a read). */
+  async findLiveInScope(db: Knex, id: string, scope: TeamScope, now: Date): Promise<ListenerRecord | undefined> {
+    const r = (await whereTeamInScope(db, live(db, now), `${LISTENERS}.team_id`, scope).where(`${LISTENERS}.id`, id).first()) as ListenerRow | undefined;
+    return listenerRows.one(r);
   },
   /** A live listener of a team in scope, its row locked for the rest of the transaction (PostgreSQL). */
   async lockLiveInScope(db: Knex, id: string, scope: TeamScope, now: Date): Promise<ListenerRecord | undefined> {
