@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { ledgerStore } from '../../src/features/billing/ledger.store';
+import { periodsStore, toPeriod } from '../../src/features/billing/periods.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
@@ -165,6 +166,47 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     assert.equal((await get(`/v2/wallet/billing-periods/${periods.items[0].id}`)).body.endedAt, '2026-04-01T00:00:00.000Z');
     // balances carry over: the wallet still holds 5 USD
     assert.equal((await get('/v2/wallet/financial-details')).body.processingCreditsBalanceUsd, 5);
+  });
+
+  it('a billing period starts at the first instant of its month whichever task or charge opens it; two concurrent openers make one period', async () => {
+    const ledger = h.services.ledger;
+    await ledger.topUp(u.teamId, 50_000_000); // opens the team's first period (it starts when the team was created)
+    const periods = async () =>
+      (await h.services.db('billing_periods').where({ team_id: u.teamId }).orderBy('created_at')).map((r: any) => {
+        const p = toPeriod(r);
+        return { id: p.id, createdAt: p.createdAt.toISOString(), endedAt: p.endedAt ?? null };
+      });
+    const openers: Array<[string, () => Promise<unknown>]> = [
+      ['a storage charge', () => ledger.accrueUtility(u.teamId, { jobId: `storage-${randomUUID()}`, product: { productName: 'Storage', category: 'STORAGE', amount: 1.5 } })],
+      ['a processing charge', () => ledger.charge(u.teamId, job(`job-${randomUUID()}`))],
+      ['a download charge', () => ledger.accrueUtility(u.teamId, { jobId: `dl-${randomUUID()}`, product: { productName: 'Download', category: 'DOWNLOAD_HTTPS', amount: 2 } })],
+      ['a top-up', () => ledger.topUp(u.teamId, 1_000_000)],
+      ['the period job', () => ledger.rollPeriods()],
+    ];
+    const closeAt = async (boundary: string) => {
+      const open = (await periods()).filter((p) => p.endedAt === null);
+      assert.equal(open.length, 1);
+      await periodsStore.end(h.services.db, open[0]!.id, new Date(boundary));
+      h.clock.set(new Date(Date.parse(boundary) + 5 * 60_000));
+    };
+    let month = 4;
+    for (const [name, open] of openers) {
+      const first = `2026-${String(month).padStart(2, '0')}-01T00:00:00.000Z`;
+      // The team's period was closed at the month's boundary, none is open; the opener comes at 00:05.
+      await closeAt(first);
+      await open();
+      const latest = (await periods()).at(-1)!;
+      assert.equal(latest.createdAt, first, `${name} at 00:05 opens a period starting at ${first}`);
+      assert.equal(latest.endedAt, null);
+      month++;
+    }
+    // Two openers at once (any number of processes): one period, starting at the boundary.
+    const first = `2026-${String(month).padStart(2, '0')}-01T00:00:00.000Z`;
+    await closeAt(first);
+    await Promise.all(openers.map(([, open]) => open()));
+    const open = (await periods()).filter((p) => p.endedAt === null);
+    assert.equal(open.length, 1, JSON.stringify(open));
+    assert.equal(open[0]!.createdAt, first);
   });
 
   it('period date filters: fromDate/toDate, defaults, from after to is 400 INVALID_DATE_TIME_RANGE', async () => {

@@ -342,11 +342,7 @@ export class LedgerService extends TransactionalService {
       await this.transactional(async (trx) => {
         await ledgerStore.lockTeam(trx, teamId);
         if (await periodsStore.open(trx, teamId)) return;
-        const team = await this.team(trx, teamId);
-        const latest = await periodsStore.latest(trx, teamId);
-        // A team's first period starts when the team was created; later ones at the month boundary.
-        const start = latest ? boundary : new Date(Math.max(team.createdAt.getTime(), boundary.getTime()));
-        await this.openPeriod(trx, teamId, start);
+        await this.openPeriod(trx, teamId, now);
         opened++;
       });
     }
@@ -365,7 +361,16 @@ export class LedgerService extends TransactionalService {
     });
   }
 
-  private async openPeriod(trx: Db, teamId: string, start: Date): Promise<BillingPeriod> {
+  /**
+   * Opens the team's next period, under the team lock when it has no open period. Whoever opens
+   * it (the period job, a charge, a storage batch) at `now`, it starts at the same instant: the
+   * first instant of the UTC month of `now`; a team's first period when the team was created,
+   * if that is later.
+   */
+  private async openPeriod(trx: Db, teamId: string, now: Date): Promise<BillingPeriod> {
+    const boundary = monthStart(now);
+    const latest = await periodsStore.latest(trx, teamId);
+    const start = latest ? boundary : new Date(Math.max((await this.team(trx, teamId)).createdAt.getTime(), boundary.getTime()));
     const period: BillingPeriod = { id: randomUUID(), teamId, createdAt: start, updatedAt: start };
     await periodsStore.insert(trx, period);
     const balance = await ledgerStore.balance(trx, teamId, 'utilities');
