@@ -8,6 +8,7 @@
 import type { Request, RequestHandler } from 'express';
 import { UnauthorizedError } from '../shared/errors';
 import type { Principal } from './operations';
+import { repeatedHeader, repeatedHeaderError } from './single-headers';
 
 export const BASIC_AUTH_PREFIX = '/v1/api-keys';
 
@@ -54,10 +55,18 @@ export interface ApiKeyCheck {
   cachedPrincipal(secret: string): Principal | undefined;
 }
 
+/** Two X-API-Key headers: 401 (there is no key to charge a rate-limit budget to), naming the header. */
+export function repeatedApiKey(): UnauthorizedError {
+  return new UnauthorizedError('INVALID_API_KEY', 'The X-API-Key header must be given once');
+}
+
 export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, signIns: SignInGate): RequestHandler {
   const slow = async (req: Request, next: (err?: unknown) => void) => {
     try {
       if (usesBasicAuth(req)) {
+        // Node keeps the first of two Authorization headers and drops the other: refuse instead.
+        const repeated = repeatedHeaderError(req, ['authorization']);
+        if (repeated) throw repeated;
         const { email, password } = parseBasic(req.headers.authorization);
         // req.ip: the socket's address, or with 'trust proxy' set the client named by the proxy.
         const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
@@ -76,6 +85,8 @@ export function authenticate(accounts: PasswordCheck, apiKeys: ApiKeyCheck, sign
       } else {
         const key = req.headers['x-api-key'];
         if (typeof key !== 'string' || key === '') throw new UnauthorizedError('MISSING_API_KEY', 'The X-API-Key header is required');
+        // Node joins two X-API-Key headers into one (wrong) key; say why it is refused.
+        if (repeatedHeader(req, ['x-api-key'])) throw repeatedApiKey();
         req.principal = await apiKeys.authenticate(key);
       }
       next();

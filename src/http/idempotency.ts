@@ -25,6 +25,7 @@ import { DomainError } from '../shared/errors';
 import { principalOf } from './auth';
 import { idempotencyStore } from './idempotency.store';
 import type { Principal } from './operations';
+import { repeatedHeaderError } from './single-headers';
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 /** How long a request holds its key; after that a retry runs again (its process may be gone). */
@@ -176,6 +177,9 @@ function storedResponse(res: Response, body: Buffer | undefined): StoredResponse
 export function idempotency(keys: IdempotencyKeys): RequestHandler {
   return (req, res, next) => {
     if (req.method !== 'POST') return next();
+    // Node joins two Idempotency-Key headers into one key ("a, b"): refuse the ambiguity.
+    const repeated = repeatedHeaderError(req, ['idempotency-key']);
+    if (repeated) return next(repeated);
     const key = req.headers['idempotency-key'];
     if (typeof key !== 'string' || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) return next();
     const scope = idempotencyScope(principalOf(req));

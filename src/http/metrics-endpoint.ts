@@ -23,6 +23,7 @@ import { dbPoolGauge, jobsGauge, METRICS_CONTENT_TYPE, oldestQueuedGauge, regist
 import { answerClientErrors } from './client-errors';
 import { errorMapper, notFoundMessage, sendError } from './error-mapper';
 import { requestId } from './request-id';
+import { repeatedHeaderError } from './single-headers';
 import { rejectUndecodablePath } from './request-path';
 
 export interface MetricsEndpointOptions {
@@ -48,6 +49,9 @@ export function metricsEndpoint(o: MetricsEndpointOptions): RequestHandler {
   return async (req, res, next) => {
     try {
       if (expected) {
+        // Node keeps only the first of two Authorization headers: refuse the ambiguity.
+        const repeated = repeatedHeaderError(req, ['authorization']);
+        if (repeated) return next(repeated);
         const header = req.headers.authorization;
         if (!header) return sendError(req, res, 401, 'UNAUTHORIZED', 'Metrics need Authorization: Bearer <VIDMILL_METRICS_TOKEN>', { headers: CHALLENGE });
         const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

@@ -11,6 +11,9 @@ import { videosStore } from '../../src/features/videos/videos.store';
 import { IDEMPOTENCY_LEASE_MS, idempotencyScope, requestFingerprint } from '../../src/http/idempotency';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+
+/** A header sent once per value (Node writes an array as repeated header lines); supertest types only Cookie so. */
+const twice = (values: string[]) => values as unknown as string;
 import { waitFor } from '../helpers/scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
@@ -78,6 +81,50 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
     const retry = await h.request.post('/api/v1/projects').set('X-API-Key', u.apiKey).set('Idempotency-Key', 'canonical').set('Content-Type', 'application/json').send('{ "name" :  "Canon" }');
     assert.equal(retry.headers['idempotent-replayed'], 'true');
     assert.deepEqual(retry.body, first.body);
+  });
+
+  it('headers read as one value may not be repeated: two Idempotency-Key headers (which Node joins) are 400 VALIDATION_ERROR naming the header, and nothing runs or is reserved', async () => {
+    const res = await h.request
+      .post('/api/v1/projects')
+      .set('X-API-Key', u.apiKey)
+      .set('Idempotency-Key', twice(['key-a', 'key-b']))
+      .send({ name: 'twice' });
+    expectError(res, 400, 'VALIDATION_ERROR');
+    assert.deepEqual(res.body.validationErrors, [{ field: 'headers.idempotency-key', message: 'must be given once' }]);
+    assert.equal(await projectsNamed('twice'), 0);
+    assert.equal((await storedKeys()).length, 0);
+    // A GET ignores the header, as it ignores one.
+    assert.equal(
+      (
+        await h.request
+          .get('/api/v1/projects')
+          .set('X-API-Key', u.apiKey)
+          .set('Idempotency-Key', twice(['key-a', 'key-b']))
+      ).status,
+      200,
+    );
+    assert.equal((await createProject('key-a', { name: 'once' })).status, 201);
+  });
+
+  it('headers read as one value may not be repeated: two X-API-Key headers are 401 INVALID_API_KEY saying so, two Authorization headers 400 VALIDATION_ERROR naming it, even when both are right (API, tus creation)', async () => {
+    // A 401: with no one key there is no rate-limit budget to charge (a 400 carries its headers).
+    const twoKeys = await h.request.get('/api/v1/projects').set('X-API-Key', twice([u.apiKey, u.apiKey]));
+    expectError(twoKeys, 401, 'INVALID_API_KEY');
+    assert.match(twoKeys.body.message, /X-API-Key header must be given once/);
+    assert.doesNotMatch(twoKeys.text, new RegExp(u.apiKey));
+    // Node keeps the first Authorization and drops the second without a word.
+    const twoBasic = await h.request.get('/api/v1/api-keys').set('Authorization', twice([basic(u.email, u.password), basic(u.email, 'other')]));
+    expectError(twoBasic, 400, 'VALIDATION_ERROR');
+    assert.deepEqual(twoBasic.body.validationErrors, [{ field: 'headers.authorization', message: 'must be given once' }]);
+    const tus = await h.request
+      .post('/tus/uploads')
+      .set('X-API-Key', twice([u.apiKey, 'vmk_other']))
+      .set('Tus-Resumable', '1.0.0')
+      .set('Upload-Length', '10')
+      .set('Upload-Metadata', `name ${Buffer.from('n').toString('base64')}`);
+    expectError(tus, 401, 'INVALID_API_KEY');
+    assert.match(tus.body.message, /X-API-Key header must be given once/);
+    assert.equal((await h.request.get('/api/v1/projects').set('X-API-Key', u.apiKey)).status, 200);
   });
 
   it('without an Idempotency-Key every POST runs', async () => {

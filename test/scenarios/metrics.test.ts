@@ -25,6 +25,9 @@ import { metricsEndpoint, startMetricsServer } from '../../src/http/metrics-endp
 import { PermanentJobError, Worker } from '../../src/jobs/worker';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
+
+/** A header sent once per value (Node writes an array as repeated header lines); supertest types only Cookie so. */
+const twice = (values: string[]) => values as unknown as string;
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { Exposition, parseExposition } from '../helpers/prometheus';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
@@ -124,6 +127,10 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
       assert.match(String(missing.headers['www-authenticate']), /^Bearer /);
       expectError(await h.request.get('/metrics').set('Authorization', `Bearer ${TOKEN}x`), 401, 'INVALID_CREDENTIALS');
       expectError(await h.request.get('/metrics').set('Authorization', `Basic ${Buffer.from(`a:${TOKEN}`).toString('base64')}`), 401, 'INVALID_CREDENTIALS');
+      // Two Authorization headers (Node would keep the first): 400 naming the header, even with the token first.
+      const repeated = await h.request.get('/metrics').set('Authorization', twice([`Bearer ${TOKEN}`, 'Bearer other']));
+      expectError(repeated, 400, 'VALIDATION_ERROR');
+      assert.equal(repeated.body.validationErrors[0].field, 'headers.authorization');
       const m = await scrape(h.request, { Authorization: `Bearer ${TOKEN}` });
       assert.equal(m.types.get('vidmill_jobs'), 'gauge');
     });
@@ -167,7 +174,9 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
       const before = await scrape(h.request);
       assert.equal((await h.request.get('/api/v1/projects').set('X-API-Key', u.apiKey)).status, 200);
       expectError(await h.request.get('/api/v1/projects').set('X-API-Key', u.apiKey), 429, 'TOO_MANY_REQUESTS');
+      // Sign-in budgets count failures: the right password is given back, a wrong one spends it.
       assert.equal((await h.request.get('/api/v1/api-keys').auth(u.email, u.password)).status, 200);
+      expectError(await h.request.get('/api/v1/api-keys').auth(u.email, 'wrong'), 401, 'INVALID_CREDENTIALS');
       expectError(await h.request.get('/api/v1/api-keys').auth(u.email, u.password), 429, 'TOO_MANY_REQUESTS');
       const after = await scrape(h.request);
       assert.equal(after.value('vidmill_rate_limit_rejections_total', { limit: 'sign_in_address' }) - before.value('vidmill_rate_limit_rejections_total', { limit: 'sign_in_address' }), 1);

@@ -24,8 +24,9 @@ import type { Logger } from 'pino';
 import type { Server as TusServer } from '@tus/server';
 import { errorBodyOf, sendError } from '../../http/error-mapper';
 import { streamTusBodiesDirectly } from '../../http/tus-node-bodies';
-import type { ApiKeyCheck } from '../../http/auth';
+import { repeatedApiKey, type ApiKeyCheck } from '../../http/auth';
 import { rateLimitExceeded, type RequestLimiter } from '../../http/rate-limit';
+import { repeatedHeader } from '../../http/single-headers';
 import type { Clock } from '../../shared/clock';
 import { BadRequestError, UnauthorizedError } from '../../shared/errors';
 import { recordUploadBytes } from '../../shared/metrics';
@@ -150,6 +151,7 @@ export class UploadEndpoint {
     req.resume(); // any creation-with-upload body is not read
     const key = req.headers['x-api-key'];
     if (typeof key !== 'string' || key === '') throw new UnauthorizedError('MISSING_API_KEY', 'The X-API-Key header is required');
+    if (repeatedHeader(req, ['x-api-key'])) throw repeatedApiKey();
     const principal = this.apiKeys.cachedPrincipal(key) ?? (await this.apiKeys.authenticate(key));
     if (principal.apiKeyId !== undefined) {
       const decision = await this.rateLimiter.consume(principal.apiKeyId);
