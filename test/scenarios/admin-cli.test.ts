@@ -8,6 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { loadContract } from '../../src/composition';
+import { NAME_MAX_LENGTH } from '../../src/shared/names';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
 
@@ -81,6 +83,34 @@ describe(`Admin CLI (${TEST_DIALECT})`, function () {
     assert.match(r.stderr, /no database at .*not-the-data-dir\/vidmill\.sqlite; the admin commands do not create one/);
     assert.doesNotMatch(r.stderr, /TEAM_NOT_FOUND/);
     assert.equal(existsSync(wrong), false, 'nothing was created');
+  });
+
+  it("team names follow the API's name rule (1 to 47 characters, not only white space) in create-team, create-user and update-team", async () => {
+    // The rule is the contract's: the Team schema's length, and the pattern of the names a client sets.
+    const schemas: any[] = Object.values(loadContract().components.schemas);
+    const teamName = loadContract().components.schemas.Team.properties.name;
+    assert.deepEqual([teamName.minLength, teamName.maxLength], [1, NAME_MAX_LENGTH]);
+    const patterns = new Set(schemas.map((x) => x.properties?.name?.pattern).filter(Boolean));
+    assert.deepEqual([...patterns], ['\\S']);
+    const long = 'x'.repeat(NAME_MAX_LENGTH + 1);
+    const refused = (args: string[], field: string) => {
+      const r = admin(args);
+      assert.equal(r.status, 1, `${args.join(' ')}: ${r.stdout}`);
+      assert.match(r.stderr, new RegExp(`VALIDATION_ERROR: ${field} must`), r.stderr);
+    };
+    refused(['create-team', '--name', long], 'name');
+    refused(['create-team', '--name', ' \t '], 'name');
+    refused(['create-user', '--email', `blank-${randomBytes(4).toString('hex')}@example.com`, '--team-name', '   '], 'name');
+    refused(['update-team', '--team-id', u.teamId, '--name', long], 'name');
+    const names = (await h.services.db('teams').select('name')).map((t: { name: string }) => t.name);
+    assert.ok(!names.some((n) => n.length > NAME_MAX_LENGTH || !/\S/.test(n)), JSON.stringify(names));
+    // The longest name the rule allows is kept, and the API serves it against its contract.
+    const longest = ' '.repeat(2) + 'é'.repeat(NAME_MAX_LENGTH - 2);
+    const r = admin(['update-team', '--team-id', u.teamId, '--name', longest]);
+    assert.equal(r.status, 0, r.stderr);
+    const res = await h.request.get(`/api/v1/teams/${u.teamId}`).set('X-API-Key', u.apiKey);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.name, longest);
   });
 
   it('--help prints the commands', () => {

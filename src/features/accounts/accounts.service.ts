@@ -7,6 +7,7 @@ import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../shared/errors';
 import type { PageRequest } from '../../shared/paging';
+import { assertValidName } from '../../shared/names';
 import { decoyHash, generatePassword, hashPassword, verifyPassword } from '../../security/passwords';
 import { BillingType, Team, User, teamsStore, usersStore } from './accounts.store';
 import type { TeamScope } from './team-scope';
@@ -115,6 +116,7 @@ export class AccountsService extends TransactionalService {
   }
 
   async updateTeam(teamId: string, changes: { name?: string; apiEnabled?: boolean; billingType?: BillingType }): Promise<void> {
+    if (changes.name !== undefined) assertValidName('name', changes.name);
     if (!(await teamsStore.byId(this.db, teamId))) throw new NotFoundError(`No team ${teamId}`, 'TEAM_NOT_FOUND');
     await teamsStore.update(this.db, teamId, changes, this.clock.now());
   }
@@ -268,6 +270,7 @@ export class AccountsService extends TransactionalService {
   }
 
   private async insertTeam(db: Db, name: string, billingType: BillingType, apiEnabled = true): Promise<Team> {
+    assertValidName('name', name);
     const now = this.clock.now();
     const team: Team = { id: randomUUID(), name, apiEnabled, billingType, createdAt: now, updatedAt: now };
     await teamsStore.insert(db, team);
