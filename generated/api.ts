@@ -2119,7 +2119,7 @@ export interface components {
             readonly createdAt: string;
             /** Format: date-time */
             readonly updatedAt: string;
-            /** @description Name of the team. */
+            /** @description Name of the team. At least one character that is not white space. */
             name: string;
             /** @description Whether the team may be used through the API. */
             readonly apiEnabled: boolean;
@@ -4237,12 +4237,12 @@ export interface components {
         WebhookEndpointResponse: {
             /**
              * Format: date-time
-             * @description When the attempt was made.
+             * @description When the request was sent, after any wait for a rate-limit permit (when no request was sent: when the attempt was decided).
              */
             readonly requestedAt: string;
             /**
              * Format: int32
-             * @description Time until the answer (or the failure), in milliseconds.
+             * @description Time from sending the request until its answer (or its failure), in milliseconds; the wait for a rate-limit permit is not included (0 when no request was sent).
              */
             readonly responseTimeMillis: number;
             /**
