@@ -325,7 +325,11 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         h.startWorker();
         await send(s.url, video);
         await waitUpload(s.videoId, ['FAILED']);
-        assertStageError((await uploadState(s.videoId)).error, 'CHECKSUM_MISMATCH');
+        const error = (await uploadState(s.videoId)).error;
+        assertStageError(error, 'CHECKSUM_MISMATCH');
+        // The advice is one that works for an upload: a new upload, not a restart (409 below).
+        assert.match(error.message, /create a new upload/i);
+        assert.doesNotMatch(error.message, /skipChecksumValidation|restart with/i);
         // removed right after the failure is recorded (the job's next step), or by its rerun after a crash
         await waitFor('the mismatched file removed', async () => (await h.services.blobs.stat(`videos/${s.videoId}/file`)) === undefined);
         const res = await post(`/v1/videos/${s.videoId}/in/restart`, {});
@@ -399,6 +403,47 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         assert.match(raw, /^HTTP\/1\.1 204 /, raw.slice(0, 300));
         assert.match(raw, /\r\nUpload-Offset: 100\r\n/i);
         assert.equal(await tusBytes(s.videoId), 100);
+      });
+
+      it('a PATCH whose Content-Type is not application/offset+octet-stream (or is missing) is 415 UNSUPPORTED_CONTENT_TYPE with the Error body, as tus 1.0 says, and nothing is stored', async () => {
+        const s = await session({ size: 1000 });
+        for (const type of ['application/octet-stream', 'application/json', 'text/plain', 'application/offset+octet-stream-x', undefined]) {
+          const res = await fetch(s.url, {
+            method: 'PATCH',
+            headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', ...(type === undefined ? {} : { 'Content-Type': type }) },
+            body: Buffer.alloc(10, 1),
+          });
+          assert.equal(res.status, 415, String(type));
+          assert.match(String(res.headers.get('content-type')), /application\/json/);
+          const body = (await res.json()) as any;
+          assert.equal(body.errorCode, 'UNSUPPORTED_CONTENT_TYPE', String(type));
+          assert.equal(body.statusCode, 415);
+          assert.equal(body.requestId, res.headers.get('x-request-id'));
+        }
+        assert.equal(await tusBytes(s.videoId), 0);
+        // The tus type, in any letter case, is accepted.
+        const ok = await fetch(s.url, { method: 'PATCH', headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'Application/Offset+Octet-Stream' }, body: Buffer.alloc(10, 1) });
+        assert.equal(ok.status, 204);
+        assert.equal(await tusBytes(s.videoId), 10);
+      });
+
+      it('the upload URL with a trailing slash is 404 NOT_FOUND for every method (HEAD, PATCH, DELETE alike): only the Location URL is the upload, and it is not terminated', async () => {
+        const s = await session({ size: 1000 });
+        const url = new URL(s.url);
+        const slashed = `${url.origin}${url.pathname}/${url.search}`;
+        for (const method of ['HEAD', 'PATCH', 'DELETE']) {
+          const res = await fetch(slashed, {
+            method,
+            headers: { 'Tus-Resumable': '1.0.0', ...(method === 'PATCH' ? { 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' } : {}) },
+            ...(method === 'PATCH' ? { body: Buffer.alloc(10, 1) } : {}),
+          });
+          assert.equal(res.status, 404, method);
+          if (method !== 'HEAD') assert.equal(((await res.json()) as any).errorCode, 'NOT_FOUND', method);
+        }
+        assert.equal((await uploadState(s.videoId)).uploadStatus, 'INITIAL');
+        const head = await tus('HEAD', s.url);
+        assert.equal(head.status, 200);
+        assert.equal(head.headers.get('upload-offset'), '0');
       });
 
       it('a missing or wrong token is refused with 403 ACCESS_DENIED', async () => {

@@ -46,6 +46,9 @@ interface Tracked {
   timer?: NodeJS.Timeout;
 }
 
+/** The one Content-Type of a tus PATCH body. */
+const TUS_PATCH_TYPE = 'application/offset+octet-stream';
+
 /** @tus/server's text errors as the `Error` body's code (its messages are fixed texts). */
 const TUS_ERROR_CODES: Record<number, string> = {
   400: 'BAD_REQUEST',
@@ -100,7 +103,9 @@ export class UploadEndpoint {
       return sendError(req, res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on an upload`, { headers: { Allow: 'HEAD, PATCH, DELETE, OPTIONS' } });
     }
     const uploadId = String(req.params.uploadId);
-    if (!UPLOAD_ID.test(uploadId)) return sendError(req, res, 404, 'NOT_FOUND', 'No such upload');
+    // Only the Location URL is the upload: `<id>/` (which Express's loose routing would match)
+    // is 404 for every method, as @tus/server answers HEAD and PATCH there.
+    if (!UPLOAD_ID.test(uploadId) || req.path.endsWith('/')) return sendError(req, res, 404, 'NOT_FOUND', 'No such upload');
     const now = this.clock.now();
     const verdict = this.videoIn.links.verifyToken(uploadPath(uploadId), req.query.token, now);
     if (verdict === 'invalid') return sendError(req, res, 403, 'ACCESS_DENIED', 'The upload URL needs its token: the token is missing or not valid for this upload');
@@ -122,6 +127,16 @@ export class UploadEndpoint {
       this.forget(storeId);
       res.status(204).end();
       return;
+    }
+    // tus 1.0: a PATCH's Content-Type MUST be application/offset+octet-stream, else 415
+    // (@tus/server checks only that there is one, and answers its absence with 403).
+    if (req.method === 'PATCH') {
+      if (req.headers['content-type']?.trim().toLowerCase() !== TUS_PATCH_TYPE) {
+        return sendError(req, res, 415, 'UNSUPPORTED_CONTENT_TYPE', `A PATCH sends the bytes as Content-Type: ${TUS_PATCH_TYPE}`);
+      }
+      // Media types ignore letter case; @tus/server (which reads the raw headers) does not.
+      req.headers['content-type'] = TUS_PATCH_TYPE;
+      for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'content-type') req.rawHeaders[i + 1] = TUS_PATCH_TYPE;
     }
     // A PATCH may only declare the length of a deferred-length upload, which these never are
     // (@tus/server would answer 501: its stores do not list creation-defer-length).

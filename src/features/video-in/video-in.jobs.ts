@@ -95,7 +95,7 @@ function finishUpload(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<Co
     crc >>>= 0;
     if (op.expectedCrc32c !== undefined && op.expectedCrc32c >>> 0 !== crc) {
       ctx.log.warn({ videoId, expected: op.expectedCrc32c, actual: crc }, 'video in: uploaded file does not match its crc32c');
-      await stage.whenIn(videoId, RUNNING, (trx, v, now) => stage.failed(trx, v, stageError('videoIn', 'CHECKSUM_MISMATCH'), VideoEvents.videoIn.failed, now));
+      await stage.whenIn(videoId, RUNNING, (trx, v, now) => stage.failed(trx, v, stageError('videoInUpload', 'CHECKSUM_MISMATCH'), VideoEvents.videoIn.failed, now));
       await blobs.delete(key);
       await videoIn.uploads.discard(storeId, true);
       return;

@@ -25,6 +25,14 @@ export const STAGE_ERRORS = {
     UPLOAD_EXPIRED: 'The direct upload was not completed before its session expired; the bytes received were removed. Create a new upload to send the file again.',
     UPLOAD_ABANDONED: 'The direct upload was terminated by its client (tus DELETE); the bytes received were removed.',
   },
+  /**
+   * A direct upload's own failures, recorded as the copy's (`upload`, `video_in.failed`): an
+   * upload cannot be restarted (its bytes are removed), so the advice is a new upload.
+   */
+  videoInUpload: {
+    CHECKSUM_MISMATCH:
+      'The uploaded file does not match the crc32c given when the upload was created; the bytes received were removed. Create a new upload to send the file again (a direct upload cannot be restarted).',
+  },
   /** Ingestion of any video (`ingestion`, `*_ingestion.failed`). */
   ingestion: {
     INGESTION_UNREADABLE_MEDIA: 'The file is not a video ffmpeg can read (no readable video stream).',
