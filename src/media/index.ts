@@ -16,3 +16,5 @@ export { ingestionCosts } from './costs';
 export type { IngestionCosts, IngestionCostFacts } from './costs';
 export { cutClip, clipWindow, clipContainer, planClipCut, CLIP_MS } from './clip';
 export type { CutClipOptions, ClipResult, ClipCutPlan, ClipSegment, VideoPacket } from './clip';
+export { checkOutput } from './output-check';
+export type { OutputCheckExpectation, OutputCheckReport } from './output-check';

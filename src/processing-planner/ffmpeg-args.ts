@@ -62,8 +62,9 @@ export function joinArgs(plan: ProcessingPlan & { segmented: SegmentedPlan }, se
 }
 
 /** The concat demuxer's list of the segment files, in order (each path quoted). */
-export function concatList(files: string[]): string {
-  return files.map((f) => `file '${f.replace(/'/g, "'\\''")}'\n`).join('');
+export function concatList(files: string[], durationsS?: readonly number[]): string {
+  // Each file's exact duration, when given: the next file starts there.
+  return files.map((f, i) => `file '${f.replace(/'/g, "'\\''")}'\n${durationsS?.[i] !== undefined ? `duration ${durationsS[i].toFixed(6)}\n` : ''}`).join('');
 }
 
 /** The analysis pass (vidstab motion detection into `<output>.trf`), when the plan has one. */

@@ -163,10 +163,18 @@ function assemblePlan(b: PlanBuilder, p: PlanParts): ProcessingPlan {
     startMs: timing.startS * 1000,
     hasAudio: b.src.hasAudio,
   };
+  // A variable frame rate (phones, screen recordings) is kept when nothing asks for another
+  // rate: each frame keeps its own time (`-fps_mode passthrough`), so none is repeated to fill a
+  // gap or dropped; the frame rate reported is the average. (MXF, whose muxer writes constant
+  // SMPTE rates only, refuses the average rate before this.)
+  const keepsVariableRate = b.src.frameRateMode === 'VARIABLE' && outFps.num * b.src.fps.den === b.src.fps.num * outFps.den;
+  if (keepsVariableRate) {
+    b.note('frameRate', 'the source frame rate', 'variable, kept', `the source has a variable frame rate: each frame keeps its own time; ${value(outFps).toFixed(3)} frames/s is its average`);
+  }
   const plan: ProcessingPlan = {
     inputArgs: timing.inputArgs,
     filterGraph: `[0:v:0]${b.chain.join(',')}[vout]`,
-    outputArgs: out.args,
+    outputArgs: [...timing.outputArgs, ...(keepsVariableRate ? ['-fps_mode', 'passthrough'] : []), ...out.args],
     container,
     fileExtension: fmt.fileExtension,
     mimeType: fmt.mimeType,

@@ -111,7 +111,7 @@ export async function runAudioPass(
 
 /** The join of a segmented plan: the segment files in order (and the audio pass's file) into the output file. */
 export async function runJoin(
-  bins: Pick<MediaBinaries, 'ffmpeg'>,
+  bins: Pick<MediaBinaries, 'ffmpeg' | 'ffprobe'>,
   segments: string[],
   audio: string | undefined,
   outputPath: string,
@@ -120,12 +120,28 @@ export async function runJoin(
 ): Promise<RunProcessingResult> {
   await mkdir(path.dirname(outputPath), { recursive: true });
   const list = `${outputPath}.segments.txt`;
-  await writeFile(list, concatList(segments));
+  // Each segment lasts its frames at the output rate: the concat demuxer would otherwise place
+  // the next one after the duration its file states, which MP4 rounds to the millisecond (a
+  // 29.97 frames/s join came out 2 ms long over 4 segments, read back as 29.95 frames/s).
+  const frameS = plan.output.fps.den / plan.output.fps.num;
+  const durations = await Promise.all(segments.map(async (f) => (await videoPackets(bins, f, opts.signal)) * frameS));
+  await writeFile(list, concatList(segments, durations));
   try {
     return await runStep(bins, joinArgs(plan, list, audio, outputPath), outputPath, plan.output.durationMs, opts);
   } finally {
     await rm(list, { force: true });
   }
+}
+
+/** Video packets (frames) of a file's first video stream, counted without decoding. */
+async function videoPackets(bins: Pick<MediaBinaries, 'ffprobe'>, file: string, signal?: AbortSignal): Promise<number> {
+  const { stdout } = await runMedia(bins.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-count_packets', '-show_entries', 'stream=nb_read_packets', '-of', 'json', file], {
+    tool: 'ffprobe',
+    signal,
+  });
+  const n = Number((JSON.parse(stdout) as { streams?: { nb_read_packets?: string }[] }).streams?.[0]?.nb_read_packets);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`segment ${path.basename(file)} has no video frames`);
+  return n;
 }
 
 async function runStep(bins: Pick<MediaBinaries, 'ffmpeg'>, args: string[], outputPath: string, durationMs: number, opts: Omit<RunProcessingOptions, 'durationMs'>): Promise<RunProcessingResult> {

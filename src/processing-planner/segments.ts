@@ -25,7 +25,7 @@ import { secondsArg } from './ffmpeg-syntax';
 import type { MediaContainer, OutputCodec } from './options';
 import type { PlanBuilder } from './plan-builder';
 import type { PlanSegment, SegmentedPlan } from './plan-types';
-import type { SourceFacts } from './source-facts';
+import { seeksExactly, type SourceFacts } from './source-facts';
 import { gcd, reduce, type Rational } from './rational';
 
 /** Source frames of context a filter needs before and after a frame (or seconds before, `beforeS`). */
@@ -191,13 +191,6 @@ export function planSegments(b: PlanBuilder, x: SegmentationInput): SegmentedPla
 }
 
 /**
- * Containers whose demuxers seek exactly: from an index, to the keyframe at or before the time
- * asked for. An MPEG-TS (or program stream, AVI, ...) demuxer searches the bytes for a keyframe
- * and may land after it, so a segment would lose the frames in between.
- */
-const EXACTLY_SEEKABLE = new Set(['mp4', 'm4a', 'mov', '3gp', '3g2', 'mj2', 'matroska', 'webm']);
-
-/**
  * The greatest difference between where the audio and the video start that a split may ignore:
  * one AAC frame at 44.1 kHz. Segments and the audio pass each start at the range's start, so a
  * larger offset would come out of the join as that much audio ahead of or behind the picture.
@@ -206,7 +199,7 @@ export const MAX_SPLIT_AV_START_OFFSET_MS = 23;
 
 /** Why a source's shape keeps a long plan one job (a phrase for the note), or undefined when it may be split. */
 function unsplittableShape(src: SourceFacts): string | undefined {
-  if (!src.containerName || !EXACTLY_SEEKABLE.has(src.containerName)) {
+  if (!seeksExactly(src)) {
     return `the source's container (${src.containerName ?? 'unknown'}) cannot be sought exactly to a segment's start`;
   }
   if (src.frameRateMode === undefined) return 'the source was ingested before its frame-rate mode was recorded';

@@ -71,3 +71,15 @@ export function sourceFacts(source: ProbeResult): SourceFacts {
     ...(source.hdr10 ? { hdr10: source.hdr10 } : {}),
   };
 }
+
+/**
+ * Containers whose demuxers seek exactly: from an index, to the keyframe at or before the time
+ * asked for. An MPEG-TS (or program stream, MXF, AVI, ...) demuxer searches the bytes for a
+ * keyframe and may land after it, losing the frames in between.
+ */
+const EXACTLY_SEEKABLE = new Set(['mp4', 'm4a', 'mov', '3gp', '3g2', 'mj2', 'matroska', 'webm']);
+
+/** Whether an input `-ss` on the source lands on the keyframe at or before the time asked for. */
+export function seeksExactly(src: Pick<SourceFacts, 'containerName'>): boolean {
+  return src.containerName !== undefined && EXACTLY_SEEKABLE.has(src.containerName);
+}

@@ -1,10 +1,11 @@
 /**
  * The processed range: checked against the source, started on the source's first frame at or
- * after the requested start, and cut with seek (`-ss`) and duration (`-t`) options on the input.
+ * after the requested start, and cut with seek (`-ss`) and duration (`-t`) options on the input
+ * (on the output for a source whose demuxer cannot seek exactly).
  */
 import { secondsArg } from './ffmpeg-syntax';
 import type { PlanBuilder } from './plan-builder';
-import type { SourceFacts } from './source-facts';
+import { seeksExactly, type SourceFacts } from './source-facts';
 import { throwIssues } from './validate';
 
 export interface PlanTiming {
@@ -14,7 +15,16 @@ export interface PlanTiming {
   durationMs: number;
   /** Input options before `-i`: seek and duration of the range. */
   inputArgs: string[];
+  /** Output options: the exact cut, for a source whose demuxer cannot seek exactly. */
+  outputArgs: string[];
 }
+
+/**
+ * How far before the range a source that cannot be sought exactly is entered: longer than any
+ * GOP users send, so the keyframe its demuxer lands on is before the range, whose start is then
+ * cut exactly on the decoded frames (an output `-ss`).
+ */
+export const INEXACT_SEEK_MARGIN_S = 30;
 
 /**
  * Throws for a range outside the source. The output starts on the first frame at or after the
@@ -29,9 +39,20 @@ export function planTiming(b: PlanBuilder, range: { startMs: number; endMs: numb
   const durationS = range.endMs / 1000 - startS;
   const durationMs = Math.round(durationS * 1000);
   const inputArgs: string[] = [];
-  if (startS > 0) inputArgs.push('-ss', secondsArg(startS, 'floor'));
-  if (startS > 0 || !src.durationMs || range.endMs < src.durationMs) inputArgs.push('-t', secondsArg(durationS));
-  return { startS, durationS, durationMs, inputArgs };
+  const outputArgs: string[] = [];
+  if (seeksExactly(src)) {
+    if (startS > 0) inputArgs.push('-ss', secondsArg(startS, 'floor'));
+    if (startS > 0 || !src.durationMs || range.endMs < src.durationMs) inputArgs.push('-t', secondsArg(durationS));
+  } else {
+    // MPEG-TS and the like: the demuxer's seek may land after the time asked for (a 10 s TS lost
+    // a GOP at the start of a range), so it is entered a margin before the range and the range
+    // is cut on the decoded frames; the output's own `-t` ends it.
+    const entry = startS > INEXACT_SEEK_MARGIN_S ? secondsArg(startS - INEXACT_SEEK_MARGIN_S, 'floor') : undefined;
+    if (entry) inputArgs.push('-ss', entry);
+    const cut = startS - (entry ? Number(entry) : 0);
+    if (cut > 0) outputArgs.push('-ss', secondsArg(cut, 'floor'));
+  }
+  return { startS, durationS, durationMs, inputArgs, outputArgs };
 }
 
 /**

@@ -1,0 +1,253 @@
+/**
+ * The output checker: what a job produced, judged from the files (docs/processing.md, "Checking
+ * an output"). Both files are decoded to tiny grey pictures (16x12, every frame at its own time,
+ * nothing dropped or repeated by the decoder) and each output frame is matched to the source
+ * frame it shows: the closest picture (mean removed, so a colour or level change does not move
+ * the match) among the source frames within a few frames of where the output frame should be.
+ * From that it reports:
+ * - the frame count, against the planned one;
+ * - which source frame each output frame shows; at the source's own frame rate, frames skipped
+ *   (dropped) and frames shown twice in a row (repeated);
+ * - presentation times that do not increase;
+ * - whether the audio is in step with the picture: the output's frames are the source's moved by
+ *   one shift, and the audio must start where the source's audio moved by that shift starts
+ *   (audio before the first frame cut), within one audio frame;
+ * - the scanning, pixel format, frame rate, size and colour tags against what was promised
+ *   (`expected`, the applied output's facts).
+ * `problems` lists each finding in words; an empty list is a pass. Used by the tests and by
+ * `npm run check-output -- <source> <output>`.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { MediaBinaries } from './binaries';
+import { probeMedia, type Scanning } from './probe';
+import { runMedia } from './runner';
+
+const W = 16;
+const H = 12;
+/** Source frames searched each side of where an output frame should be. */
+const SEARCH = 4;
+
+export interface OutputCheckExpectation {
+  /** The frames the plan made (plan.output.frames). */
+  frames?: number;
+  /** Where the output starts in the source, seconds from the source file's start (plan.output.startMs / 1000 on the video's grid). */
+  startS?: number;
+  /** Frames may be dropped or repeated (a frame-rate conversion, a filter that changes timing): only their order is checked. */
+  timingChanged?: boolean;
+  scanning?: Scanning;
+  pixelFormat?: string;
+  /** `25:1`, `30000:1001`. */
+  frameRate?: string;
+  /** The output keeps a variable frame rate: `frameRate` is an average (of the whole source), checked within 5 %. */
+  variableRate?: boolean;
+  width?: number;
+  height?: number;
+  /** ffprobe's names: `bt709`, `smpte170m`, `tv`... */
+  colorSpace?: string;
+  colorPrimaries?: string;
+  colorTransfer?: string;
+  colorRange?: string;
+}
+
+export interface OutputCheckReport {
+  outputFrames: number;
+  /** For each output frame, the index of the source frame it shows (-1 when nothing near matched). */
+  sourceFrameOf: number[];
+  /** Source frames between the first and the last one shown that no output frame shows (same-rate outputs). */
+  dropped: number[];
+  /** Output frames that show the same source frame as the frame before them. */
+  repeated: number[];
+  /** Output frames whose presentation time is not after the one before. */
+  nonIncreasing: number[];
+  /** Audio start minus first frame, seconds: in the output, and in step with the picture. */
+  audioOffset?: { output: number; expected: number };
+  problems: string[];
+}
+
+interface Decoded {
+  times: number[];
+  pictures: Float64Array[];
+}
+
+/** Every frame of the first video stream: presentation times (seconds) and 16x12 grey pictures with their mean removed. */
+async function decode(bins: MediaBinaries, file: string, work: string, name: string): Promise<Decoded> {
+  const { stdout } = await runMedia(bins.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'frame=best_effort_timestamp_time', '-of', 'csv=p=0', file], {
+    tool: 'ffprobe',
+    maxStdoutBytes: 256 * 1024 * 1024,
+  });
+  const times = stdout
+    .split('\n')
+    .filter((l) => /^-?\d/.test(l))
+    .map((l) => Number(l.split(',')[0]));
+  const raw = path.join(work, `${name}.gray`);
+  await runMedia(bins.ffmpeg, ['-y', '-i', file, '-map', '0:v:0', '-fps_mode', 'passthrough', '-vf', `scale=${W}:${H}:flags=area,format=gray`, '-f', 'rawvideo', raw], { tool: 'ffmpeg' });
+  const bytes = await readFile(raw);
+  const pictures: Float64Array[] = [];
+  for (let at = 0; at + W * H <= bytes.length; at += W * H) {
+    const p = new Float64Array(W * H);
+    let mean = 0;
+    for (let i = 0; i < W * H; i++) mean += p[i] = bytes[at + i]!;
+    mean /= W * H;
+    for (let i = 0; i < W * H; i++) p[i]! -= mean;
+    pictures.push(p);
+  }
+  return { times: times.slice(0, pictures.length), pictures };
+}
+
+function distance(a: Float64Array, b: Float64Array): number {
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d += Math.abs(a[i]! - b[i]!);
+  return d / a.length;
+}
+
+interface StreamFacts {
+  codec_type?: string;
+  start_time?: string;
+  pix_fmt?: string;
+  r_frame_rate?: string;
+  avg_frame_rate?: string;
+  width?: number;
+  height?: number;
+  color_space?: string;
+  color_primaries?: string;
+  color_transfer?: string;
+  color_range?: string;
+}
+
+async function streams(bins: MediaBinaries, file: string): Promise<StreamFacts[]> {
+  const { stdout } = await runMedia(
+    bins.ffprobe,
+    ['-v', 'error', '-show_entries', 'stream=codec_type,start_time,pix_fmt,r_frame_rate,avg_frame_rate,width,height,color_space,color_primaries,color_transfer,color_range', '-of', 'json', file],
+    { tool: 'ffprobe' },
+  );
+  return (JSON.parse(stdout) as { streams?: StreamFacts[] }).streams ?? [];
+}
+
+const rate = (r: string | undefined) => {
+  const [n, d] = String(r).split('/').map(Number);
+  return n && d ? n / d : 0;
+};
+
+/** Checks `output` against `source` (see the module comment). */
+export async function checkOutput(bins: MediaBinaries, source: string, output: string, expected: OutputCheckExpectation = {}): Promise<OutputCheckReport> {
+  const work = await mkdtemp(path.join(os.tmpdir(), 'vidmill-check-'));
+  try {
+    const [src, out, srcStreams, outStreams, outProbe] = await Promise.all([
+      decode(bins, source, work, 'source'),
+      decode(bins, output, work, 'output'),
+      streams(bins, source),
+      streams(bins, output),
+      probeMedia(bins, output),
+    ]);
+    const problems: string[] = [];
+    const n = out.pictures.length;
+    if (expected.frames !== undefined && n !== expected.frames) problems.push(`${n} frames, ${expected.frames} planned`);
+
+    // The first output frame: the closest source picture near the expected start (anywhere when not given).
+    const nearestByTime = (t: number) => {
+      let best = 0;
+      for (let i = 1; i < src.times.length; i++) if (Math.abs(src.times[i]! - t) < Math.abs(src.times[best]! - t)) best = i;
+      return best;
+    };
+    const bestAmong = (picture: Float64Array, from: number, to: number) => {
+      let best = -1;
+      let bestD = Infinity;
+      for (let j = Math.max(0, from); j <= Math.min(src.pictures.length - 1, to); j++) {
+        const d = distance(picture, src.pictures[j]!);
+        if (d < bestD - 1e-9) [best, bestD] = [j, d];
+      }
+      return best;
+    };
+    const steps = src.times
+      .slice(1)
+      .map((t, i) => t - src.times[i]!)
+      .filter((d) => d > 0)
+      .sort((a, b) => a - b);
+    /** The source's usual frame duration (the median step). */
+    const step = steps[Math.floor(steps.length / 2)] ?? 1 / 25;
+    const sourceFrameOf: number[] = [];
+    if (n > 0 && src.pictures.length > 0) {
+      const guess = expected.startS !== undefined ? nearestByTime(expected.startS) : 0;
+      const first = expected.startS !== undefined ? bestAmong(out.pictures[0]!, guess - SEARCH, guess + SEARCH) : bestAmong(out.pictures[0]!, 0, src.pictures.length - 1);
+      sourceFrameOf.push(first);
+      // Followed frame by frame: each output frame is looked for where the one before it was,
+      // moved on by the time between them in source frames (so a gap or a repeat does not
+      // throw the rest off).
+      for (let i = 1; i < n; i++) {
+        const previous = sourceFrameOf[i - 1]!;
+        const at = (previous < 0 ? 0 : previous) + Math.max(0, Math.round((out.times[i]! - out.times[i - 1]!) / step));
+        sourceFrameOf.push(bestAmong(out.pictures[i]!, at - SEARCH, at + SEARCH));
+      }
+    }
+    const repeated: number[] = [];
+    const dropped: number[] = [];
+    for (let i = 1; i < sourceFrameOf.length; i++) {
+      const [a, b] = [sourceFrameOf[i - 1]!, sourceFrameOf[i]!];
+      if (b === a) repeated.push(i);
+      if (b < a) problems.push(`output frame ${i} shows source frame ${b}, before frame ${a} shown by the frame before it`);
+      if (!expected.timingChanged) for (let s = a + 1; s < b; s++) dropped.push(s);
+    }
+    if (!expected.timingChanged) {
+      if (repeated.length) problems.push(`${repeated.length} output frames repeat the frame before them (output frames ${repeated.slice(0, 10).join(', ')})`);
+      if (dropped.length) problems.push(`${dropped.length} source frames are not shown (source frames ${dropped.slice(0, 10).join(', ')})`);
+    }
+    const nonIncreasing: number[] = [];
+    for (let i = 1; i < out.times.length; i++) if (!(out.times[i]! > out.times[i - 1]!)) nonIncreasing.push(i);
+    if (nonIncreasing.length) problems.push(`presentation times do not increase at output frames ${nonIncreasing.slice(0, 10).join(', ')}`);
+
+    // Audio against the picture: the output's video is the source's moved by a shift (the
+    // median over the frames that are neither repeats nor repeated), and its audio must be moved
+    // by the same shift; audio before the output's first frame is cut.
+    let audioOffset: OutputCheckReport['audioOffset'];
+    const srcAudio = srcStreams.find((s) => s.codec_type === 'audio');
+    const outAudio = outStreams.find((s) => s.codec_type === 'audio');
+    const shifts: number[] = [];
+    for (let i = 0; i < sourceFrameOf.length; i++) {
+      const s = sourceFrameOf[i]!;
+      if (s < 0 || (i > 0 && sourceFrameOf[i - 1] === s) || sourceFrameOf[i + 1] === s) continue;
+      shifts.push(out.times[i]! - src.times[s]!);
+    }
+    shifts.sort((a, b) => a - b);
+    const shift = shifts[Math.floor(shifts.length / 2)];
+    if (srcAudio && outAudio && shift !== undefined) {
+      const outVideoStart = out.times[0] ?? 0;
+      const inStep = Number(srcAudio.start_time ?? 0) + shift;
+      const expectedStart = Math.max(inStep, outVideoStart);
+      audioOffset = { output: Number(outAudio.start_time ?? 0) - outVideoStart, expected: expectedStart - outVideoStart };
+      // Audio cut where the output begins may start up to a frame before its first frame (a
+      // variable-rate source's first frame in a range falls anywhere after the cut).
+      const earliest = Math.max(inStep, outVideoStart - step) - outVideoStart;
+      if (audioOffset.output < earliest - 0.024 || audioOffset.output > audioOffset.expected + 0.024) {
+        problems.push(`the audio starts ${audioOffset.output.toFixed(3)} s after the first frame; in step with the picture it would start ${audioOffset.expected.toFixed(3)} s after it`);
+      }
+    } else if (srcAudio && !outAudio) {
+      problems.push('the source has audio, the output none');
+    }
+
+    // Tags against what was promised.
+    const v = outStreams.find((s) => s.codec_type === 'video') ?? {};
+    const tag = (what: string, want: string | number | undefined, got: string | number | undefined) => {
+      if (want !== undefined && String(want) !== String(got)) problems.push(`${what} is ${got ?? 'not tagged'}, ${want} promised`);
+    };
+    tag('the scanning', expected.scanning, outProbe.metadata.scanning?.metadata ?? 'PROGRESSIVE');
+    tag('the pixel format', expected.pixelFormat, v.pix_fmt);
+    if (expected.frameRate !== undefined) {
+      const [num, den] = expected.frameRate.split(':').map(Number);
+      const got = outProbe.metadata.averageFrameRate?.rational;
+      const tolerance = expected.variableRate ? 0.05 * (num! / den!) : 1e-3;
+      if (!got || Math.abs(rate(got.replace(':', '/')) - num! / den!) > tolerance) problems.push(`the frame rate is ${got ?? 'unknown'}, ${expected.frameRate} promised`);
+    }
+    tag('the width', expected.width, v.width);
+    tag('the height', expected.height, v.height);
+    tag('the colour space', expected.colorSpace, v.color_space);
+    tag('the colour primaries', expected.colorPrimaries, v.color_primaries);
+    tag('the transfer characteristics', expected.colorTransfer, v.color_transfer);
+    tag('the colour range', expected.colorRange, v.color_range);
+    if (sourceFrameOf.includes(-1)) problems.push('some output frames match no source frame near their time');
+    return { outputFrames: n, sourceFrameOf, dropped, repeated, nonIncreasing, ...(audioOffset ? { audioOffset } : {}), problems };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
