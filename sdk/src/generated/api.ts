@@ -4861,9 +4861,11 @@ export interface components {
             };
         };
         /**
-         * @description Too many sign-ins within a minute from this client address or for this e-mail address
-         *     (budgets set by the operator). Retry after `Retry-After` seconds. Checked before the
-         *     password, so the refused attempt does not count against the e-mail's sign-in lock.
+         * @description Too many failed sign-ins within a minute from this client address or for this e-mail
+         *     address (budgets set by the operator). Retry after `Retry-After` seconds. Only failures
+         *     count: an address over its budget is refused before the password is checked; for an
+         *     e-mail, a wrong password over the budget gets `429` instead of `401`, and the right
+         *     password is never refused by the e-mail's budget.
          */
         SignInTooManyRequests: {
             headers: {
@@ -4879,7 +4881,7 @@ export interface components {
                  *       "requestPath": "/api/v1/api-keys",
                  *       "errorCode": "TOO_MANY_REQUESTS",
                  *       "errorCodeEnum": "TOO_MANY_REQUESTS",
-                 *       "message": "Too many sign-ins for this e-mail (at most 10 per minute); retry in 42 s",
+                 *       "message": "Too many failed sign-ins for this e-mail (at most 10 per minute)",
                  *       "statusCode": 429
                  *     }
                  */
