@@ -86,7 +86,7 @@ describe(`Account, teams and projects (${TEST_DIALECT})`, () => {
     it('an unknown team is answered like a team of someone else: 403 FORBIDDEN, same message, on every operation that takes selectTeamId or teamId', async () => {
       const other = await h.user();
       const ops = teamSelectingOperations();
-      assert.equal(ops.length, 24, ops.map((o) => o.operationId).join(', '));
+      assert.equal(ops.length, 25, ops.map((o) => o.operationId).join(', '));
       for (const op of ops) {
         const call = (teamId: string) => {
           const path = `/api${op.path.replace(/\{[^}]+\}/g, randomUUID())}?${op.param}=${teamId}`;
