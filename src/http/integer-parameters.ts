@@ -12,6 +12,7 @@ import type { RequestHandler } from 'express';
 import type { ValidationIssue } from '../shared/errors';
 import { BadRequestError } from '../shared/errors';
 import { echoText } from '../shared/echoed-value';
+import { HTTP_METHODS } from './operations';
 
 interface IntegerParameter {
   in: 'query' | 'path' | 'header';
@@ -24,7 +25,6 @@ const FORMAT_RANGE: Record<string, [bigint, bigint]> = {
   int32: [-(2n ** 31n), 2n ** 31n - 1n],
 };
 const SAFE: [bigint, bigint] = [BigInt(Number.MIN_SAFE_INTEGER), BigInt(Number.MAX_SAFE_INTEGER)];
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
 type Json = Record<string, unknown>;
 

@@ -59,13 +59,16 @@ export interface ContractOperation {
   requestBody?: { $ref?: string; required?: boolean };
 }
 
+/** The keys of an OpenAPI path item that are operations. */
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+
 /** The operation objects (with an operationId) of a bundled OpenAPI document (plain JSON). */
 export function contractOperationObjects(doc: unknown): ContractOperation[] {
   const ops: ContractOperation[] = [];
   const paths = (doc as { paths?: Record<string, Record<string, unknown>> }).paths ?? {};
   for (const item of Object.values(paths)) {
     for (const [method, op] of Object.entries(item)) {
-      if (['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'].includes(method) && (op as Partial<ContractOperation> | null)?.operationId) ops.push(op as ContractOperation);
+      if ((HTTP_METHODS as readonly string[]).includes(method) && (op as Partial<ContractOperation> | null)?.operationId) ops.push(op as ContractOperation);
     }
   }
   return ops;

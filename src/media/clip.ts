@@ -30,6 +30,7 @@ import path from 'node:path';
 import type { MediaBinaries } from './binaries';
 import { MediaError, MediaProcessError } from './errors';
 import { weightedFraction } from '../shared/progress-eta';
+import { countVideoPackets } from './probe';
 import { runMedia } from './runner';
 
 export const CLIP_MS = 10_000;
@@ -300,7 +301,15 @@ export function clipSegmentArgs(input: string, out: string, seg: ClipSegment, se
 /** The concat demuxer's list: each segment file with its exact duration (to the next segment's first frame, the last to the clip's end). */
 export function clipConcatList(files: readonly string[], plan: Pick<ClipCutPlan, 'segments' | 'start' | 'durationS'>): string {
   const end = plan.start + plan.durationS;
-  return files.map((f, i) => `file '${f.replace(/'/g, "'\\''")}'\nduration ${((plan.segments[i + 1]?.start ?? end) - plan.segments[i]!.start).toFixed(6)}\n`).join('');
+  return concatDemuxerList(
+    files,
+    plan.segments.map((seg, i) => (plan.segments[i + 1]?.start ?? end) - seg.start),
+  );
+}
+
+/** A list for ffmpeg's concat demuxer: each file quoted, with its exact duration when given (the next file starts there). */
+export function concatDemuxerList(files: readonly string[], durationsS?: readonly number[]): string {
+  return files.map((f, i) => `file '${f.replace(/'/g, "'\\''")}'\n${durationsS?.[i] !== undefined ? `duration ${durationsS[i].toFixed(6)}\n` : ''}`).join('');
 }
 
 export interface ClipMuxOptions {
@@ -456,16 +465,6 @@ function encodersOf(bins: MediaBinaries): Promise<Set<string>> {
   return encoderList;
 }
 
-/** Video packets (frames) of a file's first video stream, counted without decoding. */
-async function countVideoPackets(bins: MediaBinaries, file: string, opts: RunCommon): Promise<number> {
-  const { stdout } = await runMedia(bins.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-count_packets', '-show_entries', 'stream=nb_read_packets', '-of', 'json', safePath(file)], {
-    signal: opts.signal,
-    timeoutMs: opts.timeoutMs,
-    tool: 'ffprobe',
-  });
-  return Number((JSON.parse(stdout) as { streams?: { nb_read_packets?: string }[] }).streams?.[0]?.nb_read_packets);
-}
-
 /**
  * Cuts the clip into `outPath` in the input's container. Some muxers refuse streams the demuxer
  * of the same name reads (ffmpeg's MXF muxer takes only a few codecs); then the clip is written
@@ -523,7 +522,7 @@ export async function cutClip(bins: MediaBinaries, input: string, outPath: strin
     const written = await make(planned);
     if (planned.segments.length === 1) return result(written, planned);
     // A splice that did not give the planned frames (a stream the plan misread) is redone whole.
-    if (Math.abs((await countVideoPackets(bins, written.path, opts)) - planned.frames) <= 1) return result(written, planned);
+    if (Math.abs((await countVideoPackets(bins, safePath(written.path), opts)) - planned.frames) <= 1) return result(written, planned);
     await rm(written.path, { force: true });
     const whole: ClipCutPlan = { ...planned, segments: [{ mode: 'encode', start: planned.start, frames: planned.frames }] };
     return result(await make(whole), whole);

@@ -7,14 +7,14 @@ export type { MediaBinaries, BinarySource, ResolveMediaBinariesOptions } from '.
 export { MediaError, MediaBinaryError, MediaProcessError, MediaTimeoutError, MediaAbortedError, UnsupportedMediaError } from './errors';
 export { runMedia } from './runner';
 export type { MediaProgress, RunMediaOptions, RunMediaResult } from './runner';
-export { probeMedia, detectScanning } from './probe';
+export { probeMedia, detectScanning, countVideoPackets } from './probe';
 export type { ProbeResult, ProbeOptions, DetectScanningOptions, VideoMetadata, AspectRatio, FrameRate, VideoScanning, Scanning, Hdr10Metadata, MasteringDisplayMetadata } from './probe';
 export { makeThumbnails, makeFullFrames, makeThumbnailsAndFrames, makeWebVideo, assessQuality, MAX_FULL_FRAMES, QUALITY_SCALE } from './recipes';
 export type { StillImage, ThumbnailOptions, FullFrameOptions, StillsOptions, WebVideoOptions, QualityOptions, QualityMetric, VideoQualityAssessment } from './recipes';
 export { imageFileInfo } from './images';
 export { ingestionCosts } from './costs';
 export type { IngestionCosts, IngestionCostFacts } from './costs';
-export { cutClip, clipWindow, clipContainer, planClipCut, CLIP_MS } from './clip';
+export { cutClip, clipWindow, clipContainer, planClipCut, concatDemuxerList, CLIP_MS } from './clip';
 export type { CutClipOptions, ClipResult, ClipCutPlan, ClipSegment, VideoPacket } from './clip';
 export { checkOutput } from './output-check';
 export type { OutputCheckExpectation, OutputCheckReport } from './output-check';

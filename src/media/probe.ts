@@ -596,3 +596,13 @@ export function scanningFromIdet(metadataOutput: string): Scanning | undefined {
 export function msToSeconds(ms: number): string {
   return (Math.max(0, ms) / 1000).toFixed(3);
 }
+
+/** Video packets (frames) of a file's first video stream, counted without decoding; NaN when the file has none. */
+export async function countVideoPackets(bins: Pick<MediaBinaries, 'ffprobe'>, file: string, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<number> {
+  const { stdout } = await runMedia(bins.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-count_packets', '-show_entries', 'stream=nb_read_packets', '-of', 'json', file], {
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs,
+    tool: 'ffprobe',
+  });
+  return Number((JSON.parse(stdout) as { streams?: { nb_read_packets?: string }[] }).streams?.[0]?.nb_read_packets);
+}

@@ -61,12 +61,6 @@ export function joinArgs(plan: ProcessingPlan & { segmented: SegmentedPlan }, se
   return ['-y', '-f', 'concat', '-safe', '0', '-i', safePath(segmentList), ...(audio ? ['-i', safePath(audio)] : []), ...plan.segmented.joinArgs, safePath(output)];
 }
 
-/** The concat demuxer's list of the segment files, in order (each path quoted). */
-export function concatList(files: string[], durationsS?: readonly number[]): string {
-  // Each file's exact duration, when given: the next file starts there.
-  return files.map((f, i) => `file '${f.replace(/'/g, "'\\''")}'\n${durationsS?.[i] !== undefined ? `duration ${durationsS[i].toFixed(6)}\n` : ''}`).join('');
-}
-
 /** The analysis pass (vidstab motion detection into `<output>.trf`), when the plan has one. */
 export function analysisArgs(plan: ProcessingPlan, input: string, output: string): string[] | undefined {
   if (!plan.analysis) return undefined;

@@ -7,7 +7,7 @@ export * from './options';
 export { validateOptions, staticCodec, ProcessingOptionsError } from './validate';
 export type { ProcessingIssue, ProcessingErrorCode } from './validate';
 export { buildProcessingPlan } from './plan';
-export { processingArgs, analysisArgs, segmentArgs, audioPassArgs, joinArgs, concatList, transformsPath, TRANSFORMS_TOKEN } from './ffmpeg-args';
+export { processingArgs, analysisArgs, segmentArgs, audioPassArgs, joinArgs, transformsPath, TRANSFORMS_TOKEN } from './ffmpeg-args';
 export { scalerTarget } from './scaler';
 export { DEFAULT_CRF } from './output-args';
 export type { ProcessingPlan, PlanOutput, PlanWork, PlanEnvironment, AppliedNote, X26xPreset } from './plan-types';

@@ -6,8 +6,8 @@
  */
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runMedia, type MediaBinaries, type MediaProgress } from '../media';
-import { analysisArgs, audioPassArgs, concatList, joinArgs, processingArgs, segmentArgs, transformsPath } from './ffmpeg-args';
+import { concatDemuxerList, countVideoPackets, runMedia, type MediaBinaries, type MediaProgress } from '../media';
+import { analysisArgs, audioPassArgs, joinArgs, processingArgs, segmentArgs, transformsPath } from './ffmpeg-args';
 
 import type { ProcessingPlan, SegmentedPlan } from './plan-types';
 
@@ -124,8 +124,8 @@ export async function runJoin(
   // the next one after the duration its file states, which MP4 rounds to the millisecond (a
   // 29.97 frames/s join came out 2 ms long over 4 segments, read back as 29.95 frames/s).
   const frameS = plan.output.fps.den / plan.output.fps.num;
-  const durations = await Promise.all(segments.map(async (f) => (await videoPackets(bins, f, opts.signal)) * frameS));
-  await writeFile(list, concatList(segments, durations));
+  const durations = await Promise.all(segments.map(async (f) => (await segmentFrames(bins, f, opts.signal)) * frameS));
+  await writeFile(list, concatDemuxerList(segments, durations));
   try {
     return await runStep(bins, joinArgs(plan, list, audio, outputPath), outputPath, plan.output.durationMs, opts);
   } finally {
@@ -133,13 +133,9 @@ export async function runJoin(
   }
 }
 
-/** Video packets (frames) of a file's first video stream, counted without decoding. */
-async function videoPackets(bins: Pick<MediaBinaries, 'ffprobe'>, file: string, signal?: AbortSignal): Promise<number> {
-  const { stdout } = await runMedia(bins.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-count_packets', '-show_entries', 'stream=nb_read_packets', '-of', 'json', file], {
-    tool: 'ffprobe',
-    signal,
-  });
-  const n = Number((JSON.parse(stdout) as { streams?: { nb_read_packets?: string }[] }).streams?.[0]?.nb_read_packets);
+/** The frames of a segment file (a segment without any is an error, not a zero-length part). */
+async function segmentFrames(bins: Pick<MediaBinaries, 'ffprobe'>, file: string, signal?: AbortSignal): Promise<number> {
+  const n = await countVideoPackets(bins, file, { signal });
   if (!Number.isInteger(n) || n < 1) throw new Error(`segment ${path.basename(file)} has no video frames`);
   return n;
 }

@@ -13,16 +13,10 @@ import { MAX_BODY_DEPTH } from '../../src/http/json-body';
 import { requestId } from '../../src/http/request-id';
 import { contractOperations, ContractOperation, resolveRef } from '../helpers/contract-operations';
 import { TEST_DIALECT } from '../helpers/database';
+import { INTEGER_LOOKALIKES } from '../helpers/fuzzing';
 import { basic, createHarness, expectError, Harness, TestUser, withoutBodyFraming } from '../helpers/harness';
 
 type Op = ContractOperation;
-
-/**
- * Texts that JavaScript's Number reads as a number but that are not an integer written in
- * decimal: infinities, exponents, hexadecimal, fractions, negative zero, spaces, numbers past
- * int32 and past the exactly representable, and nothing at all.
- */
-const INTEGER_LOOKALIKES = ['Infinity', '-Infinity', 'NaN', '1e999', '1e2', '0x10', '1.5', '-0', '+1', ' 1', '01', '2147483648', '9007199254740993', ''];
 
 /** A string property with maxLength somewhere in the body schema, to overflow. */
 function boundedString(schema: any): { name: string; maxLength: number } | undefined {

@@ -36,6 +36,15 @@ export function fuzzRuns(test: RandomisedTest, envName = 'VIDMILL_FUZZ_SEED'): F
   return [{ seed, runs: envRuns ?? runs, budgetMs: envBudget }];
 }
 
+/**
+ * Texts that JavaScript's Number reads as a number but that are not an integer written in
+ * decimal: infinities, exponents, hexadecimal and binary, fractions, negative zero, signs,
+ * spaces, leading zeros, numbers past int32 and past the exactly representable, and nothing at
+ * all. Every integer parameter must refuse them (src/http/integer-parameters.ts); the contract
+ * fuzzer and test/contract/bad-input.test.ts both send them.
+ */
+export const INTEGER_LOOKALIKES = ['Infinity', '-Infinity', 'NaN', '1e999', '-1e999', '1e2', '0x10', '0b1', '1.5', '1.0', '-0', '+1', ' 1', '01', '2147483648', '9007199254740993', ''];
+
 /** mulberry32: a small seeded generator of numbers in [0, 1), for tests that draw their own. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
