@@ -30,6 +30,7 @@ import { acceptReservedQueryCharacters } from './reserved-query-characters';
 import { signInBudgets, SignInLimiters } from './sign-in-limit';
 import { installOpenApiValidatorRouteCache } from './openapi-validator-route-cache';
 import { installOpenApiValidatorRefResolution } from './openapi-validator-ref-resolution';
+import { keepSentBody } from './sent-body';
 import { servedContract } from './served-contract';
 import { httpMetrics, OperationMatcher } from './http-metrics';
 import { METRICS_PATH } from './metrics-endpoint';
@@ -76,6 +77,7 @@ function dispatch(handlers: AllHandlers): RequestHandler {
         path: req.openapi?.pathParams ?? {},
         query: req.query ?? {},
         body: req.body as unknown, // Express types the parsed body as any
+        sentBody: req.sentBody ?? (req.body as unknown),
         principal: principalOf(req),
         requestId: req.id,
         log: req.log,
@@ -254,6 +256,8 @@ export function buildApp(deps: AppDeps): express.Express {
   // After the parser (it fingerprints the body), before the validator: a replay does not run
   // again; a rejected request releases its key.
   api.use(idempotency(deps.idempotency));
+  // The body as sent, before the validator fills in defaults (echoed options).
+  api.use(keepSentBody);
   api.use(contractValidation(deps));
   api.use(rejectNulCharacters);
   api.use(dispatch(deps.handlers));

@@ -35,6 +35,11 @@ export interface HandlerInput<Op extends OperationId> {
   path: Part<Parameters<Op>, 'path'>;
   query: Part<Parameters<Op>, 'query'>;
   body: RequestBody<Op>;
+  /**
+   * The body as the client sent it: `body` without the contract's defaults that request
+   * validation filled in (sent-body.ts). For what is shown back to the client as sent.
+   */
+  sentBody: RequestBody<Op>;
   principal: Principal;
   requestId: string;
   log: Logger;

@@ -229,6 +229,39 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       assert.ok((await get(`/v1/videos/${source}/derived`)).body.items.some((v: any) => v.id === videoId));
     });
 
+    it('processing.options is the request unchanged (no contract defaults filled in), by appraisal, start and configuration; the applied values are in appliedOptions (issue 24)', async () => {
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      // Every object here has properties with a contract default that the client left out:
+      // pixelFormat.yuv, processingSettings.outputScanning, outputColorSpaceConversion.metadataOnly.
+      const sent = {
+        container: 'MP4',
+        encodingConfiguration: { codec: 'H264', pixelFormat: { bitDepth: 8 } },
+        processingSettings: { outputColorSpaceConversion: { mappingMode: 'RESOLUTION_ONLY' } },
+      };
+      const appraisal = (await post(`/v1/videos/${source}/processing/appraisals/create`, sent)).body;
+      assert.deepEqual(appraisal.video.processing.options, sent, 'the appraisal');
+      const accepted = await post(`/v1/videos/${source}/processing/appraisals/${appraisal.appraisalId}/accept`);
+      assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+      const started = await post(`/v1/videos/${source}/processing/start`, sent);
+      assert.equal(started.status, 202, JSON.stringify(started.body));
+      const conf = (await post('/v1/processing-configurations', { name: 'As sent', options: sent })).body;
+      assert.deepEqual(conf.options, sent, 'the configuration');
+      assert.deepEqual((await get(`/v1/processing-configurations/${conf.id}`)).body.options, sent);
+      const byConf = await post(`/v1/videos/${source}/processing/start/${conf.id}`);
+      assert.equal(byConf.status, 202, JSON.stringify(byConf.body));
+      for (const videoId of [accepted.body.videoId, started.body.videoId, byConf.body.videoId]) {
+        assert.equal((await waitStage(videoId, 'processing')).status, 'DONE');
+        const video = (await get(`/v1/videos/${videoId}`)).body;
+        assert.deepEqual(video.processing.options, sent, 'as sent');
+        const applied = video.processing.appliedOptions.options;
+        assert.deepEqual(
+          [applied.encodingConfiguration.pixelFormat.yuv, applied.processingSettings.outputScanning, applied.processingSettings.outputColorSpaceConversion.metadataOnly],
+          ['4:2:0', 'PROGRESSIVE', false],
+          'applied: the values used',
+        );
+      }
+    });
+
     it('a job that fails is refunded once and ends FAILED with video_processing.failed', async () => {
       await h.services.ledger.topUp(u.teamId, 100_000_000);
       const master = await videosStore.byId(h.database.db, source);

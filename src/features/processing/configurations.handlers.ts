@@ -24,11 +24,13 @@ export function configurationsHandlers(configurations: ConfigurationsService) {
       const page = await configurations.list(principal.userId, query.teamId, query.builtInMode ?? 'INCLUDE', pageRequest(query));
       return { status: 200, body: { ...page, items: page.items.map(toDto) } };
     },
-    async createVideoProcessingConfiguration({ principal, query, body }) {
+    async createVideoProcessingConfiguration({ principal, query, body, sentBody }) {
       const created = await configurations.create(principal.userId, query.selectTeamId, {
         name: body.name,
         description: body.description,
-        options: body.options,
+        // As sent, without the defaults request validation fills in (shown back unchanged, and
+        // the options of every job started with this configuration).
+        options: sentBody.options,
       });
       return { status: 201, body: toDto(created) };
     },

@@ -21,8 +21,10 @@ export function processingHandlers(processing: ProcessingService) {
     video: toVideoDto(a.video, a.source.kind === 'MASTER' ? a.source : undefined),
   });
   return {
-    async createVideoProcessingAppraisal({ principal, path, query, body }) {
-      const a = await processing.appraise(principal.userId, path.videoId, { options: body, ...range(query) });
+    // The options are kept as sent (`sentBody`: without the contract's defaults the validator
+    // fills in): `processing.options` shows them unchanged; the applied values are in appliedOptions.
+    async createVideoProcessingAppraisal({ principal, path, query, sentBody }) {
+      const a = await processing.appraise(principal.userId, path.videoId, { options: sentBody, ...range(query) });
       return { status: 201, body: appraisalBody(a) };
     },
     async createVideoProcessingAppraisalByConfId({ principal, path, query }) {
@@ -32,8 +34,8 @@ export function processingHandlers(processing: ProcessingService) {
     async acceptVideoProcessingAppraisal({ principal, path, query }) {
       return { status: 202, body: toStatus(await processing.accept(principal.userId, path.videoId, path.appraisalId, names(query))) };
     },
-    async startProcessingByVideoId({ principal, path, query, body }) {
-      const v = await processing.start(principal.userId, path.videoId, { options: body, ...range(query) }, names(query));
+    async startProcessingByVideoId({ principal, path, query, sentBody }) {
+      const v = await processing.start(principal.userId, path.videoId, { options: sentBody, ...range(query) }, names(query));
       return { status: 202, body: toStatus(v) };
     },
     async startProcessingByVideoIdAndConfId({ principal, path, query }) {
