@@ -27,6 +27,39 @@ export default tseslint.config(
     },
   },
   {
+    // No module in src changes a dependency's internals at run time (issue 28): a fix that belongs
+    // in a dependency is a declared patch in patches/ (patch-package, applied at install, named
+    // with its upstream issue in patches/README.md), visible in package.json and loud on upgrade.
+    // test/unit/dependency-patches.test.ts checks that each declared patch is applied.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "AssignmentExpression > MemberExpression.left[object.type='MemberExpression'][object.property.name='prototype']",
+          message: "Do not assign to a prototype's members (a run-time patch of a dependency): carry the fix as a declared patch in patches/ (patch-package).",
+        },
+        {
+          selector: "CallExpression[callee.name='createRequire']",
+          message: "Do not load a dependency's own module instances to change them: carry the fix as a declared patch in patches/ (patch-package).",
+        },
+        {
+          selector: "ImportDeclaration[importKind!='type'][source.value=/^(@[^/]+\\/)?[^./@][^/]*\\/(dist|lib|src|build)\\//]",
+          message: "Do not import a dependency's internal modules (only its types): use its public entry points.",
+        },
+        {
+          selector: "CallExpression[callee.name='require'][arguments.0.value=/^(@[^/]+\\/)?[^./@][^/]*\\/(dist|lib|src|build)\\//]",
+          message: "Do not require a dependency's internal modules: use its public entry points.",
+        },
+        {
+          selector:
+            "CallExpression[callee.object.name='Object'][callee.property.name=/^(defineProperty|defineProperties|setPrototypeOf|assign)$/] > MemberExpression.arguments:first-child[property.name='prototype']",
+          message: 'Do not change a prototype (a run-time patch of a dependency): carry the fix as a declared patch in patches/ (patch-package).',
+        },
+      ],
+    },
+  },
+  {
     // Tests, benchmarks and scripts read untyped JSON: supertest's `Response.body`, OpenAPI
     // documents walked generically (scripts/contract.ts, the mock server), autocannon and
     // ffprobe output. Typing each read would add casts, not checks. The `any` rules hold in src/;

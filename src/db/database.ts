@@ -3,7 +3,6 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import knex, { Knex } from 'knex';
-import { cacheStatements } from './better-sqlite3-statement-cache';
 import { migrationSource } from './migrations';
 
 export type Db = Knex;
@@ -46,7 +45,6 @@ export function openDatabase(database: DatabaseConfig): Db {
         conn.pragma('synchronous = NORMAL');
         conn.pragma('foreign_keys = ON');
         conn.pragma('busy_timeout = 5000');
-        cacheStatements(conn);
         done(null, conn);
       },
     },
@@ -100,16 +98,55 @@ function sqliteBindings(sql: string, bindings: readonly Knex.RawBinding[]): unkn
   return out;
 }
 
-/** Runs a read-only SQL statement (`?` placeholders) and returns its rows on either dialect. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Knex raw rows are untyped; each caller types its statement's rows
+/** Statements kept per SQLite connection (one per SQL text), least recently used first out. */
+const STATEMENT_CACHE_SIZE = 500;
+const statementCaches = new WeakMap<SqliteConnection, Map<string, BetterSqlite3.Statement>>();
+
+/**
+ * The prepared statement of `sql` on `conn`, prepared once per SQL text and reused: preparing
+ * costs about as much as running a small page's statement (Knex's client prepares again on every
+ * query, so the hot reads below run on the connection itself). Safe to share: better-sqlite3 runs
+ * a statement to completion synchronously, so no two reads use one statement at once.
+ */
+export function cachedStatement(conn: SqliteConnection, sql: string): BetterSqlite3.Statement {
+  let cache = statementCaches.get(conn);
+  if (!cache) statementCaches.set(conn, (cache = new Map<string, BetterSqlite3.Statement>()));
+  let statement = cache.get(sql);
+  if (statement) cache.delete(sql);
+  else {
+    statement = conn.prepare(sql);
+    if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  }
+  cache.set(sql, statement);
+  return statement;
+}
+
+/** Statements cached for `conn` (tests). */
+export function cachedStatementCount(conn: SqliteConnection): number {
+  return statementCaches.get(conn)?.size ?? 0;
+}
+
+/**
+ * Runs a read-only SQL statement (`?` placeholders) and returns its rows on either dialect
+ * (SQLite: a cached statement on the connection taken from the pool, or the transaction's own).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw rows are untyped; each caller types its statement's rows
 export async function readRows(db: Db, sql: string, bindings: readonly Knex.RawBinding[]): Promise<any[]> {
-  const result = (await db.raw(sql, bindings as Knex.RawBinding[])) as unknown[] | { rows: unknown[] };
-  return Array.isArray(result) ? result : result.rows;
+  if (!isPostgres(db)) {
+    const conn = await acquireSqlite(db);
+    try {
+      return cachedStatement(conn, sql).all(sqliteBindings(sql, bindings));
+    } finally {
+      await knexClient(db).releaseConnection(conn);
+    }
+  }
+  const result = await db.raw<{ rows: unknown[] }>(sql, bindings as Knex.RawBinding[]);
+  return result.rows;
 }
 
 /** Runs a cached statement returning arrays (columns in select order), not objects. */
 function allTuples(conn: SqliteConnection, sql: string, bindings: readonly Knex.RawBinding[]): unknown[][] {
-  const statement = conn.prepare(sql);
+  const statement = cachedStatement(conn, sql);
   statement.raw(true);
   try {
     return statement.all(sqliteBindings(sql, bindings)) as unknown[][];
@@ -162,7 +199,7 @@ export async function readBatchSqlite<T>(db: Db, reads: (read: SyncRead, readTup
 
 function runBatch<T>(conn: SqliteConnection, reads: (read: SyncRead, readTuples: SyncReadTuples) => T): T {
   return reads(
-    (sql, bindings) => conn.prepare(sql).all(sqliteBindings(sql, bindings)),
+    (sql, bindings) => cachedStatement(conn, sql).all(sqliteBindings(sql, bindings)),
     (sql, bindings) => allTuples(conn, sql, bindings),
   );
 }

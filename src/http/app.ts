@@ -28,8 +28,6 @@ import { requestId } from './request-id';
 import { rejectUndecodablePath } from './request-path';
 import { acceptReservedQueryCharacters } from './reserved-query-characters';
 import { signInBudgets, SignInLimiters } from './sign-in-limit';
-import { installOpenApiValidatorRouteCache } from './openapi-validator-route-cache';
-import { installOpenApiValidatorRefResolution } from './openapi-validator-ref-resolution';
 import { keepSentBody } from './sent-body';
 import { servedContract } from './served-contract';
 import { httpMetrics, OperationMatcher } from './http-metrics';
@@ -212,8 +210,6 @@ class Sequence {
 
 export function buildApp(deps: AppDeps): express.Express {
   assertHandlersMatchContract(deps.contract, deps.handlers);
-  installOpenApiValidatorRouteCache();
-  installOpenApiValidatorRefResolution();
   setDocumentedErrorCodes((deps.contract.components?.schemas?.ErrorCodeEnum as { enum: string[] }).enum);
 
   const app = express();

@@ -12,8 +12,8 @@
  * PATCH with its offset and size checks, OPTIONS) is @tus/server's, whose text errors are turned
  * into the JSON `Error` body here.
  *
- * Progress: bytes stored (every chunk, src/http/tus-node-bodies.ts) are written to the video at
- * most about once a second per upload; the
+ * Progress: bytes stored (@tus/server's `POST_RECEIVE`, about once a second, and the end of each
+ * PATCH's write) are written to the video at most about once a second per upload; the
  * last byte records the upload as received and enqueues its finishing job in one transaction,
  * before the client hears 204 (video-in.jobs.ts finishes it).
  */
@@ -23,7 +23,6 @@ import express, { Request, Response, Router } from 'express';
 import type { Logger } from 'pino';
 import type { Server as TusServer } from '@tus/server';
 import { errorBodyOf, sendError } from '../../http/error-mapper';
-import { streamTusBodiesDirectly } from '../../http/tus-node-bodies';
 import { repeatedApiKey, type ApiKeyCheck } from '../../http/auth';
 import { rateLimitExceeded, type RequestLimiter } from '../../http/rate-limit';
 import { repeatedHeader } from '../../http/single-headers';
@@ -230,7 +229,7 @@ export class UploadEndpoint {
   private server(): TusServer {
     if (this.tus) return this.tus;
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- an ES module loaded on first use (storage/tus-storage.ts)
-    const { Server, ERRORS } = require('@tus/server') as typeof import('@tus/server');
+    const { Server, EVENTS } = require('@tus/server') as typeof import('@tus/server');
     const current = this.current;
     const log = this.log;
     /** @tus/server's answers, with its text error bodies as the JSON `Error` body. */
@@ -285,8 +284,11 @@ export class UploadEndpoint {
         return undefined;
       },
     });
-    // PATCH bodies straight from the request to the store; each chunk's offset to the progress.
-    streamTusBodiesDirectly(this.tus, ERRORS, (id, offset) => this.note(id, offset));
+    // Bytes received so far while a PATCH body is being stored (every postReceiveInterval, 1 s).
+    // PATCH bodies go from the request's Node stream to the store: patches/@tus+server+*.patch.
+    this.tus.on(EVENTS.POST_RECEIVE, (_req, upload) => {
+      if (upload.offset !== undefined) this.note(upload.id, upload.offset);
+    });
     return this.tus;
   }
 
