@@ -1,8 +1,10 @@
 /**
- * `npm run bench -- api`: authenticated GET /api/v1/projects?pageSize=20 on SQLite through the
- * whole real pipeline (request id, access log at info to a file, API-key auth, rate limit,
+ * `npm run bench -- api`: authenticated GET /api/v1/projects?pageSize=20 through the whole real
+ * pipeline (request id, access log at info to a file, API-key auth, rate limit,
  * express-openapi-validator, team-scoped store) against bench/baseline-app.ts serving the same 20 rows
- * with the same validator and no auth or rate limit, measured in the same run.
+ * with the same validator and no auth or rate limit, measured in the same run: on SQLite (the
+ * baseline reads a copy of the table with better-sqlite3), then on PostgreSQL (Vidmill on a fresh
+ * database with its PostgreSQL rate limiter; the baseline reads the same table with a `pg` pool).
  *
  * Servers run one at a time under load, each pinned to core 0; autocannon (50 connections) is
  * pinned to core 1. Order A B A B (baseline, vidmill, ...) with a warmup before each measurement;
@@ -12,15 +14,16 @@
  * BENCH_CPU_PROF=<dir> (run the Vidmill server with --cpu-prof, profile written on stop),
  * BENCH_VIDMILL_LOG=<file> (default: a file in the temp dir; /dev/null allowed),
  * BENCH_BASELINE_VALIDATE_RESPONSES=1 (baseline validates responses like the real app does),
- * BENCH_KEEP=1 (keep the temp dir),
- * BENCH_API_WITHOUT=<patch,...> (run Vidmill without the named run-time dependency patches, to
- * measure what each one is worth; names as in src/shared/dependency-patches.ts).
+ * BENCH_KEEP=1 (keep the temp dir), BENCH_API_DATABASES (sqlite,pg; either alone),
+ * VIDMILL_TEST_PG_URL (an admin URL of the PostgreSQL server, postgres://postgres@127.0.0.1:5432/test).
  */
 import { strict as assert } from 'node:assert';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
+import knex from 'knex';
 import {
   autocannon,
   Benchmark,
@@ -55,6 +58,10 @@ const CONNECTIONS = num('BENCH_CONNECTIONS', 50);
 const PAGE_SIZE = 20;
 const EXTRA_PROJECTS = 20;
 
+const DATABASES = (process.env.BENCH_API_DATABASES ?? 'sqlite,pg').split(',').map((d) => d.trim()) as Dialect[];
+const PG_ADMIN_URL = process.env.VIDMILL_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
+type Dialect = 'sqlite' | 'pg';
+
 const TARGET_THROUGHPUT = 0.85;
 const TARGET_P99 = 1.5;
 
@@ -71,8 +78,42 @@ async function json(res: Response, what: string): Promise<any> {
 
 export const apiBenchmark: Benchmark = {
   name: 'api',
-  description: `authenticated GET /api/v1/projects?pageSize=${PAGE_SIZE} (SQLite) vs minimal Express+validator+better-sqlite3 baseline`,
+  description: `authenticated GET /api/v1/projects?pageSize=${PAGE_SIZE} (SQLite, PostgreSQL) vs minimal Express+validator+better-sqlite3 / pg baselines`,
   async run(): Promise<Result> {
+    const merged: Result = { table: [], notes: [], checks: [] };
+    for (const dialect of DATABASES) {
+      if (dialect !== 'sqlite' && dialect !== 'pg') throw new Error(`BENCH_API_DATABASES: unknown database ${String(dialect)}`);
+      console.log(`  -- ${dialect === 'pg' ? 'PostgreSQL' : 'SQLite'}`);
+      const r = await measure(dialect);
+      merged.table.push(...r.table.map((row) => ({ ...row, run: `${dialect} ${String(row.run)}` })));
+      merged.notes.push(...r.notes.map((n) => `${dialect}: ${n}`));
+      merged.checks.push(...r.checks.map((c) => ({ ...c, name: `${dialect}: ${c.name}` })));
+    }
+    return merged;
+  },
+};
+
+/** A fresh PostgreSQL database for Vidmill (its URL) and its removal. */
+async function freshPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `vidmill_bench_api_${randomBytes(5).toString('hex')}`;
+  const admin = knex({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database ${name}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      try {
+        await admin.raw(`drop database if exists ${name} with (force)`);
+      } finally {
+        await admin.destroy();
+      }
+    },
+  };
+}
+
+async function measure(dialect: Dialect): Promise<Result> {
+  {
     const notes: string[] = [];
     const cores = cpuCount();
     const serverCore = 0;
@@ -96,6 +137,7 @@ export const apiBenchmark: Benchmark = {
     const errFile = path.join(tmp, 'vidmill.stderr');
     const baselineDb = path.join(tmp, 'baseline.sqlite');
     const cpuProfDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
+    const pg = dialect === 'pg' ? await freshPgDatabase() : undefined;
 
     const vidmillPort = await freePort();
     const baselinePort = await freePort();
@@ -119,7 +161,7 @@ export const apiBenchmark: Benchmark = {
         VIDMILL_BOOTSTRAP_PASSWORD: PASSWORD,
         VIDMILL_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
         VIDMILL_LOG_LEVEL: 'info',
-        ...(process.env.BENCH_API_WITHOUT ? { VIDMILL_DISABLE_PATCHES: process.env.BENCH_API_WITHOUT } : {}),
+        ...(pg ? { VIDMILL_DATABASE_URL: pg.url, VIDMILL_MASTER_KEY: randomBytes(32).toString('base64') } : {}),
       },
     });
     let baseline: ReturnType<typeof spawnTracked> | undefined;
@@ -158,8 +200,9 @@ export const apiBenchmark: Benchmark = {
       const vidmillPage = await json(await fetch(vidmillBase + path_, { headers: auth }), 'Vidmill GET projects');
       assert.equal(vidmillPage.items.length, PAGE_SIZE, 'Vidmill page does not hold 20 rows');
 
-      // -- Baseline database: Vidmill's own `projects` DDL and rows, copied.
-      {
+      // -- Baseline database (SQLite): Vidmill's own `projects` DDL and rows, copied. On PostgreSQL
+      // the baseline reads Vidmill's own table (one team's projects, as here).
+      if (!pg) {
         const src = new Database(path.join(dataDir, 'vidmill.sqlite'), { readonly: true, fileMustExist: true });
         const ddl = src.prepare(`select sql from sqlite_master where tbl_name = 'projects' and sql is not null order by type = 'table' desc`).all() as { sql: string }[];
         const rows = src.prepare('select * from projects').all() as Record<string, unknown>[];
@@ -182,7 +225,7 @@ export const apiBenchmark: Benchmark = {
           ...cleanEnv(),
           NODE_ENV: 'production',
           BASELINE_PORT: String(baselinePort),
-          BASELINE_DB: baselineDb,
+          ...(pg ? { BASELINE_PG_URL: pg.url } : { BASELINE_DB: baselineDb }),
           BASELINE_VALIDATE_RESPONSES: process.env.BENCH_BASELINE_VALIDATE_RESPONSES === '1' ? '1' : '0',
         },
       });
@@ -264,7 +307,6 @@ export const apiBenchmark: Benchmark = {
             'req/s and latency of those runs are depressed; compare the CPU us/req based capacity ratio',
         );
       }
-      if (process.env.BENCH_API_WITHOUT) notes.push(`Vidmill runs WITHOUT the patches: ${process.env.BENCH_API_WITHOUT}`);
       notes.push(`${CONNECTIONS} connections, warmup ${WARMUP_S}s + ${DURATION_S}s measured per run, ${ROUNDS} rounds (A B A B), medians compared`);
       if (cpuProfDir) notes.push(`Vidmill CPU profile (--cpu-prof) written to ${cpuProfDir} when the server stops`);
 
@@ -281,14 +323,15 @@ export const apiBenchmark: Benchmark = {
       };
     } finally {
       await Promise.all([stopChild(vidmill, cpuProfDir ? 15_000 : 5000), baseline && stopChild(baseline)]);
+      await pg?.drop();
       closeSync(logFd);
       closeSync(errFd);
       if (process.env.BENCH_KEEP === '1') console.log(`kept ${tmp}`);
       removeTmp();
       cancelRemoveOnExit();
     }
-  },
-};
+  }
+}
 
 function statSafe(file: string): number {
   try {
