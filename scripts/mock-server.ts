@@ -24,7 +24,9 @@
  * - Answers each operation with its success status and the example of that response (a mock
  *   generated from the schema only when no example exists); responses without a body (204)
  *   send no body. What the server decides from the request alone is answered the same way:
- *   an upload `size` over 500 GB is 400 VIDEO_TOO_LARGE.
+ *   a body property over a maximum with `x-vidmill-maximum-error-code` (an upload `size` over
+ *   500 GB) is 400 with that code (VIDEO_TOO_LARGE; src/http/body-maximums.ts), any body on an
+ *   operation that declares none 415 UNEXPECTED_REQUEST_BODY.
  * - Direct uploads work end to end: `createMasterVideoFromUpload` answers a new video id and an
  *   `uploadUrl` on the mock itself (`/tus/uploads/<id>?token=...`, of the request's `size`),
  *   where a minimal tus 1.0 endpoint (OPTIONS, HEAD, PATCH, DELETE) counts the bytes and throws
@@ -49,7 +51,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { authenticate, usesBasicAuth } from '../src/http/auth';
 import { echoedValue, errorBody, notFoundMessage, setDocumentedErrorCodes } from '../src/http/error-mapper';
 import { STORED_VALUE_FORMATS } from '../src/http/formats';
-import { hasBody } from '../src/http/json-body';
+import { bodyMaximumError, bodyMaximumsOf } from '../src/http/body-maximums';
+import { bodyIsMissing, hasBody, operationsWithoutBody, unexpectedBodyError } from '../src/http/json-body';
 import { FixedWindowLimiter, rateLimitExceeded } from '../src/http/rate-limit';
 import { requestId } from '../src/http/request-id';
 import { MAX_VIDEO_BYTES } from '../src/features/video-in/video-in-sources';
@@ -184,6 +187,8 @@ export async function createMockApp(opts: MockAppOptions = {}): Promise<express.
   const teamIds = mockTeamIds(definition);
   const uploads = new Map<string, MockUpload>();
   setDocumentedErrorCodes(definition.components.schemas.ErrorCodeEnum.enum);
+  const maximums = bodyMaximumsOf(definition);
+  const bodiless = operationsWithoutBody(definition);
   // Expanded into a tree without shared nodes: openapi-backend's "decycle" step before compiling
   // validators replaces any object seen twice (not only cycles) with a `$ref`, which breaks schemas
   // such as MasteringDisplay whose red/green/blue points share one `properties` object after
@@ -214,6 +219,9 @@ export async function createMockApp(opts: MockAppOptions = {}): Promise<express.
     methodNotAllowed: (_c: Context, req: Request, res: Response) => errorReply(req, res, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${req.path}`),
     // Like the real server: no body is MISSING_REQUEST_BODY, a body that is not JSON is a 415.
     validationFail: (c: Context, req: Request, res: Response) => {
+      // A body maximum with its own errorCode (the upload size: VIDEO_TOO_LARGE) before the schema's VALIDATION_ERROR, as on the server.
+      const overMaximum = bodyMaximumError(maximums.get(String(c.operation.operationId)), c.request.requestBody);
+      if (overMaximum) throw overMaximum;
       if (bodyMissing(c) && hasBody(req) && !req.is(JSON_TYPES)) return errorReply(req, res, 415, 'UNSUPPORTED_CONTENT_TYPE', 'Request bodies must be sent as application/json');
       if (bodyMissing(c)) return errorReply(req, res, 400, 'MISSING_REQUEST_BODY', 'This operation requires a JSON request body');
       return errorReply(req, res, 400, 'VALIDATION_ERROR', 'Request validation failed', validationIssues(c));
@@ -222,11 +230,6 @@ export async function createMockApp(opts: MockAppOptions = {}): Promise<express.
     // checks the server makes from the request alone.
     notImplemented: (c: Context, req: Request): Reply => {
       const operation = c.operation;
-      if (operation.operationId === 'createMasterVideoFromUpload') {
-        const size = Number((c.request.requestBody as { size?: unknown }).size);
-        // The server's rule and message (VideoInService.createFromUpload), before the team is read.
-        if (size > MAX_VIDEO_BYTES) throw new DomainError(400, 'VIDEO_TOO_LARGE', `The file has ${size} bytes; video in accepts at most 500 GB (${MAX_VIDEO_BYTES} bytes)`);
-      }
       for (const name of ['teamId', 'selectTeamId']) {
         const team = c.request.query[name];
         if (typeof team === 'string' && !teamIds.has(team)) throw new ForbiddenError('FORBIDDEN', `You are not a member of team ${team}`);
@@ -289,6 +292,9 @@ export async function createMockApp(opts: MockAppOptions = {}): Promise<express.
     try {
       const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
       const body = (req.rawBody?.length ?? 0) > 0 ? req.body : undefined;
+      // As the server's refuseBody: any body on an operation that declares none is 415 UNEXPECTED_REQUEST_BODY.
+      const operation = api.matchOperation({ method: req.method, path: req.path, headers: req.headers as Record<string, string | string[]> });
+      if (operation && bodiless.has(String(operation.operationId)) && !bodyIsMissing(req)) return next(unexpectedBodyError());
       const reply: Reply = await api.handleRequest({ method: req.method, path: req.path, query: rawQuery, headers: req.headers as Record<string, string | string[]>, body }, req, res);
       if (reply.body === undefined) res.status(reply.status).end();
       else res.status(reply.status).json(reply.body);

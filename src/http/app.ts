@@ -3,7 +3,8 @@
  * answer, by operation and status) -> undecodable path check -> access log ->
  * auth -> rate limit -> JSON parser (raw body kept; size, encoding and nesting limits) ->
  * idempotency (POST with `Idempotency-Key`) -> express-openapi-validator (operation lookup,
- * required body check, strict integer parameters, request validation) -> no U+0000 in any value -> dispatch by operationId
+ * required body check, no body where none is declared, strict integer parameters, body maximums
+ * with their own errorCode, request validation) -> no U+0000 in any value -> dispatch by operationId
  * -> handler. One error mapper answers every failure with the `Error` body, and never throws.
  * The parser comes after the limiter (DESIGN.md puts it before auth) so every answer to a
  * counted request, a bad body included, carries the rate-limit headers, and a caller without
@@ -20,7 +21,8 @@ import { errorMapper, notFoundMessage, sendError, setDocumentedErrorCodes } from
 import { STORED_VALUE_FORMATS } from './formats';
 import { idempotency, IdempotencyKeys } from './idempotency';
 import { strictIntegerParameters } from './integer-parameters';
-import { jsonBody, requireBody } from './json-body';
+import { bodyMaximums } from './body-maximums';
+import { jsonBody, refuseBody, requireBody } from './json-body';
 import { rejectNulCharacters } from './nul-characters';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
@@ -150,7 +152,7 @@ function prepareContractValidation(deps: Pick<AppDeps, 'contract' | 'strictRespo
     formats: STORED_VALUE_FORMATS,
     ignoreUndocumented: false,
   });
-  const stack = beforeRequestValidation(validator, [requireBody(deps.contract), strictIntegerParameters(deps.contract)]);
+  const stack = beforeRequestValidation(validator, [requireBody(deps.contract), refuseBody(deps.contract), strictIntegerParameters(deps.contract), bodyMaximums(deps.contract)]);
   if (deps.strictResponses || deps.responseValidationSample >= 1 || !validateResponses) return inSequence(stack);
   const sampled = inSequence(stack);
   const requestsOnly = inSequence(withoutResponseValidation(stack));

@@ -26,9 +26,10 @@ const FORMAT_RANGE: Record<string, [bigint, bigint]> = {
 };
 const SAFE: [bigint, bigint] = [BigInt(Number.MIN_SAFE_INTEGER), BigInt(Number.MAX_SAFE_INTEGER)];
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
-function resolve(doc: Json, node: unknown): Json {
+/** Follows document-internal `$ref`s of `node` in the bundled contract `doc`. */
+export function resolve(doc: Json, node: unknown): Json {
   let cur = node as Json;
   for (let hops = 0; typeof cur?.$ref === 'string' && hops < 10; hops++) {
     cur = String(cur.$ref)

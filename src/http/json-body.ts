@@ -6,6 +6,9 @@
  *   chunked body) is no body: nothing is parsed, `req.body` stays undefined, and an operation
  *   whose contract says `requestBody.required` answers `400 MISSING_REQUEST_BODY`
  *   (`requireBody`, one check for every operation, before request validation);
+ * - a body on an operation whose contract declares none (any Content-Type, JSON included):
+ *   `415 UNEXPECTED_REQUEST_BODY` (`refuseBody`, the same place), so nothing a client sends is
+ *   silently dropped;
  * - larger than the limit: `413 PAYLOAD_TOO_LARGE` (counted after decompression);
  * - not JSON, or a body that does not decode with its Content-Encoding: `400 INVALID_REQUEST_BODY`;
  * - nested deeper than `MAX_BODY_DEPTH`: `400 REQUEST_BODY_TOO_DEEP`;
@@ -125,5 +128,31 @@ export function requireBody(contract: unknown): RequestHandler {
       return next(new BadRequestError('MISSING_REQUEST_BODY', 'This operation requires a JSON request body'));
     }
     next();
+  };
+}
+
+/** The operationIds of `contract` that declare no request body. */
+export function operationsWithoutBody(contract: unknown): Set<string> {
+  return new Set(
+    contractOperationObjects(contract)
+      .filter((op) => !op.requestBody)
+      .map((op) => op.operationId),
+  );
+}
+
+/** The error for a request that carries a body (`bodyIsMissing` false) to an operation that takes none. */
+export function unexpectedBodyError(): DomainError {
+  return new DomainError(415, 'UNEXPECTED_REQUEST_BODY', 'This operation takes no request body; send the request without one');
+}
+
+/**
+ * `415 UNEXPECTED_REQUEST_BODY` for a request with a body (any bytes, whatever its Content-Type)
+ * to an operation whose contract declares no request body. Runs where `requireBody` does.
+ */
+export function refuseBody(contract: unknown): RequestHandler {
+  const bodiless = operationsWithoutBody(contract);
+  return (req, _res, next) => {
+    const operationId = req.openapi?.schema.operationId;
+    next(operationId !== undefined && bodiless.has(operationId) && !bodyIsMissing(req) ? unexpectedBodyError() : undefined);
   };
 }

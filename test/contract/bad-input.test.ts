@@ -9,6 +9,8 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import express from 'express';
 import supertest, { type Test } from 'supertest';
 import { echoedValue, errorMapper, MAX_ECHOED_VALUE } from '../../src/http/error-mapper';
+import { loadContract } from '../../src/composition';
+import { bodyMaximumsOf } from '../../src/http/body-maximums';
 import { MAX_BODY_DEPTH } from '../../src/http/json-body';
 import { requestId } from '../../src/http/request-id';
 import { contractOperations, ContractOperation, resolveRef } from '../helpers/contract-operations';
@@ -151,9 +153,33 @@ describe(`Bad input on every implemented operation (${TEST_DIALECT})`, () => {
         it('a JSON body over the size limit is 413 PAYLOAD_TOO_LARGE (the operation takes none)', async () => {
           expectError(await call(op, fill(op.path)).send({ name: 'x'.repeat(10_000) }), 413, 'PAYLOAD_TOO_LARGE');
         });
+        it('any body is 415 UNEXPECTED_REQUEST_BODY (the operation takes none): JSON, {}, text/plain, octet-stream, chunked', async () => {
+          for (const [type, body] of [
+            ['application/json', '{}'],
+            ['application/json', '{"name":"x"}'],
+            ['text/plain', 'name=x'],
+            ['application/octet-stream', 'x'],
+          ]) {
+            const res = await call(op, fill(op.path)).set('Content-Type', type!).send(body);
+            expectError(res, 415, 'UNEXPECTED_REQUEST_BODY');
+            assert.match(res.body.message, /takes no request body/);
+          }
+          const chunked = call(op, fill(op.path), agent).set('Content-Type', 'text/plain').set('Transfer-Encoding', 'chunked');
+          chunked.write('x');
+          expectError(await chunked, 415, 'UNEXPECTED_REQUEST_BODY');
+        });
         return;
       }
       const target = fill(op.path);
+      for (const limit of bodyMaximumsOf(loadContract()).get(op.operationId) ?? []) {
+        it(`body.${limit.property} over its maximum (${limit.maximum}) is 400 ${limit.errorCode} naming the field; at the maximum it is not`, async () => {
+          const over = await call(op, target).send({ ...(op.bodyExample as object), [limit.property]: limit.maximum + 1 });
+          expectError(over, 400, limit.errorCode);
+          assert.deepEqual(over.body.validationErrors, [{ field: `body.${limit.property}`, value: String(limit.maximum + 1), message: `must be <= ${limit.maximum}` }]);
+          const at = await call(op, target).send({ ...(op.bodyExample as object), [limit.property]: limit.maximum });
+          assert.ok(at.status < 500 && at.body?.errorCode !== limit.errorCode && at.body?.errorCode !== 'VALIDATION_ERROR', `${at.status} ${at.text.slice(0, 300)}`);
+        });
+      }
       it('malformed JSON is 400 INVALID_REQUEST_BODY', async () => {
         expectError(await call(op, target).set('Content-Type', 'application/json').send('{"name": '), 400, 'INVALID_REQUEST_BODY');
       });

@@ -206,6 +206,28 @@ describe('mock server (npm run mock)', () => {
         type: 'application/json',
         body: '{"name":"big","size":500000000001}',
       },
+      {
+        what: 'an upload size of 500 GB and a name too long (the size first)',
+        method: 'POST',
+        path: '/api/v1/videos/in/uploads',
+        type: 'application/json',
+        body: `{"name":"${'n'.repeat(300)}","size":500000000001}`,
+      },
+      {
+        what: 'a text/plain body on an operation that takes none',
+        method: 'POST',
+        path: `/api/v1/videos/${STRANGER_TEAM}/processing/appraisals/create/${STRANGER_TEAM}`,
+        type: 'text/plain',
+        body: 'x',
+      },
+      {
+        what: 'a JSON body on an operation that takes none',
+        method: 'POST',
+        path: `/api/v1/videos/${STRANGER_TEAM}/processing/appraisals/create/${STRANGER_TEAM}`,
+        type: 'application/json',
+        body: '{}',
+      },
+      { what: 'a body on a DELETE', method: 'DELETE', path: `/api/v1/projects/${STRANGER_TEAM}`, type: 'application/octet-stream', body: 'x' },
       { what: 'an upload size of 0', method: 'POST', path: '/api/v1/videos/in/uploads', type: 'application/json', body: '{"name":"empty","size":0}' },
       { what: 'no body', method: 'POST', path: '/api/v1/projects' },
       { what: 'an empty JSON object', method: 'POST', path: '/api/v1/projects', type: 'application/json', body: '{}' },
@@ -246,7 +268,7 @@ describe('mock server (npm run mock)', () => {
       }
     };
 
-    it(`the list covers at least 22 kinds of bad request (${CASES.length})`, () => assert.ok(CASES.length >= 22));
+    it(`the list covers at least 26 kinds of bad request (${CASES.length})`, () => assert.ok(CASES.length >= 26));
     for (const c of CASES) {
       it(`${c.what}: ${c.method} ${c.path}`, async () => {
         const origin = mock.url.slice(0, -'/api'.length);

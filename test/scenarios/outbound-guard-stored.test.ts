@@ -215,9 +215,9 @@ describe(`Outbound guard: URLs stored while private addresses were allowed are r
   });
 
   it('turned off: restarts are refused at the API with 400 INVALID_HTTPS_URL / INVALID_BUCKET_ENDPOINT, and nothing is queued', async () => {
-    expectError(await post(`/v1/videos/${ids.httpsVideo}/in/restart`, {}), 400, 'INVALID_HTTPS_URL');
-    expectError(await post(`/v1/videos/${ids.httpVideo}/in/restart`, {}), 400, 'INVALID_HTTPS_URL');
-    expectError(await post(`/v1/videos/${ids.bucketVideo}/in/restart`, {}), 400, 'INVALID_BUCKET_ENDPOINT');
+    expectError(await post(`/v1/videos/${ids.httpsVideo}/in/restart`), 400, 'INVALID_HTTPS_URL');
+    expectError(await post(`/v1/videos/${ids.httpVideo}/in/restart`), 400, 'INVALID_HTTPS_URL');
+    expectError(await post(`/v1/videos/${ids.bucketVideo}/in/restart`), 400, 'INVALID_BUCKET_ENDPOINT');
     expectError(await post(`/v1/videos/${ids.locationOut}/out/restart`), 400, 'INVALID_BUCKET_ENDPOINT');
     expectError(await post(`/v1/videos/${ids.givenOut}/out/restart`), 400, 'INVALID_BUCKET_ENDPOINT');
     assert.deepEqual(await pendingJobs(), []);
@@ -228,7 +228,7 @@ describe(`Outbound guard: URLs stored while private addresses were allowed are r
     // No worker while the setting is on: the restarted copies run only after it is off again.
     await worker.stop();
     h.config.allowPrivateUrls = true;
-    for (const videoId of [ids.httpsVideo, ids.httpVideo, ids.bucketVideo]) assert.equal((await post(`/v1/videos/${videoId}/in/restart`, {})).status, 202);
+    for (const videoId of [ids.httpsVideo, ids.httpVideo, ids.bucketVideo]) assert.equal((await post(`/v1/videos/${videoId}/in/restart`)).status, 202);
     for (const videoId of [ids.locationOut, ids.givenOut]) assert.equal((await post(`/v1/videos/${videoId}/out/restart`)).status, 202);
     h.config.allowPrivateUrls = false;
     const mark = accepted();

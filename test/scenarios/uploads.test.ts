@@ -332,7 +332,7 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         assert.doesNotMatch(error.message, /skipChecksumValidation|restart with/i);
         // removed right after the failure is recorded (the job's next step), or by its rerun after a crash
         await waitFor('the mismatched file removed', async () => (await h.services.blobs.stat(`videos/${s.videoId}/file`)) === undefined);
-        const res = await post(`/v1/videos/${s.videoId}/in/restart`, {});
+        const res = await post(`/v1/videos/${s.videoId}/in/restart`);
         expectError(res, 409, 'VIDEO_IN_UPLOAD_NOT_RESTARTABLE');
       });
 

@@ -259,7 +259,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       assert.equal((await get(`/v1/videos/${videoId}`)).body.flags.isIngesting, false);
 
       const before = rangedRequests(url).length;
-      const restarted = await post(`/v1/videos/${videoId}/in/restart?skipChecksumValidation=true`, {});
+      const restarted = await post(`/v1/videos/${videoId}/in/restart?skipChecksumValidation=true`);
       assert.equal(restarted.status, 202, JSON.stringify(restarted.body));
       assert.equal(restarted.body.upload.uploadState.uploadStatus, 'IN_PROGRESS');
       assert.ok(!('error' in restarted.body.upload.uploadState));
@@ -273,7 +273,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       const res = await post(`/v1/videos/in/https?crc32c=1`, { name: 'Checked', url: serve(data) });
       h.startWorker();
       await waitUpload(res.body.videoId, ['FAILED']);
-      await post(`/v1/videos/${res.body.videoId}/in/restart`, {});
+      await post(`/v1/videos/${res.body.videoId}/in/restart`);
       await waitFor('second failure', async () => (await status(res.body.videoId)).upload.uploadState.error?.code === 'VIDEO_IN_RESTART_CHECKSUM_MISMATCH');
     });
 
@@ -316,18 +316,18 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       assert.match(failed.upload.uploadState.error.message, /lost/);
       assert.deepEqual(await events(videoId), ['video_in.failed']);
       assert.equal((await h.database.db('jobs').where({ kind: 'video-in.copy' }).first()).status, 'failed');
-      assert.equal((await post(`/v1/videos/${videoId}/in/restart`, {})).status, 202);
+      assert.equal((await post(`/v1/videos/${videoId}/in/restart`)).status, 202);
       await waitUpload(videoId, ['DONE']);
       assert.ok((await stored(videoId)).equals(data));
     });
 
     it('restart and abandon are 409 VIDEO_IN_OPERATION_NOT_FAILED unless the copy FAILED', async () => {
       const res = await post('/v1/videos/in/https', { name: 'Fine', url: serve(Buffer.alloc(100, 1)) });
-      expectError(await post(`/v1/videos/${res.body.videoId}/in/restart`, {}), 409, 'VIDEO_IN_OPERATION_NOT_FAILED');
+      expectError(await post(`/v1/videos/${res.body.videoId}/in/restart`), 409, 'VIDEO_IN_OPERATION_NOT_FAILED');
       expectError(await h.request.delete(`/api/v1/videos/${res.body.videoId}/in/abandon`).set('X-API-Key', u.apiKey), 409, 'VIDEO_IN_OPERATION_NOT_FAILED');
       h.startWorker();
       await waitUpload(res.body.videoId, ['DONE']);
-      expectError(await post(`/v1/videos/${res.body.videoId}/in/restart`, {}), 409, 'VIDEO_IN_OPERATION_NOT_FAILED');
+      expectError(await post(`/v1/videos/${res.body.videoId}/in/restart`), 409, 'VIDEO_IN_OPERATION_NOT_FAILED');
     });
 
     it('abandon of a FAILED copy deletes the video and the data copied so far (204)', async () => {
@@ -351,7 +351,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       const res = await post('/v1/videos/in/https', { name: 'Mine', url: serve(Buffer.alloc(100, 1)) });
       const other = await h.user();
       expectError(await get(`/v1/videos/${res.body.videoId}/in/status`, other), 404, 'RESOURCE_NOT_FOUND');
-      expectError(await post(`/v1/videos/${res.body.videoId}/in/restart`, {}, other), 404, 'RESOURCE_NOT_FOUND');
+      expectError(await post(`/v1/videos/${res.body.videoId}/in/restart`, undefined, other), 404, 'RESOURCE_NOT_FOUND');
     });
   });
 
