@@ -23,9 +23,19 @@
  *   end-to-end scenarios are the same on any Node version and run on the first one only.
  * Each mocha run reports its files' durations (test/helpers/file-times.ts); the run ends with the
  * list, slowest first, so the next cut is made from data.
+ *
+ * The passes and lint run at the same time, as separate processes (VIDMILL_TEST_JOBS at once,
+ * default 3; 1 runs them one after the other): they share nothing (each test has its own database,
+ * SQLite file or PostgreSQL database, its own temporary folders and ports chosen by the system),
+ * and on a small machine the waits of the database passes (I/O, timers, child processes) overlap
+ * the CPU-bound media work of the dialect-free pass. Each run's output is kept and printed whole,
+ * under its `=== npm test: ...` heading, when it ends (live when only one runs).
+ * Before the passes, when a chosen file starts Vidmill's own programs as child processes (it
+ * reaches test/helpers/entry-points.ts), `npm run build` and the SDK's build compile them once, and
+ * the children start from dist/ and sdk/dist/ instead of through tsx (VIDMILL_TEST_BUILT=true).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
@@ -33,6 +43,8 @@ import { Client } from 'pg';
 const PG_URL = process.env.VIDMILL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TEST_DIR = path.resolve('test');
 const DATABASE_HELPER = path.join(TEST_DIR, 'helpers', 'database.ts');
+const ENTRY_POINTS_HELPER = path.join(TEST_DIR, 'helpers', 'entry-points.ts');
+const JOBS = Math.max(1, Number(process.env.VIDMILL_TEST_JOBS ?? 3) || 1);
 
 async function postgresReachable(): Promise<boolean> {
   const client = new Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
@@ -45,11 +57,6 @@ async function postgresReachable(): Promise<boolean> {
   } finally {
     await client.end().catch(() => undefined);
   }
-}
-
-function runLint(): boolean {
-  console.log('\n=== npm test: npm run lint ===');
-  return spawnSync('npm', ['run', 'lint'], { stdio: 'inherit' }).status === 0;
 }
 
 /** Every *.test.ts under `dir`, sorted, relative to the working directory. */
@@ -94,19 +101,22 @@ function parseArgs(args: string[]): { files: string[]; options: string[] } {
 
 const RELATIVE_IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
 
-/** Whether `file` reaches test/helpers/database.ts through its relative imports inside test/. */
-function usesTestDatabase(file: string, seen = new Set<string>()): boolean {
+/** Whether `file` reaches `helper` (a file under test/) through its relative imports inside test/. */
+function reaches(file: string, helper: string, seen = new Set<string>()): boolean {
   const full = path.resolve(file);
-  if (full === DATABASE_HELPER) return true;
+  if (full === helper) return true;
   if (seen.has(full) || !full.startsWith(TEST_DIR + path.sep)) return false;
   seen.add(full);
   for (const [, spec] of readFileSync(full, 'utf8').matchAll(RELATIVE_IMPORT)) {
     const target = path.resolve(path.dirname(full), spec!); // the pattern's one group always matches
     const resolved = [target, `${target}.ts`, path.join(target, 'index.ts')].find((c) => existsSync(c) && statSync(c).isFile());
-    if (resolved && usesTestDatabase(resolved, seen)) return true;
+    if (resolved && reaches(resolved, helper, seen)) return true;
   }
   return false;
 }
+
+/** Whether `file` opens a test database (it reaches test/helpers/database.ts). */
+const usesTestDatabase = (file: string) => reaches(file, DATABASE_HELPER);
 
 /** Directories whose files depend on the Node version (see the module comment). */
 const NODE_RUNTIME_DIRS = ['test/cli', 'test/contract', 'test/db', 'test/jobs', 'test/net', 'test/process', 'test/sdk', 'test/storage', 'test/unit'];
@@ -135,15 +145,90 @@ function printDurations(): void {
 
 type Pass = 'dialect-free' | 'sqlite' | 'postgres';
 
-function runMocha(pass: Pass, files: string[], options: string[]): boolean {
+/** One process of the run: lint or one mocha pass. */
+interface Job {
+  /** Its heading (`=== npm test: <heading> ===`) and its name in the summary. */
+  heading: string;
+  label: string;
+  count?: number;
+  command: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+function mochaJob(pass: Pass, files: string[], options: string[], env: NodeJS.ProcessEnv): Job {
   const where = { 'dialect-free': 'dialect-free files, once (no test database)', sqlite: 'database files on SQLite', postgres: `database files on PostgreSQL (${PG_URL})` }[pass];
-  console.log(`\n=== npm test: ${files.length} ${where} ===`);
+  const label = { 'dialect-free': 'dialect-free', sqlite: 'SQLite', postgres: 'PostgreSQL' }[pass];
   // The dialect-free run names no dialect: test/helpers/database.ts refuses to load there.
-  const result = spawnSync('npx', ['mocha', ...options, ...files], {
-    stdio: 'inherit',
-    env: { ...process.env, VIDMILL_TEST_DB: pass === 'dialect-free' ? 'none' : pass, VIDMILL_TEST_TIMES: TIMES },
-  });
-  return result.status === 0;
+  // Colours as a terminal would get them, though the output goes through a file.
+  const color = process.stdout.isTTY ? ['--color'] : [];
+  return {
+    heading: `${files.length} ${where}`,
+    label,
+    count: files.length,
+    command: 'npx',
+    args: ['mocha', ...color, ...options, ...files],
+    env: { ...env, VIDMILL_TEST_DB: pass === 'dialect-free' ? 'none' : pass, VIDMILL_TEST_TIMES: TIMES },
+  };
+}
+
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
+
+/**
+ * Runs the jobs, `JOBS` at a time, in the given order; each one's output goes to a file and is
+ * printed whole under its heading when it ends (live, as before, when only one runs at a time).
+ * Resolves with each job's success, in the jobs' order.
+ */
+async function runJobs(jobs: Job[]): Promise<boolean[]> {
+  const results: boolean[] = new Array<boolean>(jobs.length);
+  const live = JOBS === 1 || jobs.length === 1;
+  const outDir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-test-output-'));
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < jobs.length) {
+      const index = next++;
+      const job = jobs[index]!;
+      const started = Date.now();
+      if (live) console.log(`\n=== npm test: ${job.heading} ===`);
+      else console.log(`npm test: started ${job.heading}`);
+      const outFile = path.join(outDir, `${index}.log`);
+      const fd = live ? undefined : openSync(outFile, 'w');
+      const status = await new Promise<number | null>((resolve) => {
+        const child = spawn(job.command, job.args, { stdio: fd === undefined ? 'inherit' : ['ignore', fd, fd], env: job.env ?? process.env });
+        child.once('error', () => resolve(1));
+        child.once('exit', (code) => resolve(code));
+      });
+      if (fd !== undefined) {
+        closeSync(fd);
+        console.log(`\n=== npm test: ${job.heading} (${seconds(started)}, run alongside the others) ===`);
+        process.stdout.write(readFileSync(outFile));
+      }
+      results[index] = status === 0;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(JOBS, jobs.length) }, worker));
+  rmSync(outDir, { recursive: true, force: true });
+  return results;
+}
+
+/**
+ * `npm run build` (dist/) and the SDK's build (sdk/dist/), for the files that start Vidmill's
+ * programs as child processes; true when both succeeded (the children then start from them).
+ */
+function buildPrograms(): boolean {
+  const started = Date.now();
+  console.log('\n=== npm test: npm run build and the SDK build (child processes start from dist/) ===');
+  for (const args of [
+    ['run', 'build'],
+    ['run', 'build', '--workspace', 'sdk'],
+  ]) {
+    if (spawnSync('npm', args, { stdio: 'inherit' }).status !== 0) {
+      console.log(`npm ${args.join(' ')} failed: child processes start from the sources through tsx.`);
+      return false;
+    }
+  }
+  console.log(`built in ${seconds(started)}`);
+  return true;
 }
 
 async function main(): Promise<void> {
@@ -163,42 +248,52 @@ async function main(): Promise<void> {
   }
   const results: string[] = [];
   let failed = false;
-  const record = (label: string, count: number, ok: boolean) => {
-    results.push(`${label} (${count} files) ${ok ? 'passed' : 'FAILED'}`);
-    failed ||= !ok;
-  };
+  const started = Date.now();
 
-  console.log(`npm test on Node ${process.version} (${process.execPath})`);
-  // Lint runs with the whole suite (a run of chosen files skips it), unless --skip-lint.
-  if (args.includes('--skip-lint')) {
-    results.push('lint skipped (--skip-lint)');
-  } else if (!nodeRuntime && files.length === testFilesUnder(TEST_DIR).length) {
-    const linted = runLint();
-    results.push(`lint ${linted ? 'passed' : 'FAILED'}`);
-    failed ||= !linted;
+  console.log(`npm test on Node ${process.version} (${process.execPath}), ${JOBS} at a time (VIDMILL_TEST_JOBS)`);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (files.some((f) => reaches(f, ENTRY_POINTS_HELPER))) {
+    if (buildPrograms()) env.VIDMILL_TEST_BUILT = 'true';
   }
-  if (dialectFree.length) record('dialect-free', dialectFree.length, runMocha('dialect-free', dialectFree, options));
-  if (databaseFiles.length) {
-    record('SQLite', databaseFiles.length, runMocha('sqlite', databaseFiles, options));
-  }
+  // Longest first, so that the last to end is not one that could have started earlier.
+  const jobs: Job[] = [];
+  const notes: string[] = [];
   if (nodeRuntime) {
-    results.push('PostgreSQL not run (--node-runtime: the driver does not depend on the Node version)');
+    notes.push('PostgreSQL not run (--node-runtime: the driver does not depend on the Node version)');
   } else if (postgresFiles.length) {
     if (await postgresReachable()) {
-      record('PostgreSQL', postgresFiles.length, runMocha('postgres', postgresFiles, options));
+      jobs.push(mochaJob('postgres', postgresFiles, options, env));
     } else {
       const required = process.env.VIDMILL_TEST_REQUIRE_PG === 'true';
       const outcome = required ? 'FAILED (unreachable)' : 'skipped (unreachable)';
-      results.push(`PostgreSQL ${outcome}`);
+      notes.push(`PostgreSQL ${outcome}`);
       failed ||= required;
       console.log(`\nPostgreSQL at ${PG_URL} is not reachable: PostgreSQL run ${outcome}.`);
     }
   }
+  if (databaseFiles.length) jobs.push(mochaJob('sqlite', databaseFiles, options, env));
+  if (dialectFree.length) jobs.push(mochaJob('dialect-free', dialectFree, options, env));
+  // Lint runs with the whole suite (a run of chosen files skips it), unless --skip-lint.
+  if (args.includes('--skip-lint')) {
+    results.push('lint skipped (--skip-lint)');
+  } else if (!nodeRuntime && files.length === testFilesUnder(TEST_DIR).length) {
+    jobs.push({ heading: 'npm run lint', label: 'lint', command: 'npm', args: ['run', 'lint'] });
+  }
+  const outcomes = await runJobs(jobs);
+  // The summary in the usual order: lint, dialect-free, SQLite, PostgreSQL.
+  const order = ['lint', 'dialect-free', 'SQLite', 'PostgreSQL'];
+  const done = jobs.map((job, i) => ({ job, ok: outcomes[i]! })).sort((a, b) => order.indexOf(a.job.label) - order.indexOf(b.job.label));
+  for (const { job, ok } of done) {
+    results.push(job.count === undefined ? `${job.label} ${ok ? 'passed' : 'FAILED'}` : `${job.label} (${job.count} files) ${ok ? 'passed' : 'FAILED'}`);
+    failed ||= !ok;
+  }
+  results.push(...notes);
   if (!files.length) {
     results.push('no test files matched');
     failed = true;
   }
   printDurations();
+  console.log(`\nnpm test took ${seconds(started)} (${JOBS} at a time)`);
   console.log(`\n=== npm test summary (Node ${process.version}): ${results.join('; ')} ===`);
   process.exit(failed ? 1 : 0);
 }

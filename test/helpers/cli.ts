@@ -1,5 +1,6 @@
 /**
- * Runs the `vidmill` CLI (sdk/src/cli/main.ts) as a child process, as a user would, against a
+ * Runs the `vidmill` CLI as a child process, as a user would (compiled, sdk/dist/cli/main.js, when
+ * the run built it, else sdk/src/cli/main.ts through tsx: test/helpers/entry-points.ts), against a
  * harness served on a port of its own whose public URL is that port (so the download links the
  * server signs point back to it).
  */
@@ -9,14 +10,10 @@ import type { Server } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Config } from '../../src/config';
 import { answerClientErrors } from '../../src/http/client-errors';
+import { cliArgs } from './entry-points';
 import { createHarness, type Harness } from './harness';
-
-export const CLI = path.resolve(__dirname, '../../sdk/src/cli/main.ts');
-/** tsx's loader by its absolute address, so the CLI runs from any working directory. */
-const TSX = pathToFileURL(require.resolve('tsx')).href;
 
 export interface CliResult {
   code: number | null;
@@ -32,9 +29,9 @@ export interface CliRun extends Promise<CliResult> {
   stderr(): string;
 }
 
-/** Starts `node --import tsx sdk/src/cli/main.ts ...args` with `env` over a clean environment. */
+/** Starts the CLI with `args` and `env` over a clean environment. */
 export function runCli(args: string[], env: Record<string, string | undefined>, opts: { cwd?: string; stdin?: string } = {}): CliRun {
-  const child = spawn(process.execPath, ['--import', TSX, CLI, ...args], {
+  const child = spawn(process.execPath, [...cliArgs(), ...args], {
     cwd: opts.cwd ?? process.cwd(),
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -77,7 +74,7 @@ export function runInTerminal(command: string, env: Record<string, string | unde
 /** The shell-quoted command line that runs the CLI with `args`. */
 export function cliCommandLine(args: string[]): string {
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  return [process.execPath, '--import', TSX, CLI, ...args].map(q).join(' ');
+  return [process.execPath, ...cliArgs(), ...args].map(q).join(' ');
 }
 
 async function freePort(): Promise<number> {

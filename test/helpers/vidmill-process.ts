@@ -1,15 +1,15 @@
 /**
- * The real Vidmill process (src/main.ts through tsx, what `npm start` / `npm run worker` run) as a
- * child of the test, for crash tests: start it with an environment, wait until it listens, kill it
+ * The real Vidmill process (what `npm start` / `npm run worker` run: dist/src/main.js when the run
+ * built it, else src/main.ts through tsx; test/helpers/entry-points.ts) as a child of the test, for crash tests: start it with an environment, wait until it listens, kill it
  * (SIGKILL: no shutdown code runs) and wait for its exit. Its output is kept (and shown when it
  * fails to start) or passed through to the test's own.
  */
 import { strict as assert } from 'node:assert';
 import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import { ROOT, serverArgs } from './entry-points';
 import { waitFor } from './scenario';
 
-export const ROOT = path.resolve(__dirname, '..', '..');
+export { ROOT };
 
 export interface VidmillProcess {
   readonly child: ChildProcess;
@@ -24,11 +24,11 @@ export interface VidmillProcess {
 }
 
 /**
- * Starts src/main.ts with `env` on top of the test's environment. `captureOutput` keeps stdout and
+ * Starts the server with `env` on top of the test's environment. `captureOutput` keeps stdout and
  * stderr in memory (needed by `listening()`); otherwise they go to the test's own.
  */
 export function startVidmillProcess(env: NodeJS.ProcessEnv, opts: { captureOutput?: boolean } = {}): VidmillProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main.ts')], {
+  const child = spawn(process.execPath, serverArgs(), {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', opts.captureOutput ? 'pipe' : 'inherit', opts.captureOutput ? 'pipe' : 'inherit'],

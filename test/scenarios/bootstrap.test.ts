@@ -6,6 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { TEST_DIALECT } from '../helpers/database';
+import { serverArgs } from '../helpers/entry-points';
 import { basic, createHarness, Harness } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
 
@@ -20,9 +21,9 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Runs `npm start` (src/main.ts) until it listens, then stops it with SIGTERM; returns all it wrote to stdout. */
+/** Runs the server (test/helpers/entry-points.ts) until it listens, then stops it with SIGTERM; returns all it wrote to stdout. */
 async function startAndStop(env: Record<string, string>, whileUp: (stdout: string) => Promise<void> = async () => undefined): Promise<string> {
-  const child: ChildProcess = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['src/main.ts'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env } });
+  const child: ChildProcess = spawn(process.execPath, serverArgs(), { cwd: ROOT, env: { PATH: process.env.PATH, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));

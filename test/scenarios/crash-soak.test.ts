@@ -3,7 +3,7 @@
  *
  * Real processes on a fresh PostgreSQL database and the local S3-compatible storage: 2 API
  * processes (VIDMILL_ROLE=api) and 3 worker processes (VIDMILL_ROLE=worker), started as `npm start`
- * / `npm run worker` would (node + tsx on src/main.ts), with VIDMILL_STORAGE=s3 and a short job
+ * / `npm run worker` would (node on dist/src/main.js, or tsx on src/main.ts: test/helpers/entry-points.ts), with VIDMILL_STORAGE=s3 and a short job
  * lease. A seeded workload goes through the HTTP API of both API processes: video in from HTTPS
  * (test/helpers/range-server.ts) and from a bucket, with and without full ingestion (and the free
  * clip), processing with a charge (appraise on one API process, accept on the other), video out of
@@ -46,6 +46,7 @@ import { crc32c } from '../../src/net/crc32c';
 import { systemClock } from '../../src/shared/clock';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
 import { createTestDatabase, TEST_DIALECT, TestDatabase } from '../helpers/database';
+import { serverArgs } from '../helpers/entry-points';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
@@ -248,7 +249,7 @@ describeOnPostgres(
         VIDMILL_S3_SECRET_KEY: s3.credentials.secretAccessKey,
         VIDMILL_S3_FORCE_PATH_STYLE: 'true',
       };
-      const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
+      const proc = spawn(process.execPath, serverArgs(), { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
       closeSync(fd);
       slot.proc = proc;
       slot.pid = proc.pid;

@@ -24,6 +24,7 @@ import { videosStore } from '../../src/features/videos/videos.store';
 import { metricsEndpoint, startMetricsServer } from '../../src/http/metrics-endpoint';
 import { PermanentJobError, Worker } from '../../src/jobs/worker';
 import { TEST_DIALECT } from '../helpers/database';
+import { serverArgs } from '../helpers/entry-points';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 
 /** A header sent once per value (Node writes an array as repeated header lines); supertest types only Cookie so. */
@@ -376,7 +377,7 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
       });
     });
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIDMILL_')));
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../../src/main.ts')], {
+    const child = spawn(process.execPath, serverArgs(), {
       env: { ...env, VIDMILL_ROLE: 'worker', VIDMILL_DATA_DIR: dataDir, VIDMILL_METRICS_PORT: String(port), VIDMILL_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
