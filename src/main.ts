@@ -25,6 +25,9 @@ import { firstStartNotice } from './features/accounts';
 let startedLog: Logger | undefined;
 
 async function main(): Promise<void> {
+  // Everything the service writes (the data folder, the SQLite file, master.key, blobs, uploads,
+  // scratch files) is for the service user only: folders 0700, files 0600 (docs/security.md).
+  process.umask(0o077);
   let config;
   try {
     config = loadConfig();

@@ -1,5 +1,5 @@
 /** Knex for both dialects: an SQLite file (WAL) by default, PostgreSQL when configured. */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import knex, { Knex } from 'knex';
@@ -31,7 +31,7 @@ export function openDatabase(database: DatabaseConfig): Db {
       pool: { min: 0, max: 10 },
     });
   }
-  mkdirSync(path.dirname(database.filename), { recursive: true });
+  createPrivateSqliteFile(database.filename);
   return knex({
     client: 'better-sqlite3',
     connection: { filename: database.filename },
@@ -49,6 +49,19 @@ export function openDatabase(database: DatabaseConfig): Db {
       },
     },
   });
+}
+
+/**
+ * The SQLite file and its folder for the service user only: a folder the service creates is
+ * 0700, the database file 0600 (created so before SQLite opens it, whatever the umask; an existing
+ * file readable by others is narrowed to 0600). SQLite gives its `-wal` and `-shm` files the
+ * database file's permissions.
+ */
+export function createPrivateSqliteFile(filename: string): void {
+  mkdirSync(path.dirname(filename), { recursive: true, mode: 0o700 });
+  closeSync(openSync(filename, 'a', 0o600));
+  const { mode } = statSync(filename);
+  if (mode & 0o077) chmodSync(filename, mode & 0o700);
 }
 
 /**
