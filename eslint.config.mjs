@@ -76,6 +76,15 @@ export default tseslint.config(
     },
   },
   {
+    // One way per concern (issue 26), as a rule of its own so that it adds to no-restricted-syntax
+    // blocks instead of replacing them. Jobs: declared only with defineJob in a feature's
+    // <feature>.jobs.ts and enqueued only through the definition (typed payload, its kind and
+    // attempts); src/jobs/ alone calls the queue's raw enqueue.
+    files: ['src/**/*.ts'],
+    plugins: { vidmill: { rules: { 'one-way': oneWayRule() } } },
+    rules: { 'vidmill/one-way': 'error' },
+  },
+  {
     // Configuration files in JavaScript: not in tsconfig.json's program.
     files: ['**/*.{js,cjs,mjs}'],
     extends: [tseslint.configs.disableTypeChecked],
@@ -83,3 +92,42 @@ export default tseslint.config(
   },
   prettier,
 );
+
+/**
+ * vidmill/one-way: the syntax that bypasses the one way of a concern, reported where the one way's
+ * own module is not the file being linted.
+ * @returns {import('eslint').Rule.RuleModule}
+ */
+function oneWayRule() {
+  /** @type {{ selector: string, allowedIn: RegExp, message: string }[]} */
+  const checks = [
+    {
+      selector: "CallExpression[callee.property.name='enqueue'] > ObjectExpression.arguments:has(> Property[key.name='kind'])",
+      allowedIn: /\/src\/jobs\//,
+      message: "Enqueue through the job's definition (JOB.enqueue(queue, trx, payload), from defineJob in <feature>.jobs.ts), not with a kind spelled out.",
+    },
+    {
+      selector: "CallExpression[callee.name='defineJob']",
+      allowedIn: /\/src\/features\/[^/]+\/[^/]+\.jobs\.ts$/,
+      message: "A job is defined in its feature's <feature>.jobs.ts.",
+    },
+    {
+      selector: "ObjectExpression:has(> Property[key.name='kind']):has(> Property[key.name='attempts']):not(CallExpression[callee.name='defineJob'] > ObjectExpression)",
+      allowedIn: /\/src\/jobs\//,
+      message: 'A job kind and its attempts are declared with defineJob, not as a loose constant.',
+    },
+  ];
+  return {
+    meta: { type: 'problem', schema: [] },
+    create(context) {
+      const file = context.filename.replace(/\\/g, '/');
+      /** @type {Record<string, (node: import('estree').Node) => void>} */
+      const visitors = {};
+      for (const check of checks) {
+        if (check.allowedIn.test(file)) continue;
+        visitors[check.selector] = (node) => context.report({ node, message: check.message });
+      }
+      return visitors;
+    },
+  };
+}

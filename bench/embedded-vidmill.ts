@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import pino from 'pino';
 import { Config, loadConfig } from '../src/config';
-import { createJobGiveUps, createJobHandlers, createServices, Services } from '../src/composition';
+import { createServices, jobDefinitions, Services } from '../src/composition';
 import { DatabaseConfig, Db, migrateToLatest, openDatabase } from '../src/db/database';
 import { videosStore } from '../src/features/videos/videos.store';
 import { Worker } from '../src/jobs/worker';
@@ -77,12 +77,7 @@ export async function storedMaster(v: EmbeddedVidmill, source: string, file: { n
 /** A started Worker (one job at a time) with the handlers and give-ups of `kinds` only. */
 export function benchWorker(s: Services, kinds: readonly string[]): Worker {
   const worker = new Worker(s.jobs, { workerId: 'bench', log: pino({ level: 'silent' }), pollMs: 50, concurrency: 1 });
-  const handlers = createJobHandlers(s);
-  const giveUps = createJobGiveUps(s);
-  for (const kind of kinds) {
-    worker.register(kind, handlers[kind]!); // callers pass kinds that createJobHandlers defines
-    if (giveUps[kind]) worker.onGiveUp(kind, giveUps[kind]);
-  }
+  for (const job of jobDefinitions(s)) if (kinds.includes(job.kind)) worker.define(job);
   s.jobs.onEnqueue(() => worker.notify());
   worker.start();
   return worker;

@@ -17,7 +17,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROCESS_JOB } from '../src/features/processing/processing.service';
+import { PROCESS_JOB } from '../src/features/processing/processing.jobs';
 import { videosStore } from '../src/features/videos/videos.store';
 import { probeMedia, resolveMediaBinaries } from '../src/media';
 import { buildProcessingPlan, processingArgs, ProcessingOptions } from '../src/processing-planner';

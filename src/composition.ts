@@ -55,9 +55,8 @@ import type { OutboundPolicy } from './net/outbound-url';
 import { SecretBox } from './security/secret-box';
 import type { Clock } from './shared/clock';
 import { SigningKeys } from './features/webhooks';
-import { JobDefinition, jobRegistry } from './jobs/job-definition';
+import type { BoundJob } from './jobs/job-definition';
 import { JobQueue } from './jobs/job-queue';
-import type { GiveUpHandler, JobHandler } from './jobs/worker';
 import type { PeriodicTaskDefinition } from './jobs/periodic-task';
 import { apiKeysPeriodicTasks } from './features/api-keys';
 import { billingPeriodicTasks } from './features/billing';
@@ -211,10 +210,10 @@ export function createServices(deps: {
 
 /**
  * Every feature's jobs (videos' purge, video in, ingestion and the clip, processing, video out),
- * each a JobDefinition declared in the feature's `*.jobs.ts`: the one list the worker's handlers
- * and give-ups are built from.
+ * each declared with `defineJob` in the feature's `*.jobs.ts` and bound here to its dependencies:
+ * the one list main.ts and the test harness `define` on their Worker.
  */
-export function jobDefinitions(s: Services): JobDefinition[] {
+export function jobDefinitions(s: Services): BoundJob[] {
   return [
     ...videosJobs(s.blobs),
     ...videoInJobs({ db: s.db, clock: s.clock, blobs: s.blobs, videoIn: s.videoIn, onCopied: (trx, video) => s.ingestion.begin(trx, video) }),
@@ -222,16 +221,6 @@ export function jobDefinitions(s: Services): JobDefinition[] {
     ...processingJobs(s.processing),
     ...videoOutJobs({ db: s.db, clock: s.clock, blobs: s.blobs, jobs: s.jobs, videoOut: s.videoOut }),
   ];
-}
-
-/** Every job kind and its handler. main.ts registers them on its Worker; tests do the same on theirs. */
-export function createJobHandlers(s: Services): Record<string, JobHandler> {
-  return jobRegistry(jobDefinitions(s)).handlers;
-}
-
-/** What each job kind records when the lease sweep gives it up (see GiveUpHandler). */
-export function createJobGiveUps(s: Services): Record<string, GiveUpHandler> {
-  return jobRegistry(jobDefinitions(s)).giveUps;
 }
 
 /**

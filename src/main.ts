@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig, startupWarnings } from './config';
-import { createApp, createJobGiveUps, createJobHandlers, createPeriodicTasks, createServices } from './composition';
+import { createApp, createPeriodicTasks, createServices, jobDefinitions } from './composition';
 import { migrateToLatest, openDatabase } from './db/database';
 import { answerClientErrors } from './http/client-errors';
 import { startMetricsServer } from './http/metrics-endpoint';
@@ -80,8 +80,7 @@ async function main(): Promise<void> {
       pollMs: config.jobs.pollMs,
       scratchRoot: config.workDir,
     });
-    for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
-    for (const [kind, giveUp] of Object.entries(createJobGiveUps(services))) worker.onGiveUp(kind, giveUp);
+    for (const job of jobDefinitions(services)) worker.define(job);
     jobs.onEnqueue(() => worker?.notify());
     worker.start();
     deliveries = new DeliveryWorker({ db, clock: services.clock, signingKeys: services.signingKeys, policy: services.outbound, log });

@@ -1,32 +1,47 @@
 /**
- * The one shape of a job: each feature declares its jobs as JobDefinitions (in its `*.jobs.ts`)
- * and the composition root registers them all on the worker in one place.
+ * The one way to declare a job: `defineJob<P, D>({ kind, attempts, run, onGiveUp })` in the
+ * feature's `<feature>.jobs.ts`. Its result is both sides of the job:
+ *
+ * - `enqueue(queue, trx, payload, { runAt })` inserts a job of this kind with its attempts and a
+ *   payload of type P, in the caller's transaction (the only way src/ enqueues: the lint forbids
+ *   `queue.enqueue(trx, { kind, ... })` outside src/jobs/);
+ * - `bind(deps)` gives the worker its handler and give-up handler (`Worker.define`), built from
+ *   the feature's dependencies D (its services) by the composition root.
+ *
+ * `run` and `onGiveUp` take D rather than closing over services, so that the service that
+ * enqueues a job can import its definition while the definition only names the service's type.
  */
-import type { GiveUpHandler, JobHandler } from './worker';
+import type { Knex } from 'knex';
+import type { JobQueue } from './job-queue';
+import type { BoundJob, GiveUpHandler, JobHandler } from './worker';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- default for lists of jobs with different payloads (a handler's parameter is contravariant, so unknown would not fit)
-export interface JobDefinition<P = any> {
+export type { BoundJob };
+
+export interface JobSpec<P, D> {
   /** The `jobs.kind` value, for example `video.ingest`. */
   kind: string;
-  /** Attempts before the job fails for good (the enqueue's `maxAttempts`). */
+  /** Attempts before the job fails for good. */
   attempts: number;
-  /** Runs one attempt; throwing retries with the queue's back-off (PermanentJobError does not). */
-  run: JobHandler<P>;
-  /**
-   * Records the failure in the domain state the job owned when the lease sweep gives the job up
-   * (its worker was lost on the last attempt), in the sweep's transaction.
-   */
-  onGiveUp?: GiveUpHandler<P>;
+  /** The handler of one attempt, given the feature's dependencies. */
+  run(deps: D): JobHandler<P>;
+  /** The give-up handler (see BoundJob.onGiveUp), given the feature's dependencies. */
+  onGiveUp?(deps: D): GiveUpHandler<P>;
 }
 
-/** The handler and give-up maps the worker registers, from a list of definitions (kinds are unique). */
-export function jobRegistry(definitions: JobDefinition[]): { handlers: Record<string, JobHandler>; giveUps: Record<string, GiveUpHandler> } {
-  const handlers: Record<string, JobHandler> = {};
-  const giveUps: Record<string, GiveUpHandler> = {};
-  for (const d of definitions) {
-    if (handlers[d.kind]) throw new Error(`job kind ${d.kind} is defined twice`);
-    handlers[d.kind] = d.run;
-    if (d.onGiveUp) giveUps[d.kind] = d.onGiveUp;
-  }
-  return { handlers, giveUps };
+export interface JobDefinition<P, D = void> {
+  readonly kind: string;
+  readonly attempts: number;
+  /** Inserts a queued job of this kind with `trx` (a transaction or the pool); returns its id. */
+  enqueue(queue: Pick<JobQueue, 'enqueue'>, trx: Knex, payload: P, opts?: { runAt?: Date }): Promise<string>;
+  /** The handler and give-up handler over `deps`, for `Worker.define`. */
+  bind(deps: D): BoundJob<P>;
+}
+
+export function defineJob<P, D = void>(spec: JobSpec<P, D>): JobDefinition<P, D> {
+  return {
+    kind: spec.kind,
+    attempts: spec.attempts,
+    enqueue: (queue, trx, payload, opts = {}) => queue.enqueue(trx, { kind: spec.kind, payload, maxAttempts: spec.attempts, runAt: opts.runAt }),
+    bind: (deps) => ({ kind: spec.kind, run: spec.run(deps), ...(spec.onGiveUp ? { onGiveUp: spec.onGiveUp(deps) } : {}) }),
+  };
 }

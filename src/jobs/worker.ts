@@ -66,6 +66,19 @@ export type JobHandler<P = any> = (payload: P, ctx: JobContext) => Promise<void>
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- default for lists of jobs with different payloads (a handler's parameter is contravariant, so unknown would not fit)
 export type GiveUpHandler<P = any> = (trx: Knex.Transaction, payload: P, job: Job<unknown>) => Promise<void>;
 
+/** What the worker registers for one kind: its handler and, when it has one, its give-up handler. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- default for lists of jobs with different payloads (a handler's parameter is contravariant, so unknown would not fit)
+export interface BoundJob<P = any> {
+  kind: string;
+  /** Runs one attempt; throwing retries with the queue's back-off (PermanentJobError does not). */
+  run: JobHandler<P>;
+  /**
+   * Records the failure in the domain state the job owned when the lease sweep gives the job up
+   * (its worker was lost on the last attempt), in the sweep's transaction.
+   */
+  onGiveUp?: GiveUpHandler<P>;
+}
+
 /** Thrown by a handler when retrying cannot help (bad input, checksum mismatch). */
 export class PermanentJobError extends Error {
   override name = 'PermanentJobError';
@@ -162,27 +175,15 @@ export class Worker {
     return [...this.running.keys()];
   }
 
-  /** Registers the handler of one job kind; a kind has exactly one handler. */
-  register<P>(kind: string, handler: JobHandler<P>): this {
-    if (this.handlers.has(kind)) throw new Error(`a handler for job kind "${kind}" is already registered`);
-    if (this.state !== 'idle') throw new Error('register handlers before start()');
-    this.handlers.set(kind, handler as JobHandler);
-    return this;
-  }
-
   /**
-   * Registers a job definition (`JobDefinition` of ./job-definition): its handler and, when it
-   * has one, its give-up handler. The same as `register(kind, run)` plus `onGiveUp(kind, onGiveUp)`.
+   * Registers one job kind (a `defineJob` definition bound to its dependencies: `JOB.bind(deps)`):
+   * its handler and, when it has one, its give-up handler. A kind has exactly one definition.
    */
-  define<P>(definition: { kind: string; run: JobHandler<P>; onGiveUp?: GiveUpHandler<P> }): this {
-    this.register(definition.kind, definition.run);
-    if (definition.onGiveUp) this.onGiveUp(definition.kind, definition.onGiveUp);
-    return this;
-  }
-
-  /** What to record when a job of `kind` is failed by the lease sweep (see GiveUpHandler). */
-  onGiveUp<P>(kind: string, handler: GiveUpHandler<P>): this {
-    this.giveUps.set(kind, handler as GiveUpHandler);
+  define<P>(definition: BoundJob<P>): this {
+    if (this.handlers.has(definition.kind)) throw new Error(`a handler for job kind "${definition.kind}" is already registered`);
+    if (this.state !== 'idle') throw new Error('register handlers before start()');
+    this.handlers.set(definition.kind, definition.run as JobHandler);
+    if (definition.onGiveUp) this.giveUps.set(definition.kind, definition.onGiveUp as GiveUpHandler);
     return this;
   }
 

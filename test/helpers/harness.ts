@@ -16,7 +16,7 @@ import express, { type Express } from 'express';
 import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
-import { createApp, createJobGiveUps, createJobHandlers, createServices, loadContract, type Services } from '../../src/composition';
+import { createApp, createServices, jobDefinitions, loadContract, type Services } from '../../src/composition';
 import { answerClientErrors } from '../../src/http/client-errors';
 import { Worker, type WorkerOptions } from '../../src/jobs/worker';
 import type { BlobStore } from '../../src/storage/blob-store';
@@ -122,8 +122,7 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
     },
     startWorker(wopts = {}) {
       const worker = new Worker(services.jobs, { workerId: `test-worker-${workers.length + 1}`, log: logger, pollMs: 100, scratchRoot: config.workDir, ...wopts });
-      for (const [kind, handler] of Object.entries(createJobHandlers(services))) worker.register(kind, handler);
-      for (const [kind, giveUp] of Object.entries(createJobGiveUps(services))) worker.onGiveUp(kind, giveUp);
+      for (const job of jobDefinitions(services)) worker.define(job);
       services.jobs.onEnqueue(() => worker.notify());
       workers.push(worker);
       worker.start();

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import type { JobDefinition } from '../../src/jobs/job-definition';
+import { defineJob } from '../../src/jobs/job-definition';
 import { ClaimedJob, JobQueue } from '../../src/jobs/job-queue';
 import { JobScratch } from '../../src/jobs/job-scratch';
 import { DEFAULT_LEASE_MS, JobContext, LeaseLostError, PermanentJobError, Worker, WorkerStoppingError } from '../../src/jobs/worker';
@@ -54,7 +54,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
   });
 
   it('moves idle -> starting -> running -> stopping -> stopped', async () => {
-    const w = worker().register('noop', async () => undefined);
+    const w = worker().define({ kind: 'noop', run: async () => undefined });
     assert.equal(w.status, 'idle');
     w.start();
     assert.equal(w.status, 'starting');
@@ -68,8 +68,8 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
   it('runs jobs by kind through their handlers; notify() wakes the loop at once on enqueue', async () => {
     const seen: Array<{ kind: string; payload: unknown }> = [];
     const w = worker()
-      .register('fake.a', async (payload) => void seen.push({ kind: 'fake.a', payload }))
-      .register('fake.b', async (payload) => void seen.push({ kind: 'fake.b', payload }));
+      .define({ kind: 'fake.a', run: async (payload) => void seen.push({ kind: 'fake.a', payload }) })
+      .define({ kind: 'fake.b', run: async (payload) => void seen.push({ kind: 'fake.b', payload }) });
     queue.onEnqueue(() => w.notify());
     w.start();
     await waitFor('running', () => w.status === 'running');
@@ -91,14 +91,14 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
   it('takes job definitions: the handler and the give-up handler of a kind', async () => {
     const seen: unknown[] = [];
     const gaveUp: unknown[] = [];
-    const definition: JobDefinition<{ n: number }> = {
+    const definition = defineJob<{ n: number }>({
       kind: 'defined',
       attempts: 1,
-      run: async (payload) => void seen.push(payload),
-      onGiveUp: async (_trx, payload) => void gaveUp.push(payload),
-    };
-    const w = worker({ sweepLeases: true, pollMs: 10 }).define(definition);
-    assert.throws(() => w.register('defined', async () => undefined), /already registered/);
+      run: () => async (payload) => void seen.push(payload),
+      onGiveUp: () => async (_trx, payload) => void gaveUp.push(payload),
+    });
+    const w = worker({ sweepLeases: true, pollMs: 10 }).define(definition.bind());
+    assert.throws(() => w.define({ kind: 'defined', run: async () => undefined }), /already registered/);
     const lost = await queue.enqueue(database.db, { kind: 'defined', payload: { n: 1 }, maxAttempts: 1 });
     assert.ok(await queue.claim('dead-worker', ['defined'], LEASE));
     clock.advance(LEASE);
@@ -113,7 +113,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
   it('default lease 30 s (claimed with it), heartbeat every third of the lease; the heartbeat must be shorter than the lease', async () => {
     assert.equal(DEFAULT_LEASE_MS, 30_000);
     const release = deferred();
-    const w = new Worker(queue, { workerId: 'defaults', log, pollMs: 60_000, sweepLeases: false }).register('long', () => release.promise);
+    const w = new Worker(queue, { workerId: 'defaults', log, pollMs: 60_000, sweepLeases: false }).define({ kind: 'long', run: () => release.promise });
     workers.push(w);
     assert.deepEqual(w.lease, { leaseMs: 30_000, heartbeatMs: 10_000 });
     assert.deepEqual(new Worker(queue, { workerId: 'x', log, leaseMs: 3_000 }).lease, { leaseMs: 3_000, heartbeatMs: 1_000 });
@@ -128,19 +128,22 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
   });
 
   it('a kind has exactly one handler', () => {
-    const w = worker().register('x', async () => undefined);
-    assert.throws(() => w.register('x', async () => undefined), /already registered/);
+    const w = worker().define({ kind: 'x', run: async () => undefined });
+    assert.throws(() => w.define({ kind: 'x', run: async () => undefined }), /already registered/);
   });
 
   it('runs at most `concurrency` jobs at once and fills freed slots', async () => {
     let active = 0;
     let peak = 0;
-    const w = worker({ concurrency: 3 }).register('slow', async () => {
-      active++;
-      peak = Math.max(peak, active);
-      // Long enough for the loop to fill the other slots on a loaded machine (a claim can take tens of ms).
-      await new Promise((r) => setTimeout(r, 100));
-      active--;
+    const w = worker({ concurrency: 3 }).define({
+      kind: 'slow',
+      run: async () => {
+        active++;
+        peak = Math.max(peak, active);
+        // Long enough for the loop to fill the other slots on a loaded machine (a claim can take tens of ms).
+        await new Promise((r) => setTimeout(r, 100));
+        active--;
+      },
     });
     const ids = [];
     for (let i = 0; i < 10; i++) ids.push(await queue.enqueue(database.db, { kind: 'slow', payload: i }));
@@ -152,12 +155,18 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
   it('a failing handler is retried after the back-off and ends failed; a PermanentJobError is not retried', async () => {
     let calls = 0;
     const w = worker()
-      .register('flaky', async () => {
-        calls++;
-        throw new Error(`attempt ${calls} broke`);
+      .define({
+        kind: 'flaky',
+        run: async () => {
+          calls++;
+          throw new Error(`attempt ${calls} broke`);
+        },
       })
-      .register('hopeless', async () => {
-        throw new PermanentJobError('checksum mismatch');
+      .define({
+        kind: 'hopeless',
+        run: async () => {
+          throw new PermanentJobError('checksum mismatch');
+        },
       });
     queue.onEnqueue(() => w.notify());
     w.start();
@@ -185,7 +194,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
 
   it('the heartbeat keeps a long job leased past its initial lease; the sweeper leaves it alone', async () => {
     const release = deferred();
-    const w = worker().register('long', () => release.promise);
+    const w = worker().define({ kind: 'long', run: () => release.promise });
     const id = await queue.enqueue(database.db, { kind: 'long', payload: {} });
     w.start();
     await waitFor('running', async () => (await status(id)) === 'running');
@@ -205,11 +214,14 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     // One slot, and no heartbeat timer between the sweep and the rescuer's claim (the default
     // period, a third of the lease): a refused timer beat would free the slot, and this worker could
     // take the requeued job before the rescuer. The test makes the next beat itself, below.
-    const w = worker({ concurrency: 1, heartbeatMs: LEASE / 3 }).register('stalls', async (_p, ctx) => {
-      started.resolve(ctx);
-      // The handler ignores nothing: it waits for the abort, then "finishes" anyway.
-      await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
-      finished.resolve(ctx.signal.reason);
+    const w = worker({ concurrency: 1, heartbeatMs: LEASE / 3 }).define({
+      kind: 'stalls',
+      run: async (_p, ctx) => {
+        started.resolve(ctx);
+        // The handler ignores nothing: it waits for the abort, then "finishes" anyway.
+        await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+        finished.resolve(ctx.signal.reason);
+      },
     });
     const id = await queue.enqueue(database.db, { kind: 'stalls', payload: {} });
     w.start();
@@ -233,7 +245,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
 
   it('stop() waits for the job in flight to finish', async () => {
     const release = deferred();
-    const w = worker().register('busy', () => release.promise);
+    const w = worker().define({ kind: 'busy', run: () => release.promise });
     const id = await queue.enqueue(database.db, { kind: 'busy', payload: {} });
     w.start();
     await waitFor('running', async () => (await status(id)) === 'running');
@@ -250,14 +262,17 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
 
   it('stop() past its grace aborts the handler with WorkerStoppingError and hands the job back', async () => {
     let reason: unknown;
-    const w = worker().register('endless', (_p, ctx) => {
-      return new Promise((_resolve, reject) =>
-        ctx.signal.addEventListener('abort', () => {
-          reason = ctx.signal.reason;
-          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- hands the abort reason on as is; the test asserts what it is
-          reject(ctx.signal.reason);
-        }),
-      );
+    const w = worker().define({
+      kind: 'endless',
+      run: (_p, ctx) => {
+        return new Promise((_resolve, reject) =>
+          ctx.signal.addEventListener('abort', () => {
+            reason = ctx.signal.reason;
+            // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- hands the abort reason on as is; the test asserts what it is
+            reject(ctx.signal.reason);
+          }),
+        );
+      },
     });
     const id = await queue.enqueue(database.db, { kind: 'endless', payload: {} });
     w.start();
@@ -282,7 +297,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     }
     const broken = new BrokenQueue(database.db, clock);
     const id = await broken.enqueue(database.db, { kind: 'ok', payload: {} });
-    const w = worker({ pollMs: 10, maxBackoffMs: 10_000 }, broken).register('ok', async () => undefined);
+    const w = worker({ pollMs: 10, maxBackoffMs: 10_000 }, broken).define({ kind: 'ok', run: async () => undefined });
     w.start();
     await new Promise((r) => setTimeout(r, 400));
     // Without back-off 10 ms polls would make ~40 calls; doubling from 10 ms makes about 6.
@@ -296,7 +311,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     const id = await queue.enqueue(database.db, { kind: 'orphan', payload: {} });
     assert.ok(await queue.claim('dead-worker', ['orphan'], LEASE));
     clock.advance(LEASE);
-    const w = worker({ sweepLeases: true, pollMs: 10 }).register('orphan', async () => undefined);
+    const w = worker({ sweepLeases: true, pollMs: 10 }).define({ kind: 'orphan', run: async () => undefined });
     w.start();
     await waitFor('done', async () => (await status(id)) === 'done');
     assert.equal((await queue.get(id))?.attempts, 2);
@@ -352,8 +367,8 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
 
   it("a busy worker takes over too: it requeues the dead worker's job and an idle worker claims it", async () => {
     const release = deferred();
-    const busy = worker({ sweepLeases: true, concurrency: 1, pollMs: 10 }).register('long', () => release.promise);
-    const idle = worker({ pollMs: 10 }).register('orphan', async () => undefined);
+    const busy = worker({ sweepLeases: true, concurrency: 1, pollMs: 10 }).define({ kind: 'long', run: () => release.promise });
+    const idle = worker({ pollMs: 10 }).define({ kind: 'orphan', run: async () => undefined });
     const long = await queue.enqueue(database.db, { kind: 'long', payload: {} });
     busy.start();
     await waitFor('busy', async () => (await status(long)) === 'running');
@@ -392,17 +407,23 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
     it('each claim works in a folder of its own, removed when the handler returns (done or failed)', async () => {
       const seen: string[] = [];
       const w = worker({ scratchRoot: root, pollMs: 10 })
-        .register('ok', async (_p, ctx) => {
-          const dir = await ctx.scratchDir();
-          assert.equal(await ctx.scratchDir(), dir, 'one folder per claim');
-          writeFileSync(path.join(dir, 'out.mp4'), 'x');
-          seen.push(dir);
+        .define({
+          kind: 'ok',
+          run: async (_p, ctx) => {
+            const dir = await ctx.scratchDir();
+            assert.equal(await ctx.scratchDir(), dir, 'one folder per claim');
+            writeFileSync(path.join(dir, 'out.mp4'), 'x');
+            seen.push(dir);
+          },
         })
-        .register('broken', async (_p, ctx) => {
-          const dir = await ctx.scratchDir();
-          writeFileSync(path.join(dir, 'out.mp4'), 'x');
-          seen.push(dir);
-          throw new PermanentJobError('no');
+        .define({
+          kind: 'broken',
+          run: async (_p, ctx) => {
+            const dir = await ctx.scratchDir();
+            writeFileSync(path.join(dir, 'out.mp4'), 'x');
+            seen.push(dir);
+            throw new PermanentJobError('no');
+          },
         });
       const ok = await queue.enqueue(database.db, { kind: 'ok', payload: {} });
       const broken = await queue.enqueue(database.db, { kind: 'broken', payload: {} });
@@ -431,7 +452,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
       writeFileSync(path.join(root, 'download-stray.mp4'), 'x');
       mkdirSync(path.join(root, 'job-00000000-0000-0000-0000-000000000000.11111111-1111-1111-1111-111111111111'));
 
-      const w = worker({ scratchRoot: root }).register('mine', async () => undefined);
+      const w = worker({ scratchRoot: root }).define({ kind: 'mine', run: async () => undefined });
       w.start();
       await waitFor('running', () => w.status === 'running');
       assert.deepEqual(readdirSync(root), [path.basename(liveDir)]);
@@ -443,8 +464,11 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
       const deadDir = leftBehind((await queue.claim('killed', ['copy'], LEASE))!);
       const during: Array<{ deadDirExists: boolean; own: string }> = [];
       // No lease sweep of its own: another machine's worker requeues the job below.
-      const w = worker({ scratchRoot: root, pollMs: 10 }).register('copy', async (_p, ctx) => {
-        during.push({ deadDirExists: existsSync(deadDir), own: await ctx.scratchDir() });
+      const w = worker({ scratchRoot: root, pollMs: 10 }).define({
+        kind: 'copy',
+        run: async (_p, ctx) => {
+          during.push({ deadDirExists: existsSync(deadDir), own: await ctx.scratchDir() });
+        },
       });
       w.start();
       await waitFor('running', () => w.status === 'running');
@@ -464,7 +488,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
       const id = await queue.enqueue(database.db, { kind: 'elsewhere', payload: {} });
       const deadDir = leftBehind((await queue.claim('killed', ['elsewhere'], LEASE))!);
       // Restarted while the dead claim's lease still runs: its folder is kept at start.
-      const w = worker({ scratchRoot: root, pollMs: 10, sweepLeases: false }).register('mine', async () => undefined);
+      const w = worker({ scratchRoot: root, pollMs: 10, sweepLeases: false }).define({ kind: 'mine', run: async () => undefined });
       w.start();
       await waitFor('running', () => w.status === 'running');
       assert.equal(existsSync(deadDir), true, 'the lease is live at start: kept');
@@ -481,7 +505,7 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
       const lastDir = leftBehind((await queue.claim('killed', ['copy'], LEASE))!);
       const other = await queue.enqueue(database.db, { kind: 'not-mine', payload: {} });
       const otherDir = leftBehind((await queue.claim('killed', ['not-mine'], LEASE))!);
-      const w = worker({ scratchRoot: root, pollMs: 10, sweepLeases: true }).register('copy', async () => undefined);
+      const w = worker({ scratchRoot: root, pollMs: 10, sweepLeases: true }).define({ kind: 'copy', run: async () => undefined });
       w.start();
       await waitFor('running', () => w.status === 'running');
       assert.equal(existsSync(lastDir) && existsSync(otherDir), true, 'live leases at start: kept');

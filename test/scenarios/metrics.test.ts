@@ -203,8 +203,11 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
     const before = await scrape(h.request);
 
     const worker = new Worker(jobs, { workerId: 'metrics-test', log: silent, pollMs: 20 });
-    worker.register<{ fail: boolean }>(kind, async ({ fail }) => {
-      if (fail) throw new PermanentJobError('failing on purpose');
+    worker.define<{ fail: boolean }>({
+      kind,
+      run: async ({ fail }) => {
+        if (fail) throw new PermanentJobError('failing on purpose');
+      },
     });
     worker.start();
     await waitFor('both jobs finished', async () => (await h.database.db('jobs').where({ kind }).whereIn('status', ['done', 'failed']).count({ n: '*' }))[0]!.n == 2);

@@ -7,9 +7,8 @@
  */
 import { strict as assert } from 'node:assert';
 import pino from 'pino';
-import { createJobGiveUps, createJobHandlers } from '../../src/composition';
-import { PROCESS_JOB } from '../../src/features/processing/processing.service';
-import { SEGMENT_JOB, JOIN_JOB } from '../../src/features/processing/segmented-processing';
+import { jobDefinitions } from '../../src/composition';
+import { JOIN_JOB, PROCESS_JOB, SEGMENT_JOB } from '../../src/features/processing/processing.jobs';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { Worker } from '../../src/jobs/worker';
@@ -76,8 +75,7 @@ for (const storage of ['disk', 's3'] as const) {
     /** A worker running only `kinds` (the test plays the other workers). */
     function workerFor(kinds: string[]): Worker {
       const worker = new Worker(h.services.jobs, { workerId: `only-${kinds.join('+')}`, log: pino({ level: 'silent' }), pollMs: 50, scratchRoot: h.config.workDir });
-      const handlers = createJobHandlers(h.services);
-      for (const k of kinds) worker.register(k, handlers[k]!);
+      for (const job of jobDefinitions(h.services)) if (kinds.includes(job.kind)) worker.define({ kind: job.kind, run: job.run });
       worker.start();
       return worker;
     }
@@ -96,7 +94,7 @@ for (const storage of ['disk', 's3'] as const) {
     /** Claims a part's job as a worker that then disappears, and lets its lease run out. */
     async function loseWorkerOn(times: number): Promise<void> {
       let lostJob: string | undefined;
-      const giveUps = createJobGiveUps(h.services);
+      const giveUps = new Map(jobDefinitions(h.services).map((j) => [j.kind, j.onGiveUp]));
       for (let i = 0; i < times; i++) {
         const claimed = await h.services.jobs.claim('lost-worker', [SEGMENT_JOB.kind], h.config.jobs.leaseMs);
         assert.ok(claimed);
@@ -105,7 +103,7 @@ for (const storage of ['disk', 's3'] as const) {
         else assert.equal(claimed.id, lostJob ?? claimed.id);
         h.clock.advance(h.config.jobs.leaseMs + 1000);
         await h.services.jobs.sweepExpiredLeases(async (trx, jobs) => {
-          for (const job of jobs) await giveUps[job.kind]?.(trx, job.payload, job);
+          for (const job of jobs) await giveUps.get(job.kind)?.(trx, job.payload, job);
         });
         await h.database
           .db('jobs')

@@ -16,7 +16,6 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
-import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
 import type { JobHandler } from '../../jobs/worker';
 import {
@@ -42,13 +41,10 @@ import { mediaStageError, stageError } from '../videos';
 import { ingestionEventsFor, VideoEvents } from '../videos';
 import { ingestionStore } from './ingestion.store';
 import { recordVideoAsset, type AssetKind, type VideoAsset } from '../videos';
-import { findVideo, IngestionFacts, insertVideo, recordIngestionFacts, recordVideoFile, retriesLeft, StageError, Video, VideoStage, VideoStageName } from '../videos';
+import { findVideo, IngestionFacts, insertVideo, recordIngestionFacts, recordSourceRange, recordVideoFile, retriesLeft, StageError, Video, VideoStage, VideoStageName } from '../videos';
 import { TransactionalService } from '../../db/transactional';
+import { CLIP_JOB, INGEST_JOB } from './ingestion.jobs';
 
-/** The ingestion job (ingestion.jobs.ts): its kind and attempts. */
-export const INGEST_JOB = { kind: 'video.ingest', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
-/** The free clip's cut (ingestion.jobs.ts): its kind and attempts. */
-export const CLIP_JOB = { kind: 'video.clip', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
 /** Length of the free clip. */
 export const FREE_CLIP_MS = 10_000;
 
@@ -131,7 +127,7 @@ export class IngestionService extends TransactionalService {
   /** Starts ingestion of a stored video, in the caller's transaction (after its copy or cut). */
   async begin(trx: Knex, video: Video): Promise<void> {
     await this.stage('ingestion').reset(trx, video.id, { status: 'INITIAL', progress: 0, error: null }, this.clock.now());
-    await this.jobs.enqueue(trx, { kind: INGEST_JOB.kind, payload: { videoId: video.id } satisfies VideoJobPayload, maxAttempts: INGEST_JOB.attempts });
+    await INGEST_JOB.enqueue(this.jobs, trx, { videoId: video.id });
   }
 
   private get timeoutMs(): number {
@@ -278,7 +274,7 @@ export class IngestionService extends TransactionalService {
       processing: { startMs, endMs: startMs + lengthMs },
       createdAt: now,
     });
-    await this.jobs.enqueue(trx, { kind: CLIP_JOB.kind, payload: { videoId: clipId } satisfies VideoJobPayload, maxAttempts: CLIP_JOB.attempts });
+    await CLIP_JOB.enqueue(this.jobs, trx, { videoId: clipId });
   }
 
   /**
@@ -332,6 +328,9 @@ export class IngestionService extends TransactionalService {
           ? { ...master.file!, name: `${base}-clip.mkv`.slice(0, 255), type: 'video/x-matroska', containerName: 'Matroska' }
           : { ...master.file!, name: `${base}-clip${ext}`.slice(0, 255) };
         await recordVideoFile(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size, file: { ...file, size: stored.size, lastModified: mtime } }, now);
+        // The range shown is where the clip's frames really are (its first frame may fall up to
+        // half a frame before the window's start).
+        await recordSourceRange(trx, videoId, { startMs: cut.startMs, endMs: cut.endMs }, now);
         await stage.done(trx, v, VideoEvents.clipProcessing.done, now);
         await this.begin(trx, { ...v, blobKey: key });
         await sampleStorage(trx, v.teamId, now);

@@ -12,7 +12,6 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Db } from '../../db/database';
-import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
 import type { JobContext, JobHandler } from '../../jobs/worker';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
@@ -34,11 +33,10 @@ import type { EnginePlan, ProcessingEngine } from './engine';
 import { AppraisalRecord, appraisalsStore } from './appraisals.store';
 import { TransactionalService } from '../../db/transactional';
 import { SegmentedProcessing } from './segmented-processing';
+import { PROCESS_JOB } from './processing.jobs';
 import { probeOf, processingEvents, rangeOf } from './processing-inputs';
 export { probeOf } from './processing-inputs';
 
-/** The processing job (processing.jobs.ts): its kind and attempts. */
-export const PROCESS_JOB = { kind: 'video.process', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
 export const APPRAISAL_TTL_MS = 15 * 60_000;
 const MIN_LENGTH_MS = 1000;
 
@@ -205,7 +203,7 @@ export class ProcessingService extends TransactionalService {
         throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `Prices changed since appraisal ${a.id} was made; create a new one`);
       }
       await appraisalsStore.markAccepted(trx, a.id, video.id);
-      await this.jobs.enqueue(trx, { kind: PROCESS_JOB.kind, payload: { videoId: video.id }, maxAttempts: PROCESS_JOB.attempts });
+      await PROCESS_JOB.enqueue(this.jobs, trx, { videoId: video.id });
       return video.id;
     });
     return (await findVideo(this.db, created))!;

@@ -20,7 +20,6 @@
 import path from 'node:path';
 import { mkdir, rm } from 'node:fs/promises';
 import type { Db } from '../../db/database';
-import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
 import type { JobContext, JobHandler } from '../../jobs/worker';
 import { transactional } from '../../db/transactional';
@@ -33,10 +32,7 @@ import { findVideo, type Video, type VideoStage } from '../videos';
 import type { EnginePlan, EngineSegments, ProcessingEngine } from './engine';
 import { probeOf, rangeOf } from './processing-inputs';
 import { SegmentRecord, segmentsStore } from './segments.store';
-
-/** The jobs of segmented processing: one per part (video segment or audio pass), and the join. */
-export const SEGMENT_JOB = { kind: 'video.process-segment', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
-export const JOIN_JOB = { kind: 'video.process-join', attempts: 3 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
+import { JOIN_JOB, SEGMENT_JOB } from './processing.jobs';
 
 /** Share of the stage's progress the parts make up (the join makes the rest). */
 const PARTS_SHARE = 0.97;
@@ -100,7 +96,7 @@ export class SegmentedProcessing {
       const order = [...parts.filter((p) => p.kind === 'video'), ...parts.filter((p) => p.kind === 'audio')];
       for (const [i, p] of order.entries()) {
         const runAt = new Date(now.getTime() - (order.length - i));
-        await this.deps.jobs.enqueue(trx, { kind: SEGMENT_JOB.kind, payload: { videoId, part: p.part }, maxAttempts: SEGMENT_JOB.attempts, runAt });
+        await SEGMENT_JOB.enqueue(this.deps.jobs, trx, { videoId, part: p.part }, { runAt });
       }
     });
   }
@@ -138,7 +134,7 @@ export class SegmentedProcessing {
         await segmentsStore.markDone(trx, videoId, part, key, now);
         const all = await segmentsStore.byVideo(trx, videoId);
         if (all.every((p) => p.status === 'done')) {
-          await this.deps.jobs.enqueue(trx, { kind: JOIN_JOB.kind, payload: { videoId }, maxAttempts: JOIN_JOB.attempts });
+          await JOIN_JOB.enqueue(this.deps.jobs, trx, { videoId });
         }
       });
       // The processing ended meanwhile (another part failed, the video was deleted): nothing will join this part.
@@ -276,12 +272,4 @@ async function withLocalFiles<T>(blobs: BlobStore, keys: string[], dir: string, 
     });
   };
   return next(0);
-}
-
-/** The jobs of segmented processing (registered with the processing feature's jobs). */
-export function segmentedProcessingJobs(processing: { segmented: SegmentedProcessing }, giveUp: JobDefinition['onGiveUp']): JobDefinition[] {
-  return [
-    { ...SEGMENT_JOB, run: processing.segmented.runPart, onGiveUp: giveUp },
-    { ...JOIN_JOB, run: processing.segmented.runJoin, onGiveUp: giveUp },
-  ];
 }

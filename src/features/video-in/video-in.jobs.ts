@@ -15,7 +15,8 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
-import type { JobDefinition } from '../../jobs/job-definition';
+import { BoundJob, defineJob } from '../../jobs/job-definition';
+import type { JobHandler } from '../../jobs/worker';
 import { crc32cUpdate } from '../../net/crc32c';
 import { SourceChangedError, SourceHttpError } from '../../net/https-range-source';
 import { isNonPublicAddressRefusal } from '../../net/outbound-url';
@@ -25,7 +26,7 @@ import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { sampleStorage } from '../billing';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../storage/copy-engine';
 import { findVideo, recordVideoFile, retriesLeft, RUNNING, stageError, StageError, Video, VideoEvents, VideoStage } from '../videos';
-import { CopyJobPayload, VIDEO_IN_COPY_JOB, VIDEO_IN_UPLOAD_FINISH_JOB, VideoInService, videoFileKey } from './video-in.service';
+import type { CopyJobPayload, VideoInService } from './video-in.service';
 import { VideoInOperation, videoInStore } from './video-in.store';
 
 export interface VideoInJobDeps {
@@ -43,22 +44,36 @@ interface Failure {
   transient: boolean;
 }
 
-/** The video-in feature's jobs. */
-export function videoInJobs(deps: VideoInJobDeps): JobDefinition[] {
+/** The blob key of a master's file in platform storage. */
+export const videoFileKey = (videoId: string) => `videos/${videoId}/file`;
+
+/** A copy whose worker was lost on its last attempt: FAILED with its event. */
+function failLost(deps: VideoInJobDeps) {
   const upload = new VideoStage(deps.db, deps.clock, 'upload');
-  const copy: JobDefinition<CopyJobPayload> = {
-    ...VIDEO_IN_COPY_JOB,
-    run: videoInCopy(deps, upload),
-    onGiveUp: async (trx, { videoId }) => {
-      await upload.whenInWithin(trx, videoId, RUNNING, (trx, v, now) => upload.failed(trx, v, stageError('videoIn', 'COPY_FAILED'), VideoEvents.videoIn.failed, now));
-    },
+  return async (trx: Knex.Transaction, { videoId }: CopyJobPayload): Promise<void> => {
+    await upload.whenInWithin(trx, videoId, RUNNING, (trx, v, now) => upload.failed(trx, v, stageError('videoIn', 'COPY_FAILED'), VideoEvents.videoIn.failed, now));
   };
-  const finish: JobDefinition<CopyJobPayload> = {
-    ...VIDEO_IN_UPLOAD_FINISH_JOB,
-    run: finishUpload(deps, upload),
-    onGiveUp: copy.onGiveUp,
-  };
-  return [copy, finish];
+}
+
+/** The copy from an HTTPS or bucket source; its runs before a transient failure is recorded as FAILED (a kill counts as a run). */
+export const VIDEO_IN_COPY_JOB = defineJob<CopyJobPayload, VideoInJobDeps>({
+  kind: 'video-in.copy',
+  attempts: 4,
+  run: (deps) => videoInCopy(deps, new VideoStage(deps.db, deps.clock, 'upload')),
+  onGiveUp: failLost,
+});
+
+/** The finishing job of a direct upload. */
+export const VIDEO_IN_UPLOAD_FINISH_JOB = defineJob<CopyJobPayload, VideoInJobDeps>({
+  kind: 'video-in.upload-finish',
+  attempts: 5,
+  run: (deps) => finishUpload(deps, new VideoStage(deps.db, deps.clock, 'upload')),
+  onGiveUp: failLost,
+});
+
+/** The video-in feature's jobs, bound for the worker. */
+export function videoInJobs(deps: VideoInJobDeps): BoundJob[] {
+  return [VIDEO_IN_COPY_JOB.bind(deps), VIDEO_IN_UPLOAD_FINISH_JOB.bind(deps)];
 }
 
 /**
@@ -70,7 +85,7 @@ export function videoInJobs(deps: VideoInJobDeps): JobDefinition[] {
  * ingestion and the free clip). Each step can run again after a crash: the move is idempotent
  * and DONE is written only from a running state. The tus bytes and info are removed after.
  */
-function finishUpload(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<CopyJobPayload>['run'] {
+function finishUpload(deps: VideoInJobDeps, stage: VideoStage): JobHandler<CopyJobPayload> {
   const { db, blobs, videoIn } = deps;
   return async ({ videoId }, ctx) => {
     const op = await videoInStore.byVideoId(db, videoId);
@@ -118,7 +133,7 @@ async function markCopied(deps: VideoInJobDeps, stage: VideoStage, videoId: stri
   });
 }
 
-function videoInCopy(deps: VideoInJobDeps, stage: VideoStage): JobDefinition<CopyJobPayload>['run'] {
+function videoInCopy(deps: VideoInJobDeps, stage: VideoStage): JobHandler<CopyJobPayload> {
   const { db, clock, blobs, videoIn } = deps;
   return async ({ videoId }, ctx) => {
     const op = await videoInStore.byVideoId(db, videoId);

@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Db } from '../../db/database';
-import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
 import type { SourceInfo } from '../../net/https-range-source';
 import type { SecretBox } from '../../security/secret-box';
@@ -25,12 +24,8 @@ import { videoFileFromSource } from './video-file-info';
 import type { VideosService } from '../videos';
 import { derivedVideoIds, findVideo, findVideoInScope, insertVideo, lockVideo, RUNNING, stageError, Video, VideoEvents, VideoStage } from '../videos';
 import { TransactionalService } from '../../db/transactional';
+import { VIDEO_IN_COPY_JOB, VIDEO_IN_UPLOAD_FINISH_JOB, videoFileKey } from './video-in.jobs';
 
-/**
- * The copy job (video-in.jobs.ts): its kind, and its runs before a transient failure is recorded
- * as FAILED (a kill counts as a run).
- */
-export const VIDEO_IN_COPY_JOB = { kind: 'video-in.copy', attempts: 4 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
 export const DEFAULT_MAX_CONNECTIONS = 10;
 
 export interface CreateVideoInput {
@@ -45,9 +40,6 @@ export interface CreateVideoInput {
 export interface CopyJobPayload {
   videoId: string;
 }
-
-/** The blob key of a master's file in platform storage. */
-export const videoFileKey = (videoId: string) => `videos/${videoId}/file`;
 
 /** Sealing context of a copy's bucket settings: bound to the video, useless elsewhere. */
 export const bucketSealContext = (videoId: string) => `video-in:${videoId}:bucket`;
@@ -80,9 +72,6 @@ export const TUS_PATH = '/tus/uploads';
 export const uploadPath = (uploadId: string) => `${TUS_PATH}/${uploadId}`;
 /** The tus upload id of a video: its id without dashes (32 hex digits). */
 export const uploadIdOf = (videoId: string) => videoId.replace(/-/g, '');
-
-/** The finishing job of a direct upload (video-in.jobs.ts): its kind and attempts. */
-export const VIDEO_IN_UPLOAD_FINISH_JOB = { kind: 'video-in.upload-finish', attempts: 5 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
 
 export interface UploadSession {
   video: Video;
@@ -232,7 +221,7 @@ export class VideoInService extends TransactionalService {
       const now = this.clock.now();
       await videoInStore.restart(trx, videoId, skipChecksumValidation, now);
       await new VideoStage(this.db, this.clock, 'upload').reset(trx, videoId, { status: 'IN_PROGRESS', etaSeconds: null, error: null }, now);
-      await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_COPY_JOB.attempts });
+      await VIDEO_IN_COPY_JOB.enqueue(this.jobs, trx, { videoId });
     });
     return this.status(userId, videoId);
   }
@@ -290,7 +279,7 @@ export class VideoInService extends TransactionalService {
       if (!(await videoInStore.markReceived(trx, videoId, now))) return;
       if (v.upload?.status === 'INITIAL') await stage.started(trx, v, VideoEvents.videoIn.started, now);
       await stage.progressWithin(trx, videoId, { fraction: 1, bytes: size }, now);
-      await this.jobs.enqueue(trx, { kind: VIDEO_IN_UPLOAD_FINISH_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_UPLOAD_FINISH_JOB.attempts });
+      await VIDEO_IN_UPLOAD_FINISH_JOB.enqueue(this.jobs, trx, { videoId });
     });
   }
 
@@ -316,7 +305,7 @@ export class VideoInService extends TransactionalService {
    */
   async onVideosRemoved(videoIds: readonly string[]): Promise<void> {
     for (const videoId of await videoInStore.unfinishedUploads(this.db, videoIds)) {
-      await this.jobs.enqueue(this.db, { kind: VIDEO_IN_UPLOAD_FINISH_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_UPLOAD_FINISH_JOB.attempts });
+      await VIDEO_IN_UPLOAD_FINISH_JOB.enqueue(this.jobs, this.db, { videoId });
     }
   }
 
@@ -389,7 +378,7 @@ export class VideoInService extends TransactionalService {
         createdAt: now,
       });
       await videoInStore.insert(trx, operation(videoId, now));
-      if (opts.enqueueCopy !== false) await this.jobs.enqueue(trx, { kind: VIDEO_IN_COPY_JOB.kind, payload: { videoId } satisfies CopyJobPayload, maxAttempts: VIDEO_IN_COPY_JOB.attempts });
+      if (opts.enqueueCopy !== false) await VIDEO_IN_COPY_JOB.enqueue(this.jobs, trx, { videoId });
     });
     return (await findVideo(this.db, videoId))!;
   }

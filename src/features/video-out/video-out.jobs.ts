@@ -21,7 +21,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { s3Sdk } from '../../storage/s3-sdk';
 import type { Db } from '../../db/database';
-import type { JobDefinition } from '../../jobs/job-definition';
+import { BoundJob, defineJob } from '../../jobs/job-definition';
+import type { JobHandler } from '../../jobs/worker';
 import type { JobQueue } from '../../jobs/job-queue';
 import { crc32cCombine } from '../../net/crc32c';
 import { isNetworkFailure } from '../../net/network-failure';
@@ -34,8 +35,8 @@ import { MultipartTarget, S3Upload } from '../../storage/s3-blob-store';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../storage/copy-engine';
-import { findVideo, OperationStatus, retriesLeft, RUNNING, StageGuard, stageError, StageError, VideoEvents } from '../videos';
-import { AbortUploadPayload, BillCopyPayload, storedFileOf, VIDEO_OUT_ABORT_JOB, VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB, VideoOutJobPayload, VideoOutService } from './video-out.service';
+import { findVideo, OperationStatus, retriesLeft, RUNNING, StageGuard, stageError, StageError, Video, VideoEvents } from '../videos';
+import type { AbortUploadPayload, BillCopyPayload, VideoOutJobPayload, VideoOutService } from './video-out.service';
 import { VideoOutOperation, videoOutStore } from './video-out.store';
 
 /** Parts in flight are buffered (UploadPart needs a known length): at most this much memory per copy. */
@@ -74,23 +75,45 @@ function ofCopy(operationId: string, states: readonly OperationStatus[]): StageG
   };
 }
 
-/** The video-out feature's jobs. */
-export function videoOutJobs(deps: VideoOutJobDeps): JobDefinition[] {
-  const { videoOut } = deps;
-  const output = videoOut.output;
-  const copy: JobDefinition<VideoOutJobPayload> = {
-    ...VIDEO_OUT_COPY_JOB,
-    run: videoOutCopy(deps),
-    onGiveUp: async (trx, { videoId, operationId }) => {
-      await output.whenInWithin(trx, videoId, ofCopy(operationId, RUNNING), (trx, v, now) => output.failed(trx, v, stageError('videoOut', 'COPY_FAILED'), VideoEvents.videoOut.failed, now));
-    },
-  };
-  const abort: JobDefinition<AbortUploadPayload> = { ...VIDEO_OUT_ABORT_JOB, run: videoOutAbort(videoOut) };
-  const bill: JobDefinition<BillCopyPayload> = { ...VIDEO_OUT_BILL_JOB, run: (p) => videoOut.billCopy(p) };
-  return [copy, abort, bill];
+/** The stored file of a video, when there is one: a master copied in, or a derived video processed. */
+export function storedFileOf(v: Video | undefined): { key: string; size: number; name: string; type: string; crc32c?: number } | undefined {
+  if (!v?.blobKey || !v.file) return undefined;
+  const ready = v.kind === 'MASTER' ? v.upload?.status === 'DONE' : v.processing?.status === 'DONE';
+  if (!ready) return undefined;
+  return { key: v.blobKey, size: v.file.size, name: v.file.name, type: v.file.type, crc32c: v.crc32c };
 }
 
-function videoOutCopy(deps: VideoOutJobDeps): JobDefinition<VideoOutJobPayload>['run'] {
+/** The copy to a bucket; its runs before a transient failure is recorded as FAILED (a kill counts as a run). */
+export const VIDEO_OUT_COPY_JOB = defineJob<VideoOutJobPayload, VideoOutJobDeps>({
+  kind: 'video-out.copy',
+  attempts: 4,
+  run: videoOutCopy,
+  onGiveUp:
+    ({ videoOut: { output } }) =>
+    async (trx, { videoId, operationId }) => {
+      await output.whenInWithin(trx, videoId, ofCopy(operationId, RUNNING), (trx, v, now) => output.failed(trx, v, stageError('videoOut', 'COPY_FAILED'), VideoEvents.videoOut.failed, now));
+    },
+});
+
+/** Aborts the multipart upload of an abandoned or deleted copy in the customer's bucket. */
+export const VIDEO_OUT_ABORT_JOB = defineJob<AbortUploadPayload, VideoOutJobDeps>({ kind: 'video-out.abort-upload', attempts: 8, run: ({ videoOut }) => videoOutAbort(videoOut) });
+
+/** Accrues the bytes of a finished copy to billing (DOWNLOAD_S3). */
+export const VIDEO_OUT_BILL_JOB = defineJob<BillCopyPayload, VideoOutJobDeps>({
+  kind: 'video-out.bill',
+  attempts: 10,
+  run:
+    ({ videoOut }) =>
+    (p) =>
+      videoOut.billCopy(p),
+});
+
+/** The video-out feature's jobs, bound for the worker. */
+export function videoOutJobs(deps: VideoOutJobDeps): BoundJob[] {
+  return [VIDEO_OUT_COPY_JOB.bind(deps), VIDEO_OUT_ABORT_JOB.bind(deps), VIDEO_OUT_BILL_JOB.bind(deps)];
+}
+
+function videoOutCopy(deps: VideoOutJobDeps): JobHandler<VideoOutJobPayload> {
   const { db, clock, blobs, videoOut } = deps;
   const output = videoOut.output;
   return async ({ videoId, operationId }, ctx) => {
@@ -168,7 +191,7 @@ function videoOutCopy(deps: VideoOutJobDeps): JobDefinition<VideoOutJobPayload>[
       await videoOutStore.setUpload(trx, videoId, operationId, null, now);
       await videoOutStore.forgetParts(trx, videoId);
       const bill: BillCopyPayload = { teamId: v.teamId, videoId, operationId, bytes };
-      await deps.jobs.enqueue(trx, { kind: VIDEO_OUT_BILL_JOB.kind, payload: bill, maxAttempts: VIDEO_OUT_BILL_JOB.attempts });
+      await VIDEO_OUT_BILL_JOB.enqueue(deps.jobs, trx, bill);
     });
   }
 
@@ -236,7 +259,7 @@ export function classify(err: unknown): Failure {
 }
 
 /** `video-out.abort-upload`: aborts a released multipart upload; an upload already gone is fine. */
-function videoOutAbort(videoOut: VideoOutService): JobDefinition<AbortUploadPayload>['run'] {
+function videoOutAbort(videoOut: VideoOutService): JobHandler<AbortUploadPayload> {
   return async (p, ctx) => {
     const { client, target } = bucketClient(videoOut, { videoId: p.videoId, id: p.operationId, sealedBucket: p.sealedBucket });
     try {

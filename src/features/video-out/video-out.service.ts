@@ -17,7 +17,6 @@ import { TransactionalService } from '../../db/transactional';
 import { sendBlob } from '../../http/blob-responses';
 import { sendError } from '../../http/error-mapper';
 import type { SignedLinks } from '../../http/signed-links';
-import type { JobDefinition } from '../../jobs/job-definition';
 import type { JobQueue } from '../../jobs/job-queue';
 import { checkBucketEndpoint, OutboundPolicy } from '../../net/outbound-url';
 import type { SecretBox } from '../../security/secret-box';
@@ -29,15 +28,9 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../shared/erro
 import type { LedgerService } from '../billing';
 import type { LocationsService } from '../locations';
 import { VideoOutOperation, videoOutStore } from './video-out.store';
+import { storedFileOf, VIDEO_OUT_ABORT_JOB, VIDEO_OUT_COPY_JOB } from './video-out.jobs';
 import { clearVideoOutput, findVideo, findVideoInScope, lockVideo, OperationStatus, Video, VideoStage } from '../videos';
 
-type JobKind = Pick<JobDefinition, 'kind' | 'attempts'>;
-/** The copy to a bucket (video-out.jobs.ts), and its runs before a transient failure is recorded as FAILED (a kill counts as a run). */
-export const VIDEO_OUT_COPY_JOB = { kind: 'video-out.copy', attempts: 4 } as const satisfies JobKind;
-/** Aborts the multipart upload of an abandoned or deleted copy in the customer's bucket. */
-export const VIDEO_OUT_ABORT_JOB = { kind: 'video-out.abort-upload', attempts: 8 } as const satisfies JobKind;
-/** Accrues the bytes of a finished copy to billing (DOWNLOAD_S3). */
-export const VIDEO_OUT_BILL_JOB = { kind: 'video-out.bill', attempts: 10 } as const satisfies JobKind;
 export const DEFAULT_DOWNLOAD_MINUTES = 15;
 /** S3's longest object key, in UTF-8 bytes. */
 export const MAX_OBJECT_KEY_BYTES = 1024;
@@ -68,14 +61,6 @@ export const outputSealContext = (videoId: string, operationId: string) => `vide
 export function objectKeyFor(prefix: string, fileName: string): string {
   if (prefix === '') return fileName;
   return prefix.endsWith('/') ? prefix + fileName : `${prefix}/${fileName}`;
-}
-
-/** The stored file of a video, when there is one: a master copied in, or a derived video processed. */
-export function storedFileOf(v: Video | undefined): { key: string; size: number; name: string; type: string; crc32c?: number } | undefined {
-  if (!v?.blobKey || !v.file) return undefined;
-  const ready = v.kind === 'MASTER' ? v.upload?.status === 'DONE' : v.processing?.status === 'DONE';
-  if (!ready) return undefined;
-  return { key: v.blobKey, size: v.file.size, name: v.file.name, type: v.file.type, crc32c: v.crc32c };
 }
 
 const inFlight = (s: OperationStatus | undefined) => s === 'INITIAL' || s === 'IN_PROGRESS';
@@ -194,11 +179,7 @@ export class VideoOutService extends TransactionalService {
         await videoOutStore.setSealedBucket(trx, videoId, current.id, resealed, now);
       }
       await this.output.reset(trx, videoId, { status: 'IN_PROGRESS', etaSeconds: null, error: null }, now);
-      await this.deps.jobs.enqueue(trx, {
-        kind: VIDEO_OUT_COPY_JOB.kind,
-        payload: { videoId, operationId: current.id } satisfies VideoOutJobPayload,
-        maxAttempts: VIDEO_OUT_COPY_JOB.attempts,
-      });
+      await VIDEO_OUT_COPY_JOB.enqueue(this.deps.jobs, trx, { videoId, operationId: current.id });
     });
     return this.visible(userId, videoId);
   }
@@ -371,7 +352,7 @@ export class VideoOutService extends TransactionalService {
         createdAt: now,
       });
       await this.output.reset(trx, videoId, { status: 'INITIAL', progress: 0, etaSeconds: null, error: null }, now);
-      await this.deps.jobs.enqueue(trx, { kind: VIDEO_OUT_COPY_JOB.kind, payload: { videoId, operationId } satisfies VideoOutJobPayload, maxAttempts: VIDEO_OUT_COPY_JOB.attempts });
+      await VIDEO_OUT_COPY_JOB.enqueue(this.deps.jobs, trx, { videoId, operationId });
     });
     return (await findVideo(this.db, videoId))!;
   }
@@ -380,7 +361,7 @@ export class VideoOutService extends TransactionalService {
   private async releaseUpload(trx: Db, op: VideoOutOperation): Promise<void> {
     if (!op.upload) return;
     const payload: AbortUploadPayload = { videoId: op.videoId, operationId: op.id, sealedBucket: op.sealedBucket, upload: op.upload };
-    await this.deps.jobs.enqueue(trx, { kind: VIDEO_OUT_ABORT_JOB.kind, payload, maxAttempts: VIDEO_OUT_ABORT_JOB.attempts });
+    await VIDEO_OUT_ABORT_JOB.enqueue(this.deps.jobs, trx, payload);
   }
 
   /** The video when it belongs to a team the user is a member of (else 404, never 403). */

@@ -4,11 +4,9 @@
  * row remembers the keys; a process that dies before or during the purge leaves the job to be
  * run (again) by any worker. Every step is idempotent.
  */
-import type { JobDefinition } from '../../jobs/job-definition';
+import { BoundJob, defineJob } from '../../jobs/job-definition';
+import type { JobHandler } from '../../jobs/worker';
 import { BlobStore, isUploadGone, UploadDescriptor } from '../../storage/blob-store';
-
-/** The purge's kind and attempts (the queue's usual five). */
-export const PURGE_BLOBS_JOB = { kind: 'video.purge-blobs', attempts: 5 } as const satisfies Pick<JobDefinition, 'kind' | 'attempts'>;
 
 export interface PurgeBlobsPayload {
   /** The deleted videos (for the log). */
@@ -19,12 +17,10 @@ export interface PurgeBlobsPayload {
   uploads: UploadDescriptor[];
 }
 
-/** The videos feature's jobs. */
-export function videosJobs(blobs: BlobStore): JobDefinition[] {
-  return [{ ...PURGE_BLOBS_JOB, run: purgeBlobs(blobs) }];
-}
+/** The purge (the queue's usual five attempts). */
+export const PURGE_BLOBS_JOB = defineJob<PurgeBlobsPayload, BlobStore>({ kind: 'video.purge-blobs', attempts: 5, run: purgeBlobs });
 
-function purgeBlobs(blobs: BlobStore): JobDefinition<PurgeBlobsPayload>['run'] {
+function purgeBlobs(blobs: BlobStore): JobHandler<PurgeBlobsPayload> {
   return async (payload, ctx) => {
     for (const descriptor of payload.uploads ?? []) {
       if (descriptor.store !== blobs.kind) continue; // made by a storage this installation no longer uses
@@ -41,4 +37,9 @@ function purgeBlobs(blobs: BlobStore): JobDefinition<PurgeBlobsPayload>['run'] {
     }
     ctx.log.info({ videoIds: payload.videoIds, blobs: payload.blobKeys.length, uploads: payload.uploads.length }, 'purged the data of deleted videos');
   };
+}
+
+/** The videos feature's jobs, bound for the worker. */
+export function videosJobs(blobs: BlobStore): BoundJob[] {
+  return [PURGE_BLOBS_JOB.bind(blobs)];
 }

@@ -122,7 +122,7 @@ export class VideosService extends TransactionalService {
     for (const videoId of removed) {
       await recordEvent(this.db, { teamId: teamOf.get(videoId) ?? video.teamId, eventType: VideoEvents.videoDeleted, videoId, occurredAt: now });
     }
-    await this.jobs.enqueue(this.db, { kind: PURGE_BLOBS_JOB.kind, payload, maxAttempts: PURGE_BLOBS_JOB.attempts });
+    await PURGE_BLOBS_JOB.enqueue(this.jobs, this.db, payload);
     // Their stored bytes stop accruing now (the sample is the last write: see storage-meter.ts).
     for (const teamId of new Set([video.teamId, ...teamOf.values()])) await sampleStorage(this.db, teamId, now);
     return removed;
