@@ -79,7 +79,8 @@ export default tseslint.config(
     // One way per concern (issue 26), as a rule of its own so that it adds to no-restricted-syntax
     // blocks instead of replacing them. Jobs: declared only with defineJob in a feature's
     // <feature>.jobs.ts and enqueued only through the definition (typed payload, its kind and
-    // attempts); src/jobs/ alone calls the queue's raw enqueue.
+    // attempts); src/jobs/ alone calls the queue's raw enqueue. After-commit: only
+    // src/db/after-commit.ts reads a Knex transaction's executionPromise.
     files: ['src/**/*.ts'],
     plugins: { vidmill: { rules: { 'one-way': oneWayRule() } } },
     rules: { 'vidmill/one-way': 'error' },
@@ -115,6 +116,11 @@ function oneWayRule() {
       selector: "ObjectExpression:has(> Property[key.name='kind']):has(> Property[key.name='attempts']):not(CallExpression[callee.name='defineJob'] > ObjectExpression)",
       allowedIn: /\/src\/jobs\//,
       message: 'A job kind and its attempts are declared with defineJob, not as a loose constant.',
+    },
+    {
+      selector: "MemberExpression[property.name='executionPromise']",
+      allowedIn: /\/src\/db\/after-commit\.ts$/,
+      message: "Run effects after commit with afterCommit (src/db/after-commit.ts): a transaction's own promise settles at a savepoint's release, before the outer commit.",
     },
   ];
   return {

@@ -24,6 +24,7 @@ import type { Knex } from 'knex';
 import { asDate, asOptionalDate, Db, isPostgres } from '../db/database';
 import type { Clock } from '../shared/clock';
 import { transactional } from '../db/transactional';
+import { afterCommit } from '../db/after-commit';
 import type { DbInt, DbTimestamp, Nullable } from '../db/store';
 import { backoffMs } from './backoff';
 import { recordLeaseTakeovers } from '../shared/metrics';
@@ -168,10 +169,8 @@ export class JobQueue {
       created_at: now,
       updated_at: now,
     });
-    const tell = () => this.listeners.forEach((l) => l(job.kind));
-    const pending = (trx as Partial<Knex.Transaction>).isTransaction ? (trx as Knex.Transaction).executionPromise : undefined;
-    if (pending) pending.then(tell, () => undefined);
-    else tell();
+    // Once the outermost transaction commits (never when it or a savepoint between rolls back).
+    afterCommit(trx, () => this.listeners.forEach((l) => l(job.kind)));
     return id;
   }
 

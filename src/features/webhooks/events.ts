@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { afterCommit } from '../../db/after-commit';
 import { listenersStore, NewListenerDelivery } from './listeners.store';
 import { DeliveryRecord, eventsStore, webhooksStore } from './webhooks.store';
 
@@ -58,12 +59,6 @@ const listenerWakes = new Set<ListenerWake>();
 export function onListenerDeliveries(wake: ListenerWake): () => void {
   listenerWakes.add(wake);
   return () => listenerWakes.delete(wake);
-}
-
-function afterCommit(trx: Knex, fn: () => void): void {
-  const promise = (trx as Knex.Transaction).executionPromise as Promise<unknown> | undefined;
-  if (promise) promise.then(fn, () => undefined);
-  else fn();
 }
 
 function notifyAfterCommit(trx: Knex): void {
