@@ -11,6 +11,7 @@
  */
 import http, { IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { keptAliveWatch, STALE_CONNECTION_TRIES } from './kept-alive-connections';
 
 export interface SourceInfo {
   size: number;
@@ -72,11 +73,6 @@ export interface HttpsRangeSourceOptions {
 export class RedirectRefusedError extends Error {
   override name = 'RedirectRefusedError';
 }
-
-/** Tries of one request when kept-alive connections turn out closed by the origin (each try takes another). */
-const STALE_CONNECTION_RETRIES = 3;
-/** Connections that have carried a response (kept alive by an agent, they may be reused). */
-const servedConnections = new WeakSet<object>();
 
 export class HttpsRangeSource implements RangeSource {
   private readonly url: URL;
@@ -167,7 +163,7 @@ export class HttpsRangeSource implements RangeSource {
   /**
    * One GET of `url`. A request sent on a kept-alive connection that the origin closed meanwhile
    * (its idle timeout crossed our reuse: ECONNRESET or EPIPE before any response) is sent again
-   * on a fresh connection, as Node's documentation advises: the origin never saw it, and a GET
+   * on a fresh connection (net/kept-alive-connections.ts): the origin never saw it, and a GET
    * may be repeated. Without this, a probe that met such a connection answered 400
    * INVALID_HTTPS_URL "not reachable (ECONNRESET)" for a healthy source (found by the crash soak).
    */
@@ -176,8 +172,8 @@ export class HttpsRangeSource implements RangeSource {
       try {
         return await this.send(url, headers, signal);
       } catch (err) {
-        const stale = (err as { reusedSocket?: boolean }).reusedSocket && ['ECONNRESET', 'EPIPE'].includes((err as NodeJS.ErrnoException).code ?? '');
-        if (!stale || signal?.aborted || tries >= STALE_CONNECTION_RETRIES) throw err;
+        const stale = (err as { staleConnection?: boolean }).staleConnection === true;
+        if (!stale || signal?.aborted || tries >= STALE_CONNECTION_TRIES) throw err;
       }
     }
   }
@@ -192,15 +188,9 @@ export class HttpsRangeSource implements RangeSource {
         signal,
       });
       req.setTimeout(this.opts.idleTimeoutMs ?? 30_000, () => req.destroy(new Error('the source went silent')));
-      // Whether the connection served a response before this request (Node's `req.reusedSocket`
-      // is not set for a request that waited in the agent's queue for a kept-alive connection).
-      let reused = false;
-      req.once('socket', (socket) => void (reused = servedConnections.has(socket)));
-      req.on('response', (res) => {
-        if (req.socket) servedConnections.add(req.socket);
-        resolve(res);
-      });
-      req.on('error', (err) => reject(Object.assign(err, { reusedSocket: reused })));
+      const keptAlive = keptAliveWatch(req);
+      req.on('response', resolve);
+      req.on('error', (err) => reject(Object.assign(err, { staleConnection: keptAlive.staleFailure(err) })));
       req.end();
     });
   }

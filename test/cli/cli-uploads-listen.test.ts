@@ -19,7 +19,6 @@ import path from 'node:path';
 import { createVidmillClient } from '../../sdk/src/client';
 import { fileResumeStore, uploadFile } from '../../sdk/src/upload-file';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
-import { WebhookVerifier } from '../../src/features/webhooks/verify';
 import { cliCommandLine, runCli, runInTerminal, startCliServer, type CliServer } from '../helpers/cli';
 import { TEST_DIALECT } from '../helpers/database';
 import type { TestUser } from '../helpers/harness';
@@ -141,7 +140,7 @@ describe(`vidmill CLI: uploads and webhooks listen (${TEST_DIALECT})`, function 
       const res = await get(`/v1/webhooks/public-keys/${id}`);
       return res.status === 200 ? (res.body.publicKey as string) : undefined;
     };
-    const receiver = await startReceiver(new WebhookVerifier({ now: () => s.h.clock.now(), fetchKey: keyFromApi }));
+    const receiver = await startReceiver({ now: () => s.h.clock.now(), fetchKey: keyFromApi });
     try {
       const listen = runCli(['webhooks', 'listen', '--events', 'video_in', '--forward-to', receiver.url, '--wait-seconds', '1'], env(), { cwd: s.home });
       await waitFor('the listener', () => /Listening for video_in\.started, video_in\.done, video_in\.failed \(listener (\S+)\)/.test(listen.stderr()), { timeoutMs: 20_000 });

@@ -1,11 +1,11 @@
 /**
  * A local webhook receiver whose answers the test controls (status, body, headers such as
  * Retry-After, delay, a request held open, dropped connection). It verifies the signature of every request it
- * receives with the project's verifier, which fetches keys through the API.
+ * receives with the SDK's `verifyWebhook` (keys through the API, or the test's own key source).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebhookVerifier } from '../../src/features/webhooks/verify';
+import { verifyWebhook, type VerifyWebhookOptions } from '../../sdk/src/verify-webhook';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;
@@ -14,6 +14,8 @@ export interface Received {
   verified: boolean;
   verifyError?: string;
   receivedAt: number;
+  /** Which connection it came on (1, 2, ... in the order they were opened). */
+  connection: number;
 }
 
 export interface Answer {
@@ -25,6 +27,8 @@ export interface Answer {
   until?: Promise<unknown>;
   /** Close the connection without answering. */
   drop?: boolean;
+  /** Reset the connection (TCP RST) without answering, as a server does to a request on a connection it has just closed. */
+  reset?: boolean;
 }
 
 export interface Receiver {
@@ -37,19 +41,21 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(verifier: WebhookVerifier, path = '/hook'): Promise<Receiver> {
+export async function startReceiver(verification: VerifyWebhookOptions, path = '/hook'): Promise<Receiver> {
   const received: Received[] = [];
   let answerFn: (r: Received, index: number) => Answer = () => ({ status: 200, body: 'ok' });
   const waiters: Array<() => void> = [];
+  const connections = new WeakMap<object, number>();
+  let opened = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       void (async () => {
         const body = Buffer.concat(chunks).toString('utf8');
-        const r: Received = { headers: req.headers, body, json: safeJson(body), verified: false, receivedAt: Date.now() };
+        const r: Received = { headers: req.headers, body, json: safeJson(body), verified: false, receivedAt: Date.now(), connection: connections.get(req.socket)! };
         try {
-          await verifier.verify(req.headers, body);
+          await verifyWebhook(req.headers, body, verification);
           r.verified = true;
         } catch (err: any) {
           r.verifyError = `${err.reason ?? ''} ${err.message}`;
@@ -60,6 +66,10 @@ export async function startReceiver(verifier: WebhookVerifier, path = '/hook'): 
         const a = answerFn(r, index);
         if (a.delayMs) await new Promise((x) => setTimeout(x, a.delayMs));
         if (a.until) await a.until.catch(() => undefined);
+        if (a.reset) {
+          req.socket.resetAndDestroy();
+          return;
+        }
         if (a.drop) {
           req.socket.destroy();
           return;
@@ -69,6 +79,7 @@ export async function startReceiver(verifier: WebhookVerifier, path = '/hook'): 
       })();
     });
   });
+  server.on('connection', (socket) => connections.set(socket, ++opened));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

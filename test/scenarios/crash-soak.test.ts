@@ -40,7 +40,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createServices } from '../../src/composition';
 import { loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/database';
-import { WebhookVerifier } from '../../src/features/webhooks/verify';
+import { createVidmillClient } from '../../sdk/src';
 import { fuzzRuns, seededRandom } from '../helpers/fuzzing';
 import { crc32c } from '../../src/net/crc32c';
 import { systemClock } from '../../src/shared/clock';
@@ -196,8 +196,7 @@ describeOnPostgres(
       log(`started ${slots.map((s) => `${s.name} (pid ${s.pid})`).join(', ')}; logs in ${path.join(tmp, 'logs')}`);
 
       const api = slots[0]!;
-      const verifier = new WebhookVerifier({ baseUrl: `${api.origin}/api`, apiKey });
-      receiver = await startReceiver(verifier);
+      receiver = await startReceiver({ client: createVidmillClient({ baseUrl: String(api.origin), apiKey }) });
     });
 
     afterEach(function () {

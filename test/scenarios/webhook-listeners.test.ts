@@ -15,7 +15,6 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { recordEvent } from '../../src/features/webhooks/events';
-import { WebhookVerifier } from '../../src/features/webhooks/verify';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { createPeriodicTasks } from '../../src/composition';
 import { registry } from '../../src/shared/metrics';
@@ -158,7 +157,7 @@ describe(`Webhook listeners (${TEST_DIALECT})`, function () {
       const res = await get(`/v1/webhooks/public-keys/${id}`);
       return res.status === 200 ? (res.body.publicKey as string) : undefined;
     };
-    const receiver = await startReceiver(new WebhookVerifier({ now: () => h.clock.now(), fetchKey }));
+    const receiver = await startReceiver({ now: () => h.clock.now(), fetchKey });
     try {
       const l = await create();
       await record('video_out.done');

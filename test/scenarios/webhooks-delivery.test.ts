@@ -4,7 +4,6 @@ import pino from 'pino';
 import { DeliveryOptions, DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
 import { webhooksStore } from '../../src/features/webhooks/webhooks.store';
 import { recordEvent } from '../../src/features/webhooks/events';
-import { WebhookVerifier } from '../../src/features/webhooks/verify';
 import { loadContract } from '../../src/composition';
 import { STAGE_ERRORS } from '../../src/features/videos/stage-errors';
 import { TEST_DIALECT } from '../helpers/database';
@@ -55,10 +54,10 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
   });
   beforeEach(async () => {
     u = await h.user();
-    const verifier = new WebhookVerifier({
+    const verifier = {
       now: () => h.clock.now(),
-      fetchKey: async (id) => (await h.request.get(`/api/v1/webhooks/public-keys/${id}`).set('X-API-Key', u.apiKey)).body.publicKey,
-    });
+      fetchKey: async (id: string) => (await h.request.get(`/api/v1/webhooks/public-keys/${id}`).set('X-API-Key', u.apiKey)).body.publicKey,
+    };
     receiver = await startReceiver(verifier);
     worker = newWorker();
   });
@@ -329,7 +328,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
   });
 
   it('one slow endpoint does not delay deliveries to another, even with a backlog', async () => {
-    const slow = await startReceiver(new WebhookVerifier({ fetchKey: async () => undefined }));
+    const slow = await startReceiver({ fetchKey: async () => undefined });
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     try {

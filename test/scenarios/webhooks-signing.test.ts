@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { createPublicKey, KeyObject, randomUUID } from 'node:crypto';
+import { createPublicKey, KeyObject, randomUUID, verify as cryptoVerify } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import pino from 'pino';
 import { sealingContext, SigningKeys } from '../../src/features/webhooks/signing-keys';
 import { DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
 import { recordEvent } from '../../src/features/webhooks/events';
-import { verifySignature, WebhookVerificationError, WebhookVerifier } from '../../src/features/webhooks/verify';
+import { verifyWebhook, WebhookVerificationError } from '../../sdk/src';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
@@ -18,6 +18,12 @@ import { Received, Receiver, startReceiver } from '../helpers/webhook-receiver';
 const KEYS = '/v1/webhooks/public-keys';
 const DAY = 24 * 3600_000;
 const MINUTE = 60_000;
+
+/** Whether `signature` is the DER ECDSA/SHA-256 signature of `<timestamp>.<body>` by the base64 SPKI key (node:crypto alone). */
+function signedBy(publicKey: string, timestamp: string, body: string, signature: string): boolean {
+  const key = createPublicKey({ key: Buffer.from(publicKey, 'base64'), format: 'der', type: 'spki' });
+  return cryptoVerify('sha256', Buffer.from(`${timestamp}.${body}`, 'utf8'), { key, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
+}
 
 const JAVA_VERIFIER = `
 import java.nio.charset.StandardCharsets;
@@ -68,7 +74,7 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
   before(async () => {
     h = await createHarness({ allowPrivateUrls: true });
     u = await h.user();
-    receiver = await startReceiver(new WebhookVerifier({ now: () => h.clock.now(), fetchKey: keyFromApi }));
+    receiver = await startReceiver({ now: () => h.clock.now(), fetchKey: keyFromApi });
     worker = new DeliveryWorker({ db: h.services.db, clock: h.clock, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: true }, log: pino({ level: 'silent' }) });
     const res = await h.request
       .post('/api/v1/webhooks')
@@ -185,15 +191,13 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.throws(() => py(r.body.replace('"attemptCount":1', '"attemptCount":2')));
   });
 
-  it('verify.ts rejects a tampered body, a stale or future timestamp (over 5 minutes), a wrong key id and another algorithm', async () => {
+  it('the SDK verifier rejects a tampered body, a stale or future timestamp (over 5 minutes), a wrong key id and another algorithm', async () => {
     const r = await deliverOne();
-    const verifier = new WebhookVerifier({ now: () => h.clock.now(), fetchKey: keyFromApi });
     const headers = { ...r.headers } as Record<string, string>;
-    await verifier.verify(headers, r.body);
+    await verifyWebhook(headers, r.body, { now: () => h.clock.now(), fetchKey: keyFromApi });
     const reason = async (hd: Record<string, string>, body: string, now?: Date) => {
-      const v = now ? new WebhookVerifier({ now: () => now, fetchKey: keyFromApi }) : verifier;
       try {
-        await v.verify(hd, body);
+        await verifyWebhook(hd, body, { now: () => now ?? h.clock.now(), fetchKey: keyFromApi });
         return 'accepted';
       } catch (err) {
         assert.ok(err instanceof WebhookVerificationError);
@@ -212,14 +216,13 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.equal(await reason(unsigned, r.body), 'missing-header');
     // a key of the right shape that did not sign
     const other = (await import('node:crypto')).generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
-    assert.equal(verifySignature(other, headers['x-vidmill-timestamp']!, r.body, headers['x-vidmill-signature']!), false);
+    assert.equal(signedBy(other, headers['x-vidmill-timestamp']!, r.body, headers['x-vidmill-signature']!), false);
   });
 
   /** The keys of the list (or JWKS) as the API shows them now. */
   const list = async () => (await get(KEYS)).body as Array<{ id: string; expiresAt: string | null; activatesAt?: string; createdAt: string }>;
   const signer = (r: Received) => String(r.headers['x-vidmill-public-key-id']);
-  const verifiesWith = (publicKey: string | undefined, r: Received) =>
-    !!publicKey && verifySignature(publicKey, String(r.headers['x-vidmill-timestamp']), r.body, String(r.headers['x-vidmill-signature']));
+  const verifiesWith = (publicKey: string | undefined, r: Received) => !!publicKey && signedBy(publicKey, String(r.headers['x-vidmill-timestamp']), r.body, String(r.headers['x-vidmill-signature']));
 
   /**
    * The reference client's key cache (wire facts §8): from the list it keeps the key without
@@ -296,8 +299,7 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     assert.equal(during[1]!.expiresAt, null);
     assert.equal(during[1]!.activatesAt, undefined);
     // the old signature still verifies through the API during the grace period
-    const v = new WebhookVerifier({ now: () => new Date(Number(oldDelivery.headers['x-vidmill-timestamp']) * 1000), fetchKey: keyFromApi });
-    await v.verify(oldDelivery.headers, oldDelivery.body);
+    await verifyWebhook(oldDelivery.headers, oldDelivery.body, { now: () => new Date(Number(oldDelivery.headers['x-vidmill-timestamp']) * 1000), fetchKey: keyFromApi });
     h.clock.advance(DAY + 1000);
     assert.deepEqual(
       (await list()).map((k) => k.id),

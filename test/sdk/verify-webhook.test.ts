@@ -11,7 +11,6 @@ import pino from 'pino';
 import { createVidmillClient, unwrap, verifyWebhook, WebhookKeyCache, WebhookVerificationError, type VidmillClient, type WebhookVerificationFailure } from '../../sdk/src';
 import { DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
 import { recordEvent } from '../../src/features/webhooks/events';
-import { WebhookVerifier } from '../../src/features/webhooks/verify';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
 import { Received, Receiver, startReceiver } from '../helpers/webhook-receiver';
@@ -49,7 +48,7 @@ describe(`SDK verifyWebhook (${TEST_DIALECT})`, () => {
     h = await createHarness({ allowPrivateUrls: true });
     u = await h.user();
     baseUrl = await appBaseUrl(h);
-    receiver = await startReceiver(new WebhookVerifier({ now, baseUrl: `${baseUrl}/api`, apiKey: u.apiKey }));
+    receiver = await startReceiver({ now, client: createVidmillClient({ baseUrl, apiKey: u.apiKey }) });
     worker = new DeliveryWorker({ db: h.services.db, clock: h.clock, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: true }, log: pino({ level: 'silent' }) });
     const res = await h.request
       .post('/api/v1/webhooks')

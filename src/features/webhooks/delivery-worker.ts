@@ -17,6 +17,7 @@ import type { Db } from '../../db/database';
 import { backoffMs } from '../../jobs/backoff';
 import { AttemptRecord, DeliveryRecord, eventsStore, WebhookRecord, webhooksStore } from './webhooks.store';
 import { guardedAgents } from '../../net/guarded-agents';
+import { keptAliveWatch, STALE_CONNECTION_TRIES } from '../../net/kept-alive-connections';
 import { checkOutboundUrl, isNonPublicAddressRefusal, OutboundPolicy } from '../../net/outbound-url';
 import type { Clock } from '../../shared/clock';
 import { DomainError } from '../../shared/errors';
@@ -310,46 +311,59 @@ export class DeliveryWorker {
     return { ...result, request: { requestedAt: signedAt, responseTimeMillis: Math.max(0, Math.round(performance.now() - started)) } };
   }
 
+  /**
+   * One attempt's POST. A kept-alive connection the receiver closed while it was idle
+   * (net/kept-alive-connections.ts) carries the request again at once on another connection, as
+   * the same attempt, instead of failing it and waiting for the next retry.
+   */
   private post(url: URL, body: string, headers: Record<string, string>): Promise<SendResult> {
     return new Promise((resolve) => {
       const isHttps = url.protocol === 'https:';
       let settled = false;
+      let current: http.ClientRequest | undefined;
       const finish = (r: SendResult) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         resolve(r);
       };
-      const req = (isHttps ? https : http).request(url, {
-        method: 'POST',
-        headers,
-        agent: isHttps ? this.httpsAgent : this.httpAgent,
-      });
       const timer = setTimeout(() => {
-        req.destroy();
+        current?.destroy();
         finish({ statusCode: 0, errorCode: 'WEBHOOK_TIMEOUT', errorMessage: `No answer within ${this.options.timeoutMs / 1000} s` });
       }, this.options.timeoutMs);
-      req.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const headersOf = () => Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')]));
-        const done = () => finish({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: headersOf() });
-        res.on('data', (c: Buffer) => {
-          if (size < MAX_READ_BYTES) chunks.push(c);
-          size += c.length;
+      const send = (tries: number) => {
+        const req = (isHttps ? https : http).request(url, {
+          method: 'POST',
+          headers,
+          agent: isHttps ? this.httpsAgent : this.httpAgent,
         });
-        res.on('end', done);
-        res.on('error', done);
-        res.on('aborted', done);
-      });
-      req.on('error', (err: NodeJS.ErrnoException) =>
-        finish({
-          statusCode: 0,
-          errorCode: isNonPublicAddressRefusal(err) ? 'INVALID_HTTPS_URL' : 'WEBHOOK_NETWORK_ERROR',
-          errorMessage: `${err.code ?? 'ERROR'}: ${err.message}`.slice(0, 500),
-        }),
-      );
-      req.end(body);
+        current = req;
+        const keptAlive = keptAliveWatch(req);
+        req.on('response', (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          const headersOf = () => Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')]));
+          const done = () => finish({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: headersOf() });
+          res.on('data', (c: Buffer) => {
+            if (size < MAX_READ_BYTES) chunks.push(c);
+            size += c.length;
+          });
+          res.on('end', done);
+          res.on('error', done);
+          res.on('aborted', done);
+        });
+        req.on('error', (err: NodeJS.ErrnoException) => {
+          if (settled) return;
+          if (keptAlive.staleFailure(err) && tries < STALE_CONNECTION_TRIES) return send(tries + 1);
+          finish({
+            statusCode: 0,
+            errorCode: isNonPublicAddressRefusal(err) ? 'INVALID_HTTPS_URL' : 'WEBHOOK_NETWORK_ERROR',
+            errorMessage: `${err.code ?? 'ERROR'}: ${err.message}`.slice(0, 500),
+          });
+        });
+        req.end(body);
+      };
+      send(1);
     });
   }
 }
