@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     for (const job of jobDefinitions(services)) worker.define(job);
     jobs.onEnqueue(() => worker?.notify());
     worker.start();
-    deliveries = new DeliveryWorker({ db, clock: services.clock, signingKeys: services.signingKeys, policy: services.outbound, log }, config.webhookDelivery);
+    deliveries = new DeliveryWorker({ db, clock: services.clock, signingKeys: services.signingKeys, policy: services.outbound, log });
     deliveries.start();
     // Each feature's periodic tasks and the HTTP layer's purges, listed by the composition root.
     for (const definition of createPeriodicTasks(services)) tasks.push(new PeriodicTask(definition, { log }));
