@@ -80,7 +80,8 @@ export default tseslint.config(
     // blocks instead of replacing them. Jobs: declared only with defineJob in a feature's
     // <feature>.jobs.ts and enqueued only through the definition (typed payload, its kind and
     // attempts); src/jobs/ alone calls the queue's raw enqueue. After-commit: only
-    // src/db/after-commit.ts reads a Knex transaction's executionPromise.
+    // src/db/after-commit.ts reads a Knex transaction's executionPromise. Errors: a client's error
+    // is one of the DomainError subclasses, never a DomainError built with a bare status.
     files: ['src/**/*.ts'],
     plugins: { vidmill: { rules: { 'one-way': oneWayRule() } } },
     rules: { 'vidmill/one-way': 'error' },
@@ -116,6 +117,11 @@ function oneWayRule() {
       selector: "ObjectExpression:has(> Property[key.name='kind']):has(> Property[key.name='attempts']):not(CallExpression[callee.name='defineJob'] > ObjectExpression)",
       allowedIn: /\/src\/jobs\//,
       message: 'A job kind and its attempts are declared with defineJob, not as a loose constant.',
+    },
+    {
+      selector: "NewExpression[callee.name='DomainError']",
+      allowedIn: /\/src\/shared\/errors\.ts$/,
+      message: 'Throw one of the DomainError subclasses of src/shared/errors.ts (BadRequestError, ConflictError, TooManyRequestsError, ...): the status comes with the class.',
     },
     {
       selector: "MemberExpression[property.name='executionPromise']",

@@ -21,7 +21,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Db } from '../db/database';
 import type { SecretBox } from '../security/secret-box';
 import type { Clock } from '../shared/clock';
-import { DomainError } from '../shared/errors';
+import { ConflictError, UnprocessableError } from '../shared/errors';
 import { principalOf } from './auth';
 import { idempotencyStore } from './idempotency.store';
 import type { Principal } from './operations';
@@ -195,9 +195,9 @@ export function idempotency(keys: IdempotencyKeys): RequestHandler {
         case 'replay':
           return replay(res, decision.response);
         case 'in-progress':
-          return next(new DomainError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry once it has finished'));
+          return next(new ConflictError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry once it has finished'));
         case 'reused':
-          return next(new DomainError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a different request (method, path, query or body); use a new key for a new request'));
+          return next(new UnprocessableError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a different request (method, path, query or body); use a new key for a new request'));
       }
     }, next);
   };

@@ -18,7 +18,7 @@
  * The raw bytes are kept as `req.rawBody`.
  */
 import express, { Request, RequestHandler } from 'express';
-import { BadRequestError, DomainError } from '../shared/errors';
+import { BadRequestError, DomainError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../shared/errors';
 import { contractOperationObjects } from './operations';
 
 /**
@@ -68,15 +68,15 @@ function bodyError(error: unknown, req: Request): unknown {
     case 'entity.parse.failed':
       return new BadRequestError('INVALID_REQUEST_BODY', 'The request body is not valid JSON');
     case 'entity.too.large':
-      return new DomainError(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${err.limit} bytes`);
+      return new PayloadTooLargeError('PAYLOAD_TOO_LARGE', `The request body exceeds ${err.limit} bytes`);
     case 'request.size.invalid':
       return new BadRequestError('INVALID_REQUEST_BODY', 'The request body does not have the length its Content-Length announces');
     case 'request.aborted':
       return new BadRequestError('INVALID_REQUEST_BODY', 'The request body was cut short');
     case 'charset.unsupported':
-      return new DomainError(415, 'UNSUPPORTED_CONTENT_TYPE', `Unsupported charset "${err.charset}"; send JSON as UTF-8`);
+      return new UnsupportedMediaTypeError('UNSUPPORTED_CONTENT_TYPE', `Unsupported charset "${err.charset}"; send JSON as UTF-8`);
     case 'encoding.unsupported':
-      return new DomainError(415, 'UNSUPPORTED_CONTENT_ENCODING', `Unsupported Content-Encoding "${err.encoding}"; use identity, gzip, deflate or br`);
+      return new UnsupportedMediaTypeError('UNSUPPORTED_CONTENT_ENCODING', `Unsupported Content-Encoding "${err.encoding}"; use identity, gzip, deflate or br`);
   }
   // The decompression stream's own error (zlib's "incorrect header check", brotli's
   // "Decompression failed", a cut stream...) is passed on with status 400 and no type.
@@ -142,7 +142,7 @@ export function operationsWithoutBody(contract: unknown): Set<string> {
 
 /** The error for a request that carries a body (`bodyIsMissing` false) to an operation that takes none. */
 export function unexpectedBodyError(): DomainError {
-  return new DomainError(415, 'UNEXPECTED_REQUEST_BODY', 'This operation takes no request body; send the request without one');
+  return new UnsupportedMediaTypeError('UNEXPECTED_REQUEST_BODY', 'This operation takes no request body; send the request without one');
 }
 
 /**

@@ -15,7 +15,7 @@
 import type { RequestHandler, Response } from 'express';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { Db, isPostgres } from '../db/database';
-import { DomainError } from '../shared/errors';
+import { DomainError, TooManyRequestsError } from '../shared/errors';
 import { recordRateLimitRejection } from '../shared/metrics';
 import { principalOf } from './auth';
 
@@ -146,8 +146,8 @@ export async function sweepEndedRateWindows(db: Db, now: Date): Promise<number> 
 
 /** The 429 answer of every limit: TOO_MANY_REQUESTS with Retry-After (whole seconds, at least 1). */
 export function rateLimitExceeded(what: string, d: RateDecision): DomainError {
-  const retryAfter = String(Math.max(1, Math.ceil(d.msBeforeNext / 1000)));
-  return new DomainError(429, 'TOO_MANY_REQUESTS', `${what}; retry in ${retryAfter} s`, { headers: { 'Retry-After': retryAfter } });
+  const retryAfter = Math.max(1, Math.ceil(d.msBeforeNext / 1000));
+  return new TooManyRequestsError('TOO_MANY_REQUESTS', `${what}; retry in ${retryAfter} s`, retryAfter);
 }
 
 /** Sets the three headers. */

@@ -45,3 +45,29 @@ export class ConflictError extends DomainError {
     super(409, errorCode, message);
   }
 }
+export class PayloadTooLargeError extends DomainError {
+  constructor(errorCode: string, message: string) {
+    super(413, errorCode, message);
+  }
+}
+export class UnsupportedMediaTypeError extends DomainError {
+  constructor(errorCode: string, message: string) {
+    super(415, errorCode, message);
+  }
+}
+export class UnprocessableError extends DomainError {
+  constructor(errorCode: string, message: string) {
+    super(422, errorCode, message);
+  }
+}
+export class TooManyRequestsError extends DomainError {
+  /** `retryAfterSeconds` goes out as the `Retry-After` header. */
+  constructor(errorCode: string, message: string, retryAfterSeconds: number) {
+    super(429, errorCode, message, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+  }
+}
+export class NotImplementedError extends DomainError {
+  constructor(errorCode: string, message: string) {
+    super(501, errorCode, message);
+  }
+}

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
-import { ConflictError, DomainError, NotFoundError } from '../../shared/errors';
+import { BadRequestError, ConflictError, NotFoundError } from '../../shared/errors';
 import { BillingType, findTeam, setTeamBillingType } from '../accounts';
 import { agreementsStore } from './agreements.store';
 import { AdjustmentType, BalanceKind, Line } from './billing-records';
@@ -227,7 +227,7 @@ export class LedgerService extends TransactionalService {
 
   /** Adds prepaid money to a wallet's processing balance (`CREDITS_BOUGHT`). */
   async topUp(teamId: string, amountMicros: number, reason = 'Wallet top-up'): Promise<void> {
-    if (!(amountMicros > 0)) throw new DomainError(400, 'INVALID_INPUT', 'A top-up must be positive');
+    if (!(amountMicros > 0)) throw new BadRequestError('INVALID_INPUT', 'A top-up must be positive');
     await this.adjust(teamId, { amountMicros, adjustmentType: 'CREDITS_BOUGHT', reason, balance: 'processing' });
   }
 
@@ -237,12 +237,11 @@ export class LedgerService extends TransactionalService {
    * An operator's correction may take a balance below zero: it needs no cover.
    */
   async adjust(teamId: string, a: { amountMicros: number; adjustmentType: AdjustmentType; reason: string; balance: BalanceKind; category?: Category; videoId?: string }): Promise<void> {
-    if (!Number.isSafeInteger(a.amountMicros)) throw new DomainError(400, 'INVALID_INPUT', 'Amount must be whole micro-units');
-    if (!a.reason.trim()) throw new DomainError(400, 'INVALID_INPUT', 'An adjustment needs a reason');
+    if (!Number.isSafeInteger(a.amountMicros)) throw new BadRequestError('INVALID_INPUT', 'Amount must be whole micro-units');
+    if (!a.reason.trim()) throw new BadRequestError('INVALID_INPUT', 'An adjustment needs a reason');
     const amount = roundToMills(a.amountMicros);
     if (amount === 0) {
-      throw new DomainError(
-        400,
+      throw new BadRequestError(
         'INVALID_INPUT',
         `The amount ${a.amountMicros / 1e6} USD rounds to 0.000 USD: the ledger books whole mills (0.001 USD), so an adjustment must be at least 0.0005 USD either way`,
       );
@@ -250,7 +249,7 @@ export class LedgerService extends TransactionalService {
     await this.transactional(async (trx) => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);
-      if (team.billingType !== 'WALLET') throw new DomainError(409, 'TEAM_NOT_BILLED_THROUGH_WALLET', `Team ${teamId} is not billed through the wallet`);
+      if (team.billingType !== 'WALLET') throw new ConflictError('TEAM_NOT_BILLED_THROUGH_WALLET', `Team ${teamId} is not billed through the wallet`);
       const category = a.category ?? 'OTHER';
       await this.append(trx, teamId, {
         kind: a.balance,

@@ -12,7 +12,7 @@
  *
  * Unit prices are the price list's own (up to 6 decimals), never rounded for display.
  */
-import { DomainError } from '../../shared/errors';
+import { BadRequestError } from '../../shared/errors';
 import { MICROS_PER_MILL, roundToMills, usdToMicros } from './money';
 import { PriceList, ProductPrice, volumeDiscountPercentage } from './price-list';
 
@@ -73,24 +73,24 @@ function priceOf(list: PriceList, p: ProductUse): ProductPrice {
             : p.category === 'DOWNLOAD_S3' || p.category === 'DOWNLOAD_HTTPS'
               ? list.download[p.category]
               : undefined;
-  if (!found) throw new DomainError(400, 'INVALID_INPUT', `No price for ${p.category} product "${p.productName}"`);
+  if (!found) throw new BadRequestError('INVALID_INPUT', `No price for ${p.category} product "${p.productName}"`);
   return found;
 }
 
 function checkAmount(u: ProductUse): void {
-  if (!Number.isFinite(u.amount) || u.amount < 0) throw new DomainError(400, 'INVALID_INPUT', `Invalid amount for "${u.productName}"`);
+  if (!Number.isFinite(u.amount) || u.amount < 0) throw new BadRequestError('INVALID_INPUT', `Invalid amount for "${u.productName}"`);
 }
 
 function exactInt(value: number, what: string): number {
   const n = Math.round(value);
-  if (!Number.isSafeInteger(n)) throw new DomainError(400, 'INVALID_INPUT', `The amount of "${what}" is too large to price`);
+  if (!Number.isSafeInteger(n)) throw new BadRequestError('INVALID_INPUT', `The amount of "${what}" is too large to price`);
   return n;
 }
 
 /** The sum of `parts` (integers of 1/`unit`) rounded up to whole units: at least 1 when positive. */
 function roundUpSum(parts: number[], unit: number): number {
   const sum = parts.reduce((s, p) => s + p, 0);
-  if (!Number.isSafeInteger(sum)) throw new DomainError(400, 'INVALID_INPUT', 'The job is too large to price');
+  if (!Number.isSafeInteger(sum)) throw new BadRequestError('INVALID_INPUT', 'The job is too large to price');
   return Math.ceil(sum / unit);
 }
 
@@ -174,7 +174,7 @@ export function priceJob(list: PriceList, uses: ProductUse[]): PricedJob {
 
 /** A metered storage or download use: nearest mill, credits rounded up, no discount. */
 export function priceUtility(list: PriceList, use: ProductUse): PricedProduct {
-  if (!UTILITY_CATEGORIES.has(use.category)) throw new DomainError(400, 'INVALID_INPUT', 'Utilities are storage or download products');
+  if (!UTILITY_CATEGORIES.has(use.category)) throw new BadRequestError('INVALID_INPUT', 'Utilities are storage or download products');
   checkAmount(use);
   const price = priceOf(list, use);
   const unitPriceMicros = usdToMicros(price.usd);
