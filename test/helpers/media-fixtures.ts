@@ -1,11 +1,11 @@
 /**
  * Small real videos made with ffmpeg for tests (`testsrc2` picture, optional `sine` audio),
- * cached per process by their parameters.
+ * one file per process and spec, encoded once across processes (test/helpers/media-cache.ts).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { encodeCachedSync } from './media-cache';
 
 export interface FixtureSpec {
   seconds: number;
@@ -37,8 +37,8 @@ export function fixtureVideo(spec: FixtureSpec): string {
   if (spec.audio) args.push('-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`);
   args.push(...(spec.video ?? ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', String(fps)]));
   if (spec.audio) args.push('-c:a', 'aac', '-b:a', '64k');
-  args.push(...(spec.extra ?? []), out);
-  execFileSync(FFMPEG, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  args.push(...(spec.extra ?? []));
+  encodeCachedSync(FFMPEG, args, out);
   cache.set(key, out);
   return out;
 }

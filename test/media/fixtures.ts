@@ -1,6 +1,7 @@
 /**
- * Small media files made with ffmpeg's test sources, generated once per test run into one
- * temporary directory (removed when the process exits) and shared by the media tests.
+ * Small media files made with ffmpeg's test sources, one copy per test process in one temporary
+ * directory (removed when the process exits) shared by the media tests, encoded once across
+ * processes (test/helpers/media-cache.ts).
  */
 import { ChildProcess, execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { resolveMediaBinaries, type MediaBinaries } from '../../src/media';
+import { encodeCached } from '../helpers/media-cache';
 
 const run = promisify(execFile);
 
@@ -309,7 +311,7 @@ async function make(name: FixtureName): Promise<string> {
   const [file, args] = recipes[name];
   const out = path.join(fixtureDir, file);
   const { ffmpeg } = await bins();
-  await run(ffmpeg, [...L, ...args, out]);
+  await encodeCached(ffmpeg, [...L, ...args], out);
   return out;
 }
 

@@ -28,8 +28,9 @@ import {
   type ProcessingPlan,
 } from '../../src/processing-planner';
 import { dnxhdFrameSizes, PROFILE_SPECS } from '../../src/processing-planner/encoders';
+import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
-import { capabilities, run, workDir } from './engine-fixtures';
+import { capabilities, workDir } from './engine-fixtures';
 
 const SCANNINGS = ['AUTO', 'PROGRESSIVE', 'INTERLACED_TOP_FIRST', 'INTERLACED_BOTTOM_FIRST'] as const;
 const PIXEL_FORMATS: ({ yuv: ChromaSubsampling; bitDepth: BitDepth } | undefined)[] = [undefined];
@@ -73,29 +74,32 @@ function matrixSource(size: Size, interlaced: boolean): Promise<MatrixSource> {
     p = (async () => {
       const b = await bins();
       const file = path.join(workDir, `matrix-${key}.ts`);
-      await run(b.ffmpeg, [
-        '-hide_banner',
-        '-loglevel',
-        'error',
-        '-nostdin',
-        '-y',
-        '-f',
-        'lavfi',
-        '-i',
-        `testsrc2=size=${key.slice(0, -1)}:rate=50:duration=0.12`,
-        '-f',
-        'lavfi',
-        '-i',
-        'sine=sample_rate=48000:duration=0.12',
-        ...(interlaced ? ['-vf', 'interlace=scan=tff,setfield=tff', '-flags', '+ilme+ildct'] : []),
-        '-c:v',
-        'mpeg2video',
-        '-b:v',
-        '8M',
-        '-c:a',
-        'mp2',
+      await encodeCached(
+        b.ffmpeg,
+        [
+          '-hide_banner',
+          '-loglevel',
+          'error',
+          '-nostdin',
+          '-y',
+          '-f',
+          'lavfi',
+          '-i',
+          `testsrc2=size=${key.slice(0, -1)}:rate=50:duration=0.12`,
+          '-f',
+          'lavfi',
+          '-i',
+          'sine=sample_rate=48000:duration=0.12',
+          ...(interlaced ? ['-vf', 'interlace=scan=tff,setfield=tff', '-flags', '+ilme+ildct'] : []),
+          '-c:v',
+          'mpeg2video',
+          '-b:v',
+          '8M',
+          '-c:a',
+          'mp2',
+        ],
         file,
-      ]);
+      );
       return { file, probe: await probeMedia(b, file) };
     })();
     sources.set(key, p);

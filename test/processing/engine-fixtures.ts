@@ -11,6 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { probeMedia, type MediaBinaries, type ProbeResult } from '../../src/media';
 import { buildProcessingPlan, engineCapabilities, runProcessing, type EngineCapabilities, type ProcessingOptions, type ProcessingProgress } from '../../src/processing-planner';
+import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
 
 export const run = promisify(execFile);
@@ -168,7 +169,7 @@ export interface EngineSource {
 
 const made = new Map<SourceName, Promise<EngineSource>>();
 
-/** A source made once per process, with its probe. */
+/** A source made once per process (encoded once across processes: test/helpers/media-cache.ts), with its probe. */
 export function source(name: SourceName): Promise<EngineSource> {
   let p = made.get(name);
   if (!p) {
@@ -176,7 +177,7 @@ export function source(name: SourceName): Promise<EngineSource> {
       const b = await bins();
       const [file, args] = SOURCES[name];
       const out = path.join(workDir, file);
-      await run(b.ffmpeg, [...L, ...args, out]);
+      await encodeCached(b.ffmpeg, [...L, ...args], out);
       return { file: out, probe: await probeMedia(b, out) };
     })();
     made.set(name, p);

@@ -16,8 +16,9 @@ import { strict as assert } from 'node:assert';
 import path from 'node:path';
 import { checkOutput, probeMedia, type OutputCheckReport, type ProbeResult } from '../../src/media';
 import { buildProcessingPlan, runAudioPass, runJoin, runProcessing, runSegment, type ProcessingOptions, type ProcessingPlan, type SegmentedProcessingPlan } from '../../src/processing-planner';
+import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
-import { capabilities, run, workDir } from './engine-fixtures';
+import { capabilities, workDir } from './engine-fixtures';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 const video = (rate: string, seconds = 3) => ['-f', 'lavfi', '-i', `testsrc2=size=160x120:rate=${rate}:duration=${seconds}`];
@@ -109,7 +110,7 @@ function corpusFile(s: CorpusSource) {
     p = (async () => {
       const b = await bins();
       const file = path.join(workDir, s.file);
-      await run(b.ffmpeg, [...L, ...s.args, file]);
+      await encodeCached(b.ffmpeg, [...L, ...s.args], file);
       return { file, probe: await probeMedia(b, file, { detectScanning: true }) };
     })();
     made.set(s.file, p);

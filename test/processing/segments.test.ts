@@ -23,6 +23,7 @@ import {
   type ProcessingPlan,
   type SegmentedProcessingPlan,
 } from '../../src/processing-planner';
+import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
 import { capabilities, run, workDir } from './engine-fixtures';
 import { probeOf, type FakeSource } from './helpers';
@@ -212,7 +213,7 @@ function source(name: keyof typeof SOURCES) {
     p = (async () => {
       const b = await bins();
       const file = path.join(workDir, SOURCES[name]!.file);
-      await run(b.ffmpeg, [...L, ...SOURCES[name]!.args, file]);
+      await encodeCached(b.ffmpeg, [...L, ...SOURCES[name]!.args], file);
       return { file, probe: await probeMedia(b, file) };
     })();
     made.set(name, p);
