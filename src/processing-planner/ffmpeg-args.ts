@@ -46,7 +46,8 @@ function threadArgs(plan: ProcessingPlan): { global: string[]; input: string[]; 
 
 /** One segment of a segmented plan: its seek and margins, its graph, the plan's encoder without audio, the segment muxer. */
 export function segmentArgs(plan: ProcessingPlan & { segmented: SegmentedPlan }, segment: PlanSegment, input: string, output: string): string[] {
-  return graphPass(plan, { inputArgs: segment.inputArgs, input, graph: segment.filterGraph, outputArgs: plan.segmented.segmentArgs, output: safePath(output) });
+  const outputArgs = segment.index > 0 ? plan.segmented.seamSegmentArgs : plan.segmented.segmentArgs;
+  return graphPass(plan, { inputArgs: segment.inputArgs, input, graph: segment.filterGraph, outputArgs, output: safePath(output) });
 }
 
 /** The audio pass of a segmented plan: the whole range's audio, encoded as the container wants it, into Matroska. */

@@ -113,8 +113,10 @@ export interface SegmentedPlan {
   tailS: number;
   /** The boundary grid (seconds). */
   gridS: number;
-  /** Everything after the video map of a segment: no audio, the plan's encoder, the segment's muxer. */
+  /** Everything after the video map of the first segment: no audio, the plan's encoder, the segment's muxer. */
   segmentArgs: string[];
+  /** The same for every later segment: x264 codes its first frame (an IDR frame only because of the split) at a P-frame's quality. */
+  seamSegmentArgs: string[];
   /** `.mp4`, `.mov` or `.ts`: what a segment file is. */
   segmentExtension: string;
   /** The audio pass over the whole range (input options, then everything after the input); absent without audio. */

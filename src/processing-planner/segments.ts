@@ -12,7 +12,8 @@
  *   the graph (half an output frame inside the boundary, so no frame is kept twice or lost).
  * - Every segment is encoded with the plan's own encoder arguments (same codec, rate control,
  *   pixel format, colour tags); each starts with a keyframe (a separate encode), and no frame
- *   refers across a boundary.
+ *   refers across a boundary. x264 codes that keyframe at a P-frame's quantiser in every segment
+ *   after the first, so the seam does not stand out (withoutSeamPulse).
  * - One job instead (and a note in the applied options saying why): a stabilizer (its motion is
  *   smoothed over the whole video), film grain (one noise sequence per run), MPEG-2 and XDCAM, MXF,
  *   a source of unknown frame rate, a source shaped so that segments would not line up (a
@@ -183,7 +184,8 @@ export function planSegments(b: PlanBuilder, x: SegmentationInput): SegmentedPla
     leadInS: (leadSteps * grid.num) / grid.den,
     tailS: (tailSteps * grid.num) / grid.den,
     gridS,
-    segmentArgs: ['-an', '-sn', '-dn', ...x.parts.video, '-max_muxing_queue_size', '4096', '-f', muxer.muxer],
+    segmentArgs: segmentOutputArgs(x.parts.video, muxer.muxer),
+    seamSegmentArgs: segmentOutputArgs(withoutSeamPulse(x.parts.video), muxer.muxer),
     segmentExtension: muxer.extension,
     ...(hasAudio ? { audio: { inputArgs: x.rangeInputArgs, args: ['-vn', ...x.parts.streams, '-f', 'matroska'], extension: '.mka' } } : {}),
     joinArgs: ['-map', '0:v:0', ...(hasAudio ? ['-map', '1:a?'] : []), '-c', 'copy', ...tag, ...x.parts.muxer],
@@ -211,6 +213,28 @@ function unsplittableShape(src: SourceFacts): string | undefined {
       return `the source's audio starts ${offset} ms ${src.audioStartMs > src.videoStartMs ? 'after' : 'before'} its video, which the separately encoded audio would lose`;
   }
   return undefined;
+}
+
+/** Everything after a segment's video map: no audio, subtitles or data, the encoder, the segment muxer. */
+function segmentOutputArgs(video: string[], muxer: string): string[] {
+  return ['-an', '-sn', '-dn', ...video, '-max_muxing_queue_size', '4096', '-f', muxer];
+}
+
+/**
+ * x264's quantiser for the first frame of every segment after the first: that of a P-frame (a
+ * zone on frame 0 whose bit factor undoes x264's I/P ratio, 1.4), not the lower one of an
+ * I-frame. The frame is an IDR frame only because a segment starts there; at the default preset
+ * it came out 2 dB better than its neighbours (a clean test pattern), a pulse of sharpness at
+ * every seam; with the zone 0.3 dB (docs/processing.md "Seams"). The first segment starts the
+ * output as the unsplit encode does. x265 ignores zones and `ipratio` on the first frame of an
+ * encode in CRF mode, so HEVC segments keep the pulse.
+ */
+function withoutSeamPulse(video: string[]): string[] {
+  if (video[video.indexOf('-c:v') + 1] !== 'libx264') return video;
+  const zone = 'zones=0,0,b=0.714';
+  const i = video.indexOf('-x264-params');
+  if (i < 0) return [...video, '-x264-params', zone];
+  return [...video.slice(0, i + 1), `${video[i + 1]}:${zone}`, ...video.slice(i + 2)];
 }
 
 function lead(steps: number, gridS: number): string {
