@@ -13,5 +13,5 @@ export { verifyWebhook, webhookKeyCacheFor, WebhookVerificationError, WEBHOOK_SI
 export type { VerifyWebhookOptions, WebhookHeaders, WebhookEventPayload, WebhookVerificationFailure } from './verify-webhook';
 export { WebhookKeyCache } from './webhook-key-cache';
 export type { WebhookKeyCacheOptions, FetchWebhookKey, WebhookPublicKey, KeyLookup } from './webhook-key-cache';
-export { uploadFile, fileResumeStore, memoryResumeStore, uploadFingerprint } from './upload-file';
+export { uploadFile, fileResumeStore, memoryResumeStore, uploadFingerprint, UploadSessionUnreachableError } from './upload-file';
 export type { UploadFileOptions, ResumeStore, StoredUpload } from './upload-file';

@@ -57,6 +57,43 @@ export interface UploadFileOptions {
   signal?: AbortSignal;
   /** Back-off of tus-js-client between retries of a failed request, in ms. */
   retryDelays?: number[];
+  /** Forget a stored session of this file and start a new upload (a new video). */
+  restart?: boolean;
+}
+
+/**
+ * The upload URL could not be reached (no HTTP answer after tus-js-client's retries: DNS,
+ * refused, reset, TLS). `resumed`: it was a stored session, whose URL may name an address the
+ * server no longer has (its public URL changed); `restart: true` starts a new upload instead.
+ */
+export class UploadSessionUnreachableError extends Error {
+  override readonly name = 'UploadSessionUnreachableError';
+  constructor(
+    readonly videoId: string,
+    readonly uploadUrl: string,
+    readonly resumed: boolean,
+    cause: unknown,
+  ) {
+    const where = new URL(uploadUrl).origin;
+    super(
+      resumed
+        ? `The saved upload session of video ${videoId} at ${where} cannot be reached (${reason(cause)}); the server's address may have changed since it was created`
+        : `The upload URL the server answered for video ${videoId} (${where}) cannot be reached (${reason(cause)}); check the server's public address (VIDMILL_PUBLIC_URL)`,
+      { cause },
+    );
+  }
+}
+
+/** What went wrong underneath a tus-js-client error: the request's own error (ENOTFOUND ...), else its message. */
+function reason(err: unknown): string {
+  const inner = err instanceof DetailedError ? (err.causingError as (Error & { code?: string }) | undefined) : undefined;
+  const code = inner?.code ?? (inner?.cause as { code?: string } | undefined)?.code;
+  return code ?? inner?.message ?? (err instanceof Error ? err.message : String(err));
+}
+
+/** A tus request that got no HTTP answer at all. */
+function isUnreachable(err: unknown): boolean {
+  return err instanceof DetailedError && !err.originalResponse;
 }
 
 /** An in-memory `ResumeStore` (the default). */
@@ -119,7 +156,7 @@ export async function uploadFile(client: VidmillClient, filePath: string, option
   const key = uploadFingerprint(absolute, stat.size, stat.mtimeMs);
   options.signal?.throwIfAborted();
 
-  const stored = await store.get(key);
+  const stored = options.restart ? undefined : await store.get(key);
   if (stored && Date.parse(stored.expiresAt) > Date.now() + 60_000 && stored.size === stat.size) {
     try {
       options.onSession?.({ ...stored, resumed: true });
@@ -128,6 +165,7 @@ export async function uploadFile(client: VidmillClient, filePath: string, option
       return { videoId: stored.videoId, resumed: true };
     } catch (err) {
       // The server no longer has the session (expired, removed, its token refused): start over.
+      if (isUnreachable(err) && !options.signal?.aborted) throw new UploadSessionUnreachableError(stored.videoId, stored.uploadUrl, true, err);
       if (!isGone(err)) throw err;
     }
   }
@@ -143,7 +181,12 @@ export async function uploadFile(client: VidmillClient, filePath: string, option
   const entry: StoredUpload = { videoId: session.videoId, uploadUrl: session.uploadUrl, size: session.size, expiresAt: session.expiresAt };
   await store.set(key, entry);
   options.onSession?.({ ...entry, resumed: false });
-  await send(absolute, stat.size, session.uploadUrl, options);
+  try {
+    await send(absolute, stat.size, session.uploadUrl, options);
+  } catch (err) {
+    if (isUnreachable(err) && !options.signal?.aborted) throw new UploadSessionUnreachableError(session.videoId, session.uploadUrl, false, err);
+    throw err;
+  }
   await store.remove(key);
   return { videoId: session.videoId, resumed: false };
 }

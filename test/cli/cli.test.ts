@@ -10,14 +10,12 @@ import { strict as assert } from 'node:assert';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { TEST_DIALECT } from '../helpers/database';
-import { cliCommandLine, runCli, runInTerminal, startCliServer, type CliServer } from '../helpers/cli';
+import { cliCommandLine, runCli, runInTerminal, startCliServerWithUser, type CliServer } from '../helpers/cli';
 import type { TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { storedVideo } from '../helpers/stored-video';
-import { waitFor } from '../helpers/scenario';
 
 describe(`vidmill CLI (${TEST_DIALECT})`, function () {
   this.timeout(120_000);
@@ -41,11 +39,7 @@ describe(`vidmill CLI (${TEST_DIALECT})`, function () {
   });
   after(() => media.close());
   beforeEach(async () => {
-    s = await startCliServer({ allowPrivateUrls: true, extraCa: [media.ca] });
-    await s.h.services.configurations.ensureBuiltIns();
-    u = await s.h.user();
-    await ingestionStore.setFreeClipEnabled(s.h.database.db, u.teamId, false);
-    s.h.startWorker({ concurrency: 2 });
+    ({ s, u } = await startCliServerWithUser({ allowPrivateUrls: true, extraCa: [media.ca] }));
   });
   afterEach(() => s.close());
 
@@ -190,19 +184,23 @@ describe(`vidmill CLI (${TEST_DIALECT})`, function () {
     assert.ok(!forced.stderr.includes(String.fromCharCode(27)), 'no terminal escapes');
   });
 
-  it('process --preset --yes shows the appraisal with its price, accepts and follows the processing until done; compare prints the link', async () => {
+  it('process --preset --yes shows the appraisal with its price and the wallet balance, accepts and follows the processing and the ingestion of the result until done; an immediate compare prints the link', async function () {
+    this.timeout(300_000); // processing, then the result's ingestion
     await s.h.services.ledger.topUp(u.teamId, 100_000_000);
     const master = json((await cli(['videos', 'import', served(2), '--full-ingestion', '--wait', '--json'])).stdout);
     const processed = await cli(['process', master.id, '--preset', 'compress-h-264', '--yes']);
     assert.equal(processed.code, 0, processed.stderr);
-    assert.match(processed.stdout, /^Price: \d+\.\d{3} USD$/m);
+    assert.match(processed.stdout, /^Price: \d+\.\d{3} USD \(US dollars, charged to the team's wallet when accepted\)$/m);
+    assert.match(processed.stdout, /^Wallet: \d+\.\d{3} USD for processing$/m);
     assert.match(processed.stdout, /^PRODUCT +AMOUNT +UNIT PRICE +COST$/m);
-    const newId = /^([0-9a-f-]{36})\tprocessing DONE$/m.exec(processed.stdout)?.[1];
+    const newId = /^([0-9a-f-]{36})\tprocessing DONE, ingestion DONE$/m.exec(processed.stdout)?.[1];
     assert.ok(newId, processed.stdout);
     assert.match(processed.stderr, /Configuration: Compress H\.264/);
     assert.match(processed.stderr, /processing: 100%/);
+    assert.match(processed.stderr, /ingestion: 100%/);
     const video = json((await cli(['videos', 'get', newId, '--json'])).stdout);
     assert.equal(video.processing.processingState.processingStatus, 'DONE');
+    assert.equal(video.ingestion.ingestionState.ingestionStatus, 'DONE', 'usable when process returns');
     assert.equal(video.masterVideo.id, master.id);
 
     const refused = await cli(['process', master.id, '--preset', 'Compress H.264']);
@@ -212,12 +210,7 @@ describe(`vidmill CLI (${TEST_DIALECT})`, function () {
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /compress-h-264 +Compress H\.264 \(built-in\)/);
 
-    // The processed video is ingested in full like its master; then the two compare.
-    await waitFor(
-      'the processed video ingested',
-      async () => (await s.h.request.get(`/api/v1/videos/${newId}`).set('X-API-Key', u.apiKey)).body.ingestion?.ingestionState?.ingestionStatus === 'DONE',
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
+    // process returned once the result was ingested: compare right away (no 409).
     const compared = await cli(['compare', master.id, newId, '--json']);
     assert.equal(compared.code, 0, compared.stderr);
     const link = json(compared.stdout);

@@ -13,7 +13,8 @@ import path from 'node:path';
 import type { Config } from '../../src/config';
 import { answerClientErrors } from '../../src/http/client-errors';
 import { cliArgs } from './entry-points';
-import { createHarness, type Harness } from './harness';
+import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
+import { createHarness, type Harness, type TestUser } from './harness';
 
 export interface CliResult {
   code: number | null;
@@ -53,9 +54,10 @@ export function runCli(args: string[], env: Record<string, string | undefined>, 
 
 /**
  * Runs `command` (a shell command line) under `script` (util-linux), so that it sees a
- * pseudo-terminal on stdin, stdout and stderr; resolves with everything it drew.
+ * pseudo-terminal on stdin, stdout and stderr; resolves with everything it drew. With `answer`,
+ * `answer.type` is typed once the output matches `answer.when` (a prompt); else stdin ends at once.
  */
-export function runInTerminal(command: string, env: Record<string, string | undefined>, cwd?: string): Promise<{ code: number | null; output: string }> {
+export function runInTerminal(command: string, env: Record<string, string | undefined>, cwd?: string, answer?: { when: RegExp; type: string }): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
       cwd,
@@ -63,9 +65,17 @@ export function runInTerminal(command: string, env: Record<string, string | unde
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.stdin.end();
+    let answered = !answer;
+    const read = (c: Buffer) => {
+      output += c.toString();
+      if (!answered && answer!.when.test(output)) {
+        answered = true;
+        child.stdin.end(answer!.type);
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    if (!answer) child.stdin.end();
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, output }));
   });
@@ -115,4 +125,17 @@ export async function startCliServer(overrides: Partial<Config> = {}): Promise<C
       rmSync(home, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * What the CLI tests start from: a served harness with the built-in configurations, a user whose
+ * team makes no free clip (less work for the worker) and a running worker.
+ */
+export async function startCliServerWithUser(overrides: Partial<Config> = {}): Promise<{ s: CliServer; u: TestUser }> {
+  const s = await startCliServer(overrides);
+  await s.h.services.configurations.ensureBuiltIns();
+  const u = await s.h.user();
+  await ingestionStore.setFreeClipEnabled(s.h.database.db, u.teamId, false);
+  s.h.startWorker({ concurrency: 2 });
+  return { s, u };
 }

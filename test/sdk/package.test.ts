@@ -19,6 +19,7 @@ describe('SDK package', function () {
     dir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-sdk-pack-'));
     cpSync(path.join(SDK, 'package.json'), path.join(dir, 'package.json'));
     cpSync(path.join(SDK, 'README.md'), path.join(dir, 'README.md'));
+    cpSync(path.join(SDK, 'bin'), path.join(dir, 'bin'), { recursive: true });
     // sources and a test next to them, as in the repository: neither may be packed
     cpSync(path.join(SDK, 'src'), path.join(dir, 'src'), { recursive: true });
     writeFileSync(path.join(dir, 'src', 'stray.test.ts'), 'export {};\n');
@@ -44,21 +45,37 @@ describe('SDK package', function () {
       'verifyWebhook',
       'WebhookKeyCache',
       'WebhookVerificationError',
+      'uploadFile',
+      'UploadSessionUnreachableError',
     ]) {
       assert.equal(typeof sdk[name], 'function', name);
     }
     assert.match(readFileSync(path.join(dir, 'dist', 'index.d.ts'), 'utf8'), /createVidmillClient/);
   });
 
-  it('npm pack ships dist (with declarations), README and package.json, and no sources or tests', () => {
+  it('npm pack ships the bin, dist (with declarations), README and package.json, and no sources or tests', () => {
     const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     const [pack] = JSON.parse(out) as Array<{ name: string; files: Array<{ path: string }> }>;
     assert.equal(pack!.name, '@vidmill/sdk');
     const files = pack!.files.map((f) => f.path);
-    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts']) assert.ok(files.includes(f), `${f} in ${files.join(', ')}`);
+    for (const f of ['package.json', 'README.md', 'bin/vidmill.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js']) assert.ok(files.includes(f), `${f} in ${files.join(', ')}`);
     assert.deepEqual(
       files.filter((f) => f.startsWith('src/') || /\.test\.|\.ts$/.test(f.replace(/\.d\.ts$/, ''))),
       [],
     );
+  });
+
+  it('the vidmill bin of the installed package (no sources) runs the compiled CLI', () => {
+    const installed = mkdtempSync(path.join(os.tmpdir(), 'vidmill-sdk-installed-'));
+    try {
+      for (const part of ['package.json', 'bin', 'dist']) cpSync(path.join(dir, part), path.join(installed, part), { recursive: true });
+      symlinkSync(path.resolve(__dirname, '../../node_modules'), path.join(installed, 'node_modules'));
+      const bin = (JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin.vidmill!;
+      const out = execFileSync(process.execPath, [path.join(installed, bin), 'process', '--help'], { cwd: os.tmpdir(), encoding: 'utf8', env: { PATH: process.env.PATH } });
+      assert.match(out, /^Usage: vidmill process/m);
+      assert.match(out, /compress-h-264 +Compress H\.264/);
+    } finally {
+      rmSync(installed, { recursive: true, force: true });
+    }
   });
 });

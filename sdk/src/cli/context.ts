@@ -241,15 +241,27 @@ export function isNetworkError(err: unknown): boolean {
   return err instanceof TypeError && err.message === 'fetch failed';
 }
 
+/** The `validationErrors` of an `Error` body (field, message and the rejected value), as the API sent them. */
+export function validationErrorsOf(body: unknown): Array<{ field: string; message: string; value?: unknown }> {
+  const list = (body as { validationErrors?: unknown } | undefined)?.validationErrors;
+  if (!Array.isArray(list)) return [];
+  return list
+    .filter((e): e is { field: unknown; message: unknown; value?: unknown } => typeof e === 'object' && e !== null)
+    .map((e) => ({ field: String(e.field), message: String(e.message), ...(e.value !== undefined ? { value: e.value } : {}) }));
+}
+
 /** Prints `err` on stderr as the docs say and answers the exit code. */
 export function reportError(err: unknown, json: boolean): number {
   const write = (human: string, doc: Record<string, unknown>) => process.stderr.write((json ? JSON.stringify({ error: doc }) : human) + '\n');
   if (err instanceof VidmillApiError) {
-    write(`Error: ${err.errorCode}: ${err.message} (HTTP ${err.status}, requestId ${err.requestId ?? 'none'})`, {
+    const details = validationErrorsOf(err.body);
+    const lines = details.map((d) => `\n  ${d.field}: ${d.message}${d.value !== undefined ? ` (got ${typeof d.value === 'string' ? d.value : JSON.stringify(d.value)})` : ''}`).join('');
+    write(`Error: ${err.errorCode}: ${err.message} (HTTP ${err.status}, requestId ${err.requestId ?? 'none'})${lines}`, {
       errorCode: err.errorCode,
       message: err.message,
       status: err.status,
       requestId: err.requestId,
+      ...(details.length ? { validationErrors: details } : {}),
     });
     return EXIT.API_ERROR;
   }

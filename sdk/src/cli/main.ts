@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * `vidmill`: the command line of the Vidmill API (docs/cli.md). One module per command group;
  * this file declares the global options, runs the command and turns its outcome into an exit
@@ -52,10 +51,39 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (require.main === module) {
-  void main(process.argv).then((code) => {
+/**
+ * The folder the user called from. `npm run vidmill` runs its script in the repository root and
+ * names the caller's folder in INIT_CWD: the CLI goes back there, so relative paths (the file to
+ * upload, `-o`, `--options`, `VIDMILL_CONFIG`) mean what they mean in the caller's shell. `npx
+ * vidmill` and the bin itself keep the folder they were started in.
+ */
+export function callerFolder(env: NodeJS.ProcessEnv, cwd: string): string {
+  return env.npm_lifecycle_event === 'vidmill' && env.npm_package_name === 'vidmill' && env.INIT_CWD ? env.INIT_CWD : cwd;
+}
+
+/**
+ * Under `npx vidmill` (npm exec), npm ends on SIGTERM without passing it on, and the command would
+ * run on as an orphan: there, the command ends as SIGTERM would end it (at once) when its parent
+ * process goes. Elsewhere (a shell, `nohup`, `npm run`, which passes signals on) nothing changes.
+ */
+export function endWithNpmExec(env: NodeJS.ProcessEnv, intervalMs = 250): void {
+  if (env.npm_command !== 'exec') return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM');
+  }, intervalMs).unref();
+}
+
+/** Runs the command line and exits with its code: the `vidmill` bin (sdk/bin/vidmill.js) and `npm run vidmill`. */
+export function run(argv: string[] = process.argv): void {
+  const folder = callerFolder(process.env, process.cwd());
+  if (folder !== process.cwd()) process.chdir(folder);
+  endWithNpmExec(process.env);
+  void main(argv).then((code) => {
     process.exitCode = code;
     // Pending work (a poll, a socket kept alive) must not hold the process once the command is over.
     setTimeout(() => process.exit(code), 100).unref();
   });
 }
+
+if (require.main === module) run();

@@ -14,6 +14,9 @@ type Configuration = components['schemas']['VideoProcessingConfiguration'];
 type Options = components['schemas']['VideoProcessingConfigurationOptions'];
 type Appraisal = components['schemas']['VideoProcessingAppraisal'];
 
+/** The built-in configurations every server has (src/processing-planner/built-ins.ts; a test keeps the two lists equal). */
+export const BUILT_IN_PRESETS = ['Upscale to Full HD', 'Upscale to 4K', 'Convert to HEVC MP4', 'Compress H.264', 'ProRes 422 HQ MOV', 'DNxHR HQ MXF', 'Deinterlace and denoise an SD archive'] as const;
+
 /** `Upscale to Full HD` -> `upscale-to-full-hd`. */
 export const slug = (name: string) =>
   name
@@ -61,7 +64,7 @@ export function describeAppraisal(appraisal: Appraisal): string {
         ['PRODUCT', 'AMOUNT', 'UNIT PRICE', 'COST'],
         a.jobItems.map((i) => [i.productName, `${i.amount} ${i.amountUnit}`, usd(i.unitPriceUsd), usd(i.costUsd)]),
       ),
-      `Price: ${usd(c.totalProcessingCostUsd)}`,
+      `Price: ${usd(c.totalProcessingCostUsd)} (US dollars, charged to the team's wallet when accepted)`,
     ].join('\n');
   }
   const c = a.cost;
@@ -76,8 +79,27 @@ export function describeAppraisal(appraisal: Appraisal): string {
       ['PRODUCT', 'AMOUNT', 'COST'],
       a.jobItems.map((i) => [i.productName, `${i.amount} ${i.amountUnit}`, `${i.costCredits} credits`]),
     ),
-    `Price: ${c.totalProcessingCostCredits} credits`,
+    `Price: ${c.totalProcessingCostCredits} credits (cloud-marketplace credits, billed through the team's agreement when accepted)`,
   ].join('\n');
+}
+
+/** The question before accepting: what is charged, in which unit, and (for a wallet) the balance it comes from. */
+export function acceptQuestion(appraisal: Appraisal, walletBalanceUsd: number | undefined): string {
+  const a = appraisal.video.processingJobAppraisal;
+  if (!a) return 'Accept this appraisal and start processing?';
+  if (a.billingType === 'WALLET') {
+    const price = a.cost.totalProcessingCostUsd;
+    const balance = walletBalanceUsd === undefined ? '' : ` (processing balance ${walletBalanceUsd.toFixed(3)} USD, ${(walletBalanceUsd - price).toFixed(3)} USD after)`;
+    return `Accept and charge ${price.toFixed(3)} USD to the team's wallet${balance}?`;
+  }
+  return `Accept and use ${a.cost.totalProcessingCostCredits} cloud-marketplace credits?`;
+}
+
+/** The processing balance of a wallet team in USD, or undefined (a marketplace team, or not readable). */
+async function walletBalance(ctx: Context, appraisal: Appraisal): Promise<number | undefined> {
+  if (appraisal.video.processingJobAppraisal?.billingType !== 'WALLET') return undefined;
+  const res = await ctx.client.api.GET('/v2/wallet/financial-details', { params: { query: { selectTeamId: appraisal.video.teamId } } });
+  return res.data?.processingCreditsBalanceUsd;
 }
 
 async function processCommand(ctx: Context, videoId: string, o: { preset?: string; options?: string; yes?: boolean; start?: number; end?: number; name?: string; wait?: boolean }) {
@@ -98,12 +120,13 @@ async function processCommand(ctx: Context, videoId: string, o: { preset?: strin
     appraisal = unwrap(await ctx.client.api.POST('/v1/videos/{videoId}/processing/appraisals/create', { params: { path: { videoId }, query: range }, body: options }));
   }
   // The price goes to stderr with --json (stdout holds the one result document).
-  const priced = describeAppraisal(appraisal);
+  const balance = await walletBalance(ctx, appraisal);
+  const priced = describeAppraisal(appraisal) + (balance === undefined ? '' : `\nWallet: ${balance.toFixed(3)} USD for processing`);
   if (ctx.json) ctx.info(priced);
   else process.stdout.write(priced + '\n');
   if (!o.yes) {
     if (!process.stdin.isTTY) throw new UsageError('Accepting needs --yes when there is no terminal to confirm on');
-    if (!(await ctx.confirm('Accept this appraisal and start processing?'))) throw new UsageError('Not accepted: nothing was charged');
+    if (!(await ctx.confirm(acceptQuestion(appraisal, balance)))) throw new UsageError('Not accepted: nothing was charged');
   }
   checkInterrupted(ctx.signal);
   const accepted = unwrap(
@@ -118,7 +141,7 @@ async function processCommand(ctx: Context, videoId: string, o: { preset?: strin
   }
   try {
     const video = await waitForStage(ctx.client, accepted.videoId, 'processing', ctx.signal);
-    ctx.result({ appraisal, video }, () => `${video.id}\tprocessing DONE`);
+    ctx.result({ appraisal, video }, () => `${video.id}\tprocessing DONE, ingestion DONE`);
   } catch (err) {
     if (ctx.signal.aborted) ctx.info(`Stopped waiting; processing of video ${accepted.videoId} continues on the server.`);
     throw err;
@@ -136,5 +159,9 @@ export function registerProcess(program: Command): void {
     .option('--name <name>', 'name of the new video')
     .option('-y, --yes', 'accept without asking')
     .option('--no-wait', 'return once accepted instead of following the progress')
+    .addHelpText(
+      'after',
+      `\nPresets (--preset): the built-in configurations, by slug or name, and the team's saved ones (by id, name or slug):\n${BUILT_IN_PRESETS.map((name) => `  ${slug(name).padEnd(40)} ${name}`).join('\n')}\n\nWithout --no-wait it returns when the new video is processed and ingested, ready for download and compare.`,
+    )
     .action(action(processCommand));
 }

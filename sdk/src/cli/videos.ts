@@ -1,10 +1,11 @@
 /** `vidmill videos upload|import|list|get|delete`. */
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { unwrap } from '../client';
 import type { components } from '../generated/api';
-import { fileResumeStore, uploadFile } from '../upload-file';
-import { checkInterrupted, fields, formatBytes, positiveInt, table, UsageError, action, type Context } from './context';
+import { fileResumeStore, uploadFile, UploadSessionUnreachableError } from '../upload-file';
+import { checkInterrupted, CliError, EXIT, fields, formatBytes, positiveInt, table, UsageError, action, type Context } from './context';
 import { createProgress, type Progress } from './progress';
 import { stagesOf, waitForStage } from './wait';
 
@@ -54,7 +55,26 @@ function videoFields(v: Video): string {
   ]);
 }
 
-async function uploadCommand(ctx: Context, file: string, o: { name?: string; project?: string; description?: string; fullIngestion?: boolean; team?: string; wait?: boolean; chunkSize?: number }) {
+/** A local file to read: a usage error (exit 2) naming the folder it was looked for in when it is not there. */
+export async function localFile(file: string): Promise<string> {
+  const absolute = path.resolve(file);
+  let isFile: boolean;
+  try {
+    isFile = (await fs.stat(absolute)).isFile();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(code === 'ENOENT' ? `No such file: ${file} (looked for ${absolute})` : `Cannot read ${file}: ${(err as Error).message}`);
+  }
+  if (!isFile) throw new UsageError(`Not a file: ${file} (${absolute})`);
+  return absolute;
+}
+
+async function uploadCommand(
+  ctx: Context,
+  file: string,
+  o: { name?: string; project?: string; description?: string; fullIngestion?: boolean; team?: string; wait?: boolean; chunkSize?: number; restart?: boolean },
+) {
+  const absolute = await localFile(file);
   const client = ctx.client;
   let bar: Progress | undefined;
   const abort = new AbortController();
@@ -63,13 +83,14 @@ async function uploadCommand(ctx: Context, file: string, o: { name?: string; pro
   let videoId: string | undefined;
   let resumed = false;
   try {
-    const result = await uploadFile(client, file, {
+    const result = await uploadFile(client, absolute, {
       name: o.name,
       projectId: o.project,
       description: o.description,
       fullIngestion: o.fullIngestion,
       teamId: o.team,
       chunkSize: o.chunkSize,
+      restart: o.restart,
       resumeStore: fileResumeStore(path.join(ctx.config.stateDir, 'uploads.json')),
       signal: abort.signal,
       onSession(session) {
@@ -87,6 +108,12 @@ async function uploadCommand(ctx: Context, file: string, o: { name?: string; pro
     if (ctx.signal.aborted) {
       ctx.info(`Upload of video ${videoId ?? '(not started)'} interrupted; run the same command again to resume it.`);
       checkInterrupted(ctx.signal);
+    }
+    if (err instanceof UploadSessionUnreachableError) {
+      const advice = err.resumed
+        ? `Run the same command with --restart to start a new upload (a new video); video ${err.videoId} stays until you delete it (vidmill videos delete ${err.videoId}).`
+        : `Ask the server's operator to check its public address; video ${err.videoId} waits for its file until the session expires.`;
+      throw new CliError(EXIT.NETWORK, `${err.message}. ${advice}`, 'UPLOAD_SESSION_UNREACHABLE');
     }
     throw err;
   } finally {
@@ -177,6 +204,7 @@ export function registerVideos(program: Command): void {
     .addOption(team)
     .option('--chunk-size <bytes>', 'bytes per request (default 8 MiB)', positiveInt('--chunk-size'))
     .option('--wait', 'wait until ingestion is done, with progress')
+    .option('--restart', 'forget the saved session of this file and start a new upload (a new video)')
     .action(action(uploadCommand));
   videos
     .command('import <url>')

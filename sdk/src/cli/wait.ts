@@ -28,10 +28,12 @@ const LABELS: Record<VideoStage, string> = { videoIn: 'video in', ingestion: 'in
 
 /**
  * Waits until `stage` of the video is DONE, drawing its progress on stderr, and resolves with the
- * video. A FAILED stage throws the SDK's `VidmillStageFailedError` (exit 4); Ctrl-C `Interrupted`.
+ * video: `ingestion` follows the copy in first, `processing` the result's ingestion after, so the
+ * video is usable (download, compare) when this resolves. A FAILED stage throws the SDK's `VidmillStageFailedError` (exit 4); Ctrl-C `Interrupted`.
  */
 export async function waitForStage(client: VidmillClient, videoId: string, stage: 'ingestion' | 'processing', signal: AbortSignal, intervalMs = 1000): Promise<Video> {
-  const stages: VideoStage[] = stage === 'ingestion' ? ['videoIn', 'ingestion'] : ['processing'];
+  // A processed video is usable (download, compare) once its ingestion is done too.
+  const stages: VideoStage[] = stage === 'ingestion' ? ['videoIn', 'ingestion'] : ['processing', 'ingestion'];
   let video: Video | undefined;
   for (const s of stages) {
     const bar = createProgress({ label: LABELS[s], total: 100, unit: 'percent' });
