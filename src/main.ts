@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig, startupWarnings } from './config';
 import { createApp, createPeriodicTasks, createServices, jobDefinitions } from './composition';
-import { migrateToLatest, openDatabase } from './db/database';
+import { isPostgres, migrateToLatest, openDatabase } from './db/database';
+import { JobNotifications, listenForJobs } from './jobs/job-notifications';
 import { answerClientErrors } from './http/client-errors';
 import { startMetricsServer } from './http/metrics-endpoint';
 import { PeriodicTask } from './jobs/periodic-task';
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
   const jobs = services.jobs;
   let worker: Worker | undefined;
   let deliveries: DeliveryWorker | undefined;
+  let notifications: JobNotifications | undefined;
   if (config.role !== 'api') {
     worker = new Worker(jobs, {
       workerId: `${hostname()}:${process.pid}`,
@@ -82,8 +84,13 @@ async function main(): Promise<void> {
     });
     for (const job of jobDefinitions(services)) worker.define(job);
     jobs.onEnqueue(() => worker?.notify());
+    // Jobs enqueued by other processes (API processes): woken at their commit on PostgreSQL.
+    if (isPostgres(db)) {
+      notifications = listenForJobs(db, log);
+      worker.wakeOn(notifications.subscribe);
+    }
     worker.start();
-    deliveries = new DeliveryWorker({ db, clock: services.clock, signingKeys: services.signingKeys, policy: services.outbound, log });
+    deliveries = new DeliveryWorker({ db, clock: services.clock, signingKeys: services.signingKeys, policy: services.outbound, log }, config.webhookDelivery);
     deliveries.start();
     // Each feature's periodic tasks and the HTTP layer's purges, listed by the composition root.
     for (const definition of createPeriodicTasks(services)) tasks.push(new PeriodicTask(definition, { log }));
@@ -122,6 +129,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
     metricsServer?.close();
     await Promise.all([worker?.stop({ graceMs: 30_000 }), deliveries?.stop(), ...tasks.map((t) => t.stop())]);
+    await notifications?.close();
     await blobs.close();
     await db.destroy();
     log.info('stopped');

@@ -4,7 +4,9 @@
  *
  * - `enqueue(trx, ...)` inserts inside the caller's transaction, so a domain write and the work
  *   it causes commit (or roll back) together. Local listeners (`onEnqueue`) are told after the
- *   commit, so an in-process worker wakes at once; other processes find the row by polling.
+ *   commit, so an in-process worker wakes at once; on PostgreSQL a NOTIFY in the same
+ *   transaction wakes the workers of other processes at commit (./job-notifications.ts), and
+ *   polling stays the fallback.
  * - `claim()` is ONE guarded `UPDATE ... RETURNING` (the leased-rows claim shared with webhook
  *   deliveries, `./leased-rows.ts`): `FOR UPDATE SKIP LOCKED` on PostgreSQL; on SQLite the
  *   statement takes the database's write lock, so it is atomic as well. The row moves
@@ -25,6 +27,7 @@ import { asDate, asOptionalDate, Db, isPostgres } from '../db/database';
 import type { Clock } from '../shared/clock';
 import { transactional } from '../db/transactional';
 import { afterCommit } from '../db/after-commit';
+import { JOBS_CHANNEL } from './job-notifications';
 import type { DbInt, DbTimestamp, Nullable } from '../db/store';
 import { backoffMs } from './backoff';
 import { recordLeaseTakeovers } from '../shared/metrics';
@@ -169,6 +172,9 @@ export class JobQueue {
       created_at: now,
       updated_at: now,
     });
+    // Workers of other processes: PostgreSQL delivers the notification at commit, never after a
+    // rollback (./job-notifications.ts); they poll as well.
+    if (isPostgres(this.db)) await trx.raw('select pg_notify(?, ?)', [JOBS_CHANNEL, job.kind]);
     // Once the outermost transaction commits (never when it or a savepoint between rolls back).
     afterCommit(trx, () => this.listeners.forEach((l) => l(job.kind)));
     return id;
