@@ -44,6 +44,11 @@ const SELF_REPORTING: { name: string; description: string; run: () => Promise<vo
     description: 'issue 16: 4 min 1080p -> H.264 split into segments on 1 and 2 one-core workers (PostgreSQL) vs unsplit on 1; seam PSNR',
     run: async () => (await import('./split')).splitBenchmark(),
   },
+  {
+    name: 'pickup',
+    description: 'issue 28: enqueue-to-start p50/p99 of a job enqueued by one process and run by a worker process (PostgreSQL): LISTEN/NOTIFY vs 2 s polling',
+    run: async () => (await import('./pickup')).pickupBenchmark(),
+  },
   { name: 'ingest', description: 'video-in copy engine: 1 GiB vs curl, per-connection throttled source, peak RSS copying 2 GiB', run: async () => (await import('./ingest')).ingestBenchmark() },
 ];
 
