@@ -6,8 +6,9 @@ import type { CategoryTotal } from './billing-records';
 import type { CreditsUsage } from './credits.store';
 import type { LedgerTransaction } from './ledger.store';
 import type { BillingService, PeriodView } from './billing.service';
-import { microsToUsd, unitPriceToUsd } from './money';
-import { CATEGORIES, PricedProduct } from './pricing';
+import { microsToUsd } from './money';
+import { productCreditsView, productUsdView } from './product-view';
+import { CATEGORIES } from './pricing';
 
 type S = components['schemas'];
 
@@ -25,29 +26,6 @@ function periodDto(p: PeriodView): S['BillingPeriod'] {
   };
 }
 
-function productUsd(p: PricedProduct): S['ProductUsd'] {
-  return {
-    productName: p.productName,
-    category: p.category,
-    amount: p.amount,
-    amountUnit: p.amountUnit,
-    discountPercentage: p.discountPercentage,
-    unitPriceUsd: unitPriceToUsd(p.unitPriceMicros),
-    costUsd: microsToUsd(p.costMicros),
-  };
-}
-
-function productCredits(p: PricedProduct): S['ProductCredits'] {
-  return {
-    productName: p.productName,
-    category: p.category,
-    amount: p.amount,
-    amountUnit: p.amountUnit,
-    unitPriceCredits: p.unitPriceCredits,
-    costCredits: p.costCredits,
-  };
-}
-
 function transactionDto(t: LedgerTransaction): S['Transaction'] {
   const base = {
     createdAt: t.createdAt.toISOString(),
@@ -57,7 +35,7 @@ function transactionDto(t: LedgerTransaction): S['Transaction'] {
     ...(t.adjustmentType ? { accountAdjustment: { type: t.adjustmentType, category: t.category, ...(t.reason ? { reason: t.reason } : {}) } } : {}),
   };
   if (t.type === 'UTILITIES') {
-    return { ...base, type: 'UTILITIES', ...(t.products?.[0] ? { product: productUsd(t.products[0]) } : {}) };
+    return { ...base, type: 'UTILITIES', ...(t.products?.[0] ? { product: productUsdView(t.products[0]) } : {}) };
   }
   const hasDetails = t.products || t.sourceVideoId || t.discountPercentage !== undefined;
   return {
@@ -67,7 +45,7 @@ function transactionDto(t: LedgerTransaction): S['Transaction'] {
       ? {
           details: {
             ...(t.sourceVideoId ? { sourceVideoId: t.sourceVideoId } : {}),
-            ...(t.products ? { products: t.products.map(productUsd) } : {}),
+            ...(t.products ? { products: t.products.map(productUsdView) } : {}),
             ...(t.discountPercentage !== undefined ? { discountPercentage: t.discountPercentage } : {}),
           },
         }
@@ -93,11 +71,11 @@ function totalsDto(totals: CategoryTotal[]): S['TransactionTotals'] {
 
 function usageDto(u: CreditsUsage): S['CreditsUsage'] {
   const base = { createdAt: u.createdAt.toISOString(), credits: u.credits, ...(u.videoId ? { videoId: u.videoId } : {}) };
-  if (u.type === 'UTILITIES') return { ...base, type: 'UTILITIES', ...(u.products?.[0] ? { product: productCredits(u.products[0]) } : {}) };
+  if (u.type === 'UTILITIES') return { ...base, type: 'UTILITIES', ...(u.products?.[0] ? { product: productCreditsView(u.products[0]) } : {}) };
   return {
     ...base,
     type: 'PROCESSING',
-    details: { ...(u.sourceVideoId ? { sourceVideoId: u.sourceVideoId } : {}), ...(u.products ? { products: u.products.map(productCredits) } : {}) },
+    details: { ...(u.sourceVideoId ? { sourceVideoId: u.sourceVideoId } : {}), ...(u.products ? { products: u.products.map(productCreditsView) } : {}) },
   };
 }
 

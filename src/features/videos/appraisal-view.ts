@@ -3,7 +3,7 @@
  * for wallet teams and in credits for cloud-marketplace teams (discriminator `billingType`).
  */
 import type { components } from '../../../generated/api';
-import { microsToUsd, unitPriceToUsd } from '../billing';
+import { microsToUsd, productCreditsView, productUsdView } from '../billing';
 import type { PricedProduct, ProductUse } from '../billing';
 
 type Schemas = components['schemas'];
@@ -42,14 +42,7 @@ export function toJobAppraisalDto(raw: Record<string, unknown>): Schemas['VideoP
     return {
       billingType: 'CLOUD_MARKETPLACE',
       ...common,
-      jobItems: a.products.map((p) => ({
-        productName: p.productName,
-        category: p.category,
-        amount: p.amount,
-        amountUnit: p.amountUnit,
-        unitPriceCredits: p.unitPriceCredits,
-        costCredits: p.costCredits,
-      })),
+      jobItems: a.products.map(productCreditsView),
       cost: {
         totalProcessingCostCredits: a.costCredits,
         estimatedStorageCostCredits: a.storage.costCredits,
@@ -61,13 +54,7 @@ export function toJobAppraisalDto(raw: Record<string, unknown>): Schemas['VideoP
     billingType: 'WALLET',
     ...common,
     jobItems: a.products.map((p) => ({
-      productName: p.productName,
-      category: p.category,
-      amount: p.amount,
-      amountUnit: p.amountUnit,
-      discountPercentage: p.discountPercentage,
-      unitPriceUsd: unitPriceToUsd(p.unitPriceMicros),
-      costUsd: microsToUsd(p.costMicros),
+      ...productUsdView(p),
       discountUsd: microsToUsd(p.normalCostMicros - p.costMicros),
       normalCostUsd: microsToUsd(p.normalCostMicros),
     })),
