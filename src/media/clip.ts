@@ -388,6 +388,13 @@ export interface ClipResult {
   codec: string;
   frames: number;
   encodedFrames: number;
+  /**
+   * Where the clip really is in the master, ms from the file's start (to the microsecond): its
+   * first frame's time (the window's start falls within half a frame of it) and the time of the
+   * master's frame after its last.
+   */
+  startMs: number;
+  endMs: number;
 }
 
 /** Demuxers that have no index: a seek lands on a decode time, not on a keyframe. */
@@ -514,7 +521,17 @@ export async function cutClip(bins: MediaBinaries, input: string, outPath: strin
   const result = (written: { path: string; fellBack: boolean }, plan: ClipCutPlan): ClipResult => {
     const encodedFrames = plan.segments.filter((s) => s.mode === 'encode').reduce((sum, s) => sum + s.frames, 0);
     const method = encodedFrames === 0 ? 'copy' : encodedFrames === plan.frames ? 'encode' : 'smart';
-    return { ...written, container: written.fellBack ? 'matroska' : opts.container, method, codec: encodedFrames ? encoder.codec : stream.codec, frames: plan.frames, encodedFrames };
+    const ms = (t: number) => Math.round(t * 1e6) / 1e3;
+    return {
+      ...written,
+      container: written.fellBack ? 'matroska' : opts.container,
+      method,
+      codec: encodedFrames ? encoder.codec : stream.codec,
+      frames: plan.frames,
+      encodedFrames,
+      startMs: ms(plan.start),
+      endMs: ms(plan.start + plan.durationS),
+    };
   };
 
   await mkdir(work, { recursive: true });

@@ -11,8 +11,9 @@
  * - presentation times that do not increase;
  * - whether the audio is in step with the picture: the output's frames are the source's moved by
  *   one shift, and the audio must start where the source's audio moved by that shift starts
- *   (audio before the first frame cut), within one audio frame;
- * - the scanning, pixel format, frame rate, size and colour tags against what was promised
+ *   (audio before the first frame cut), within one audio frame of the output's audio codec;
+ * - the scanning (with the field order), pixel format, bit depth, codec profile, frame rate, size
+ *   and colour tags against what was promised
  *   (`expected`, the applied output's facts).
  * `problems` lists each finding in words; an empty list is a pass. Used by the tests and by
  * `npm run check-output -- <source> <output>`.
@@ -38,6 +39,10 @@ export interface OutputCheckExpectation {
   timingChanged?: boolean;
   scanning?: Scanning;
   pixelFormat?: string;
+  /** Bits per sample as the file is read (the probe's primaryBitDepth). */
+  bitDepth?: number;
+  /** The codec profile as ffprobe names it (`High`, `HQ`, `DNXHR SQ`). */
+  codecProfile?: string;
   /** `25:1`, `30000:1001`. */
   frameRate?: string;
   /** The output keeps a variable frame rate: `frameRate` is an average (of the whole source), checked within 5 %. */
@@ -104,6 +109,9 @@ function distance(a: Float64Array, b: Float64Array): number {
 
 interface StreamFacts {
   codec_type?: string;
+  codec_name?: string;
+  sample_rate?: string;
+  profile?: string;
   start_time?: string;
   pix_fmt?: string;
   r_frame_rate?: string;
@@ -119,7 +127,15 @@ interface StreamFacts {
 async function streams(bins: MediaBinaries, file: string): Promise<StreamFacts[]> {
   const { stdout } = await runMedia(
     bins.ffprobe,
-    ['-v', 'error', '-show_entries', 'stream=codec_type,start_time,pix_fmt,r_frame_rate,avg_frame_rate,width,height,color_space,color_primaries,color_transfer,color_range', '-of', 'json', file],
+    [
+      '-v',
+      'error',
+      '-show_entries',
+      'stream=codec_type,codec_name,sample_rate,profile,start_time,pix_fmt,r_frame_rate,avg_frame_rate,width,height,color_space,color_primaries,color_transfer,color_range',
+      '-of',
+      'json',
+      file,
+    ],
     { tool: 'ffprobe' },
   );
   return (JSON.parse(stdout) as { streams?: StreamFacts[] }).streams ?? [];
@@ -129,6 +145,17 @@ const rate = (r: string | undefined) => {
   const [n, d] = String(r).split('/').map(Number);
   return n && d ? n / d : 0;
 };
+
+/**
+ * One audio frame of a stream, seconds: what a stream copy can cut to (AAC 1024 samples, MPEG
+ * audio 1152, AC-3 1536; 21.3 ms for AAC at 48 kHz, 42.7 ms at 24 kHz), at least 24 ms (an
+ * encoder's priming).
+ */
+function audioFrameSeconds(s: StreamFacts): number {
+  const samples = ({ aac: 1024, mp2: 1152, mp3: 1152, ac3: 1536, eac3: 1536 } as Record<string, number>)[s.codec_name ?? ''];
+  const rate = Number(s.sample_rate);
+  return Math.max(0.024, samples && rate > 0 ? samples / rate : 0);
+}
 
 /** Checks `output` against `source` (see the module comment). */
 export async function checkOutput(bins: MediaBinaries, source: string, output: string, expected: OutputCheckExpectation = {}): Promise<OutputCheckReport> {
@@ -219,7 +246,8 @@ export async function checkOutput(bins: MediaBinaries, source: string, output: s
       // Audio cut where the output begins may start up to a frame before its first frame (a
       // variable-rate source's first frame in a range falls anywhere after the cut).
       const earliest = Math.max(inStep, outVideoStart - step) - outVideoStart;
-      if (audioOffset.output < earliest - 0.024 || audioOffset.output > audioOffset.expected + 0.024) {
+      const slack = audioFrameSeconds(outAudio);
+      if (audioOffset.output < earliest - slack || audioOffset.output > audioOffset.expected + slack) {
         problems.push(`the audio starts ${audioOffset.output.toFixed(3)} s after the first frame; in step with the picture it would start ${audioOffset.expected.toFixed(3)} s after it`);
       }
     } else if (srcAudio && !outAudio) {
@@ -233,6 +261,8 @@ export async function checkOutput(bins: MediaBinaries, source: string, output: s
     };
     tag('the scanning', expected.scanning, outProbe.metadata.scanning?.metadata ?? 'PROGRESSIVE');
     tag('the pixel format', expected.pixelFormat, v.pix_fmt);
+    tag('the bit depth', expected.bitDepth, outProbe.metadata.primaryBitDepth);
+    tag('the codec profile', expected.codecProfile, v.profile && v.profile !== 'unknown' ? v.profile : undefined);
     if (expected.frameRate !== undefined) {
       const [num, den] = expected.frameRate.split(':').map(Number);
       const got = outProbe.metadata.averageFrameRate?.rational;

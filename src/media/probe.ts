@@ -73,10 +73,10 @@ export interface ProbeResult {
   fps: number;
   /** ffprobe's demuxer names, e.g. `['mov', 'mp4', 'm4a', '3gp', '3g2', 'mj2']`. */
   formatNames: string[];
-  /** When the video stream starts after the file's start (another stream starts earlier), in milliseconds. */
+  /** When the video stream starts after the file's start (another stream starts earlier), in milliseconds (to the microsecond). */
   videoStartMs?: number;
   /**
-   * When the first audio stream starts after the file's start, in milliseconds (0: with it).
+   * When the first audio stream starts after the file's start, in milliseconds to the microsecond (0: with it).
    * Absent without audio, and in probes recorded before it was read (unknown).
    */
   audioStartMs?: number;
@@ -86,7 +86,7 @@ export interface ProbeResult {
    * Absent in probes recorded before it was read (unknown).
    */
   frameRateMode?: 'CONSTANT' | 'VARIABLE';
-  /** Where the file's timestamps start (the first stream's start), in milliseconds; 1400 for a typical MPEG-TS. */
+  /** Where the file's timestamps start (the first stream's start), in milliseconds to the microsecond; 1400 for a typical MPEG-TS. */
   fileStartMs?: number;
   /** HDR10 static metadata of PQ video, as the stream or its first frames carry it. */
   hdr10?: Hdr10Metadata;
@@ -244,10 +244,13 @@ export async function probeMedia(bins: MediaBinaries, input: string, opts: Probe
   }
   const videoStart = seconds(video.start_time);
   const formatStart = seconds(format.start_time);
-  const videoStartMs = videoStart !== undefined && formatStart !== undefined ? Math.round((videoStart - formatStart) * 1000) : 0;
+  // To the microsecond: a frame grid counted from a start rounded to the millisecond misses frames
+  // (an MPEG-TS whose video starts 42.667 ms after its 24 kHz AAC: 43 ms put every range's
+  // start 0.3 ms after its first frame, which was then dropped).
+  const videoStartMs = videoStart !== undefined && formatStart !== undefined ? microseconds(videoStart - formatStart) : 0;
   const audio = streams.find((s) => s.codec_type === 'audio');
   const audioStart = seconds(audio?.start_time);
-  const audioStartMs = audioStart !== undefined && formatStart !== undefined ? Math.max(0, Math.round((audioStart - formatStart) * 1000)) : undefined;
+  const audioStartMs = audioStart !== undefined && formatStart !== undefined ? Math.max(0, microseconds(audioStart - formatStart)) : undefined;
 
   const result: ProbeResult = {
     metadata: m,
@@ -261,7 +264,7 @@ export async function probeMedia(bins: MediaBinaries, input: string, opts: Probe
     ...(videoStartMs > 0 ? { videoStartMs } : {}),
     ...(audioStartMs !== undefined ? { audioStartMs } : {}),
     frameRateMode: frameRateMode(video.avg_frame_rate, video.r_frame_rate),
-    fileStartMs: Math.max(0, Math.round((formatStart ?? 0) * 1000)),
+    fileStartMs: Math.max(0, microseconds(formatStart ?? 0)),
     ...(hdr10 ? { hdr10 } : {}),
   };
   if (opts.detectScanning) {
@@ -277,6 +280,11 @@ function set<K extends keyof VideoMetadata>(m: VideoMetadata, key: K, value: Vid
 
 function known(v: string | undefined): string | undefined {
   return v && v !== 'unknown' && v !== 'unspecified' && v !== 'reserved' ? v : undefined;
+}
+
+/** Seconds as milliseconds, to the microsecond. */
+function microseconds(s: number): number {
+  return Math.round(s * 1e6) / 1e3;
 }
 
 function seconds(v: string | undefined): number | undefined {

@@ -20,9 +20,11 @@ export interface SourceFacts {
   container?: MediaContainer;
   durationMs: number;
   hasAudio: boolean;
-  /** When the video starts after the file (ms). */
+  /** When the video starts after the file (ms, rounded: notes and the audio/video offset rule). */
   videoStartMs: number;
-  /** When the audio starts after the file (ms); undefined without audio or when the probe did not say (unknown). */
+  /** The same to the microsecond, where the frame grid starts (seconds from the file's start). */
+  videoStartS: number;
+  /** When the audio starts after the file (ms, rounded); undefined without audio or when the probe did not say (unknown). */
   audioStartMs?: number;
   /** Constant or variable frame rate; undefined when the probe did not say (unknown). */
   frameRateMode?: 'CONSTANT' | 'VARIABLE';
@@ -64,8 +66,9 @@ export function sourceFacts(source: ProbeResult): SourceFacts {
     container: containerOfSource(m.containerName),
     durationMs: source.durationMs,
     hasAudio: source.hasAudio,
-    videoStartMs: source.videoStartMs ?? 0,
-    ...(source.hasAudio && source.audioStartMs !== undefined ? { audioStartMs: source.audioStartMs } : {}),
+    videoStartMs: Math.round(source.videoStartMs ?? 0),
+    videoStartS: (source.videoStartMs ?? 0) / 1000,
+    ...(source.hasAudio && source.audioStartMs !== undefined ? { audioStartMs: Math.round(source.audioStartMs) } : {}),
     ...(source.frameRateMode ? { frameRateMode: source.frameRateMode } : {}),
     ...(m.containerName ? { containerName: m.containerName } : {}),
     ...(source.hdr10 ? { hdr10: source.hdr10 } : {}),

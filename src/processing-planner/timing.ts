@@ -27,6 +27,12 @@ export interface PlanTiming {
 export const INEXACT_SEEK_MARGIN_S = 30;
 
 /**
+ * How much a stored frame time may differ from the frame's place on the grid: a millisecond
+ * (Matroska's and FLV's time base; a start rounded to it); at most a quarter frame.
+ */
+export const TIMESTAMP_SLACK_S = 0.001;
+
+/**
  * Throws for a range outside the source. The output starts on the first frame at or after the
  * start (ffmpeg's exact seek keeps frames from -ss on; a -ss between two frames would leave the
  * first output frame late, and the constant-rate output would repeat it to fill the gap).
@@ -40,16 +46,22 @@ export function planTiming(b: PlanBuilder, range: { startMs: number; endMs: numb
   const durationMs = Math.round(durationS * 1000);
   const inputArgs: string[] = [];
   const outputArgs: string[] = [];
+  // The cut is made a little before the first frame's time and after the range's end, so a
+  // frame whose stored time is rounded (Matroska counts in milliseconds: 29.97's frame 1 is
+  // stored at 33 ms, not 33.367) is neither dropped at the start nor kept past the end; the
+  // output's own `-t` (muxerArgs) ends it exactly.
+  const slack = src.fpsKnown ? Math.min(TIMESTAMP_SLACK_S, src.fps.den / src.fps.num / 4) : 0;
+  const cutAt = startS - slack;
   if (seeksExactly(src)) {
-    if (startS > 0) inputArgs.push('-ss', secondsArg(startS, 'floor'));
-    if (startS > 0 || !src.durationMs || range.endMs < src.durationMs) inputArgs.push('-t', secondsArg(durationS));
+    if (cutAt > 0) inputArgs.push('-ss', secondsArg(cutAt, 'floor'));
+    if (cutAt > 0 || !src.durationMs || range.endMs < src.durationMs) inputArgs.push('-t', secondsArg(range.endMs / 1000 + slack - Math.max(0, cutAt)));
   } else {
     // MPEG-TS and the like: the demuxer's seek may land after the time asked for (a 10 s TS lost
     // a GOP at the start of a range), so it is entered a margin before the range and the range
     // is cut on the decoded frames; the output's own `-t` ends it.
-    const entry = startS > INEXACT_SEEK_MARGIN_S ? secondsArg(startS - INEXACT_SEEK_MARGIN_S, 'floor') : undefined;
+    const entry = cutAt > INEXACT_SEEK_MARGIN_S ? secondsArg(cutAt - INEXACT_SEEK_MARGIN_S, 'floor') : undefined;
     if (entry) inputArgs.push('-ss', entry);
-    const cut = startS - (entry ? Number(entry) : 0);
+    const cut = cutAt - (entry ? Number(entry) : 0);
     if (cut > 0) outputArgs.push('-ss', secondsArg(cut, 'floor'));
   }
   return { startS, durationS, durationMs, inputArgs, outputArgs };
@@ -64,7 +76,7 @@ export function planTiming(b: PlanBuilder, range: { startMs: number; endMs: numb
  */
 function firstFrameAtOrAfter(startMs: number, endMs: number, src: SourceFacts): number {
   if (!src.fpsKnown) return startMs / 1000;
-  const offset = src.videoStartMs / 1000;
+  const offset = src.videoStartS;
   const frame = Math.max(0, Math.ceil(((startMs / 1000 - offset) * src.fps.num) / src.fps.den - 1e-9));
   const t = offset + (frame * src.fps.den) / src.fps.num;
   return t < endMs / 1000 ? t : startMs / 1000;

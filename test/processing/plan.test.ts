@@ -54,28 +54,33 @@ describe('Processing plan', function () {
       assert.equal(p.output.durationMs, 10_000);
       assert.equal(p.output.frames, 250);
     });
-    it('a range seeks on the input and limits its duration', function () {
+    it('a range seeks on the input and limits its duration (a millisecond either side for rounded stored times; the output -t cuts exactly)', function () {
       const p = plan({}, {}, { startMs: 2000, endMs: 3500 });
-      assert.deepEqual(p.inputArgs, ['-ss', '2.000', '-t', '1.500']);
+      assert.deepEqual(p.inputArgs, ['-ss', '1.999', '-t', '1.502']);
       assert.equal(arg(p.outputArgs, '-t'), '1.500');
       assert.equal(p.output.frames, 38); // 1.5 s x 25 (frames 50..87)
     });
     it('a start between two frames starts on the first frame at or after it (no repeated first frame)', function () {
       const p = plan({}, {}, { startMs: 2500, endMs: 4000 });
-      assert.deepEqual(p.inputArgs, ['-ss', '2.520', '-t', '1.480']); // frame 63 at 2.52 s
+      assert.deepEqual(p.inputArgs, ['-ss', '2.519', '-t', '1.482']); // frame 63 at 2.52 s
       assert.equal(arg(p.outputArgs, '-t'), '1.480');
       assert.equal(p.output.frames, 37);
       assert.equal(p.output.durationMs, 1480);
-      // 29.97: 500 ms falls between frame 14 (467.1 ms) and frame 15 (500.5 ms); the seek is in microseconds, never past the frame.
+      // 29.97: 500 ms falls between frame 14 (467.1 ms) and frame 15 (500.5 ms); the seek is in
+      // microseconds, a millisecond before the frame (Matroska stores frame 15 at 500 or 501 ms).
       const ntsc = plan({}, { rate: '30000:1001' }, { startMs: 500, endMs: 2000 });
-      assert.deepEqual(ntsc.inputArgs, ['-ss', '0.500500', '-t', '1.499500']);
+      assert.deepEqual(ntsc.inputArgs, ['-ss', '0.499500', '-t', '1.501500']);
+      assert.equal(ntsc.applied.output.startPositionMilliseconds, 500.5);
       assert.equal(ntsc.output.frames, 45); // frames 15..59
       // The grid counts from where the video starts (audio first in the file).
       const late = plan({}, { videoStartMs: 10 }, { startMs: 500, endMs: 2000 });
-      assert.equal(late.inputArgs[1], '0.530');
+      assert.equal(late.inputArgs[1], '0.529');
+      // ... to the microsecond (an MPEG-TS whose video starts 42.667 ms after its 24 kHz AAC).
+      const ts = plan({}, { videoStartMs: 42.667, rate: '30000:1001' }, { startMs: 1234, endMs: 7777 });
+      assert.equal(ts.applied.output.startPositionMilliseconds, 1243.867);
     });
     it('a range ending before the end needs -t only', function () {
-      assert.deepEqual(plan({}, {}, { startMs: 0, endMs: 5000 }).inputArgs, ['-t', '5.000']);
+      assert.deepEqual(plan({}, {}, { startMs: 0, endMs: 5000 }).inputArgs, ['-t', '5.001']);
     });
     const BAD: [string, number, number, string][] = [
       ['negative start', -1, 1000, 'INVALID_START_POSITION'],
@@ -912,7 +917,7 @@ describe('Processing plan', function () {
     it('processingArgs: overwrite, seek, input, graph, video map, output arguments, output', function () {
       const p = plan({ filters: { denoiser: 'HQDN3D' } }, {}, { startMs: 1000, endMs: 2000 });
       const args = processingArgs(p, '-odd.mp4', '/out/x.mp4');
-      assert.deepEqual(args.slice(0, 10), ['-y', '-ss', '1.000', '-t', '1.000', '-i', './-odd.mp4', '-filter_complex', p.filterGraph, '-map']);
+      assert.deepEqual(args.slice(0, 10), ['-y', '-ss', '0.999', '-t', '1.002', '-i', './-odd.mp4', '-filter_complex', p.filterGraph, '-map']);
       assert.equal(args[10], '[vout]');
       assert.deepEqual(args.slice(11, -1), p.outputArgs);
       assert.equal(args[args.length - 1], '/out/x.mp4');

@@ -5,7 +5,18 @@ export { mediaStageError, stageError } from './stage-errors';
 export { VideoAssetsService, assetPath, recordVideoAsset, videoAssetsOf } from './video-assets.service';
 export type { AssetKind, VideoAsset } from './video-assets.store';
 export { VideoEvents, ingestionEventsFor, testEventError } from './video-events';
-export { clearVideoOutput, derivedVideoIds, findVideo, findVideoInScope, insertVideo, lockVideo, recordAppliedOptions, recordIngestionFacts, recordVideoFile } from './video-records';
+export {
+  clearVideoOutput,
+  derivedVideoIds,
+  findVideo,
+  findVideoInScope,
+  insertVideo,
+  lockVideo,
+  recordAppliedOptions,
+  recordIngestionFacts,
+  recordSourceRange,
+  recordVideoFile,
+} from './video-records';
 export type { IngestionFacts } from './video-records';
 export { RUNNING, VideoStage, retriesLeft } from './video-stage';
 export type { StageGuard, VideoStageName } from './video-stage';

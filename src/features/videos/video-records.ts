@@ -50,6 +50,16 @@ export function recordAppliedOptions(db: Knex, id: string, appliedOptions: Recor
   return videosStore.updateProcessing(db, id, { appliedOptions }, now);
 }
 
+/**
+ * The source range a derived video really shows (`processing.sourceVideo`), in whole
+ * milliseconds rounded down: the time of its first frame, and of the source frame after its last
+ * (a range read again from these gives the same frames: from the first at or after its start,
+ * up to the last that starts before its end).
+ */
+export function recordSourceRange(db: Knex, id: string, range: { startMs: number; endMs: number }, now: Date): Promise<void> {
+  return videosStore.updateProcessing(db, id, { range: { startMs: Math.floor(range.startMs + 1e-6), endMs: Math.floor(range.endMs + 1e-6) } }, now);
+}
+
 /** No copy out any more (a failed one was abandoned): the video shows no `output`. */
 export function clearVideoOutput(trx: Knex, id: string, now: Date): Promise<void> {
   return videosStore.clearOutput(trx, id, now);

@@ -353,6 +353,8 @@ export interface IngestionUpdate {
 export interface ProcessingUpdate {
   /** What the job applies, once it has planned (replaces what the appraisal planned). */
   appliedOptions?: Record<string, unknown>;
+  /** The source range read, once the job knows where its frames really are (the free clip's first and after-last frame). */
+  range?: { startMs: number; endMs: number };
   status?: OperationStatus;
   progress?: number;
   etaSeconds?: number | null;
@@ -462,6 +464,7 @@ export const videosStore = {
   async updateProcessing(db: Knex, id: string, u: ProcessingUpdate, now: Date): Promise<void> {
     const patch = stagePatch('processing', u, now);
     if (u.appliedOptions !== undefined) patch.processing_applied_options_json = JSON.stringify(u.appliedOptions);
+    if (u.range !== undefined) Object.assign(patch, { processing_start_ms: u.range.startMs, processing_end_ms: u.range.endMs });
     await db('videos').where({ id }).update(patch);
   },
 
