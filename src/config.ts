@@ -108,6 +108,9 @@ const schema = z
     VIDMILL_JOB_LEASE_SECONDS: int(3, 3600).default(30),
     VIDMILL_WORKER_CONCURRENCY: int(1, 64).default(2),
     VIDMILL_WORKER_POLL_MS: int(50, 60_000).default(2000),
+    VIDMILL_WEBHOOK_CONCURRENCY: int(1, 1024).default(64),
+    VIDMILL_WEBHOOK_LEASE_SECONDS: int(15, 3600).default(60),
+    VIDMILL_WEBHOOK_POLL_MS: int(50, 60_000).default(500),
   })
   .superRefine((env, ctx) => {
     if (env.VIDMILL_METRICS_PORT !== undefined && env.VIDMILL_METRICS_PORT !== 0 && env.VIDMILL_METRICS_PORT === env.VIDMILL_PORT) {
@@ -189,6 +192,8 @@ export interface Config {
    * third of it) and thus how soon another worker takes over the job of a killed one.
    */
   jobs: { leaseMs: number; heartbeatMs: number; concurrency: number; pollMs: number };
+  /** Webhook delivery in a worker process: sends in flight, the lease of a claimed delivery, the longest sleep. */
+  webhookDelivery: { concurrency: number; leaseMs: number; pollMs: number };
 }
 
 export type { DatabaseConfig, StorageConfig };
@@ -275,6 +280,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       heartbeatMs: Math.floor((raw.VIDMILL_JOB_LEASE_SECONDS * 1000) / 3),
       concurrency: raw.VIDMILL_WORKER_CONCURRENCY,
       pollMs: raw.VIDMILL_WORKER_POLL_MS,
+    },
+    webhookDelivery: {
+      concurrency: raw.VIDMILL_WEBHOOK_CONCURRENCY,
+      leaseMs: raw.VIDMILL_WEBHOOK_LEASE_SECONDS * 1000,
+      pollMs: raw.VIDMILL_WEBHOOK_POLL_MS,
     },
     publicUrlConfigured: raw.VIDMILL_PUBLIC_URL !== undefined,
     publicUrl: raw.VIDMILL_PUBLIC_URL ?? `http://${raw.VIDMILL_HOST.includes(':') ? `[${raw.VIDMILL_HOST}]` : raw.VIDMILL_HOST}:${raw.VIDMILL_PORT}`,

@@ -36,9 +36,9 @@ import type { Logger } from 'pino';
 import type { Knex } from 'knex';
 import { performance } from 'node:perf_hooks';
 import { JobOutcome, recordJobAttempt, withStage } from '../shared/metrics';
-import { backoffMs } from './backoff';
 import { ClaimedJob, Job, JobQueue } from './job-queue';
 import { JobScratch } from './job-scratch';
+import { Loop } from './loop';
 
 export type WorkerState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
@@ -128,14 +128,12 @@ interface Running {
 }
 
 export class Worker {
-  private state: WorkerState = 'idle';
+  private readonly loop: Loop;
+  private stopped = false;
+  private stopRequested = false;
   private readonly handlers = new Map<string, JobHandler>();
   private readonly giveUps = new Map<string, GiveUpHandler>();
   private readonly running = new Map<string, Running>();
-  private loop?: Promise<void>;
-  private wake?: () => void;
-  private woken = false;
-  private failures = 0;
   /** The scratch folders: under `scratchRoot`, else (made on first use) a temporary folder of this worker. */
   private scratch?: Promise<JobScratch>;
   /** When the scratch folders were last swept, on the queue's clock. */
@@ -159,10 +157,21 @@ export class Worker {
     if (this.opts.concurrency < 1) throw new Error('concurrency must be at least 1');
     if (this.opts.heartbeatMs >= leaseMs) throw new Error('heartbeatMs must be shorter than leaseMs');
     if (options.scratchRoot) this.scratch = Promise.resolve(new JobScratch(options.scratchRoot));
+    const kinds = () => [...this.handlers.keys()];
+    this.loop = new Loop({
+      name: `worker ${this.opts.workerId}`,
+      log: this.opts.log,
+      keepAlive: true,
+      failureMessage: 'job poll failed',
+      backoff: { baseMs: this.opts.pollMs, maxMs: this.opts.maxBackoffMs },
+      setup: () => this.setup(),
+      turn: () => this.turn(kinds()),
+    });
   }
 
   get status(): WorkerState {
-    return this.state;
+    // Stopping lasts until the work in flight is settled, after the loop itself has ended.
+    return this.stopped ? 'stopped' : this.stopRequested ? 'stopping' : this.loop.status;
   }
 
   /** The lease this worker takes on a job, and how often it renews it. */
@@ -181,22 +190,25 @@ export class Worker {
    */
   define<P>(definition: BoundJob<P>): this {
     if (this.handlers.has(definition.kind)) throw new Error(`a handler for job kind "${definition.kind}" is already registered`);
-    if (this.state !== 'idle') throw new Error('register handlers before start()');
+    if (this.loop.status !== 'idle') throw new Error('register handlers before start()');
     this.handlers.set(definition.kind, definition.run as JobHandler);
     if (definition.onGiveUp) this.giveUps.set(definition.kind, definition.onGiveUp as GiveUpHandler);
     return this;
   }
 
   start(): void {
-    if (this.state !== 'idle') return;
-    this.state = 'starting';
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Wakes the loop now (a job was enqueued, a slot is free). */
   notify(): void {
-    this.woken = true;
-    this.wake?.();
+    this.loop.notify();
+  }
+
+  /** Wakes the loop whenever `subscribe`'s source fires (a PostgreSQL NOTIFY of another process's enqueue); unsubscribed at stop. */
+  wakeOn(subscribe: (wake: () => void) => () => void): this {
+    this.loop.wakeOn(subscribe);
+    return this;
   }
 
   /**
@@ -204,16 +216,14 @@ export class Worker {
    * Resolves when the loop and every handler have returned.
    */
   async stop(opts: { graceMs?: number } = {}): Promise<void> {
-    if (this.state === 'idle') {
-      this.state = 'stopped';
+    if (this.loop.status === 'idle') {
+      await this.loop.stop();
+      this.stopped = true;
       return;
     }
-    if (this.state === 'stopped') return;
-    if (this.state !== 'stopping') {
-      this.state = 'stopping';
-      this.wake?.();
-    }
-    await this.loop;
+    if (this.stopped) return;
+    this.stopRequested = true;
+    await this.loop.stop();
     const all = () => Promise.all([...this.running.values()].map((r) => r.done));
     const graceMs = opts.graceMs ?? 30_000;
     let timer: NodeJS.Timeout | undefined;
@@ -224,48 +234,38 @@ export class Worker {
       await all();
     }
     if (!this.opts.scratchRoot && this.scratch) await rm((await this.scratch).root, { recursive: true, force: true });
-    this.state = 'stopped';
+    this.stopped = true;
   }
 
-  private async run(): Promise<void> {
-    const kinds = [...this.handlers.keys()];
-    // starting: remove what dead claims left in the scratch folder, and rescue what dead workers
-    // left in the queue, before taking new work.
+  /** starting: remove what dead claims left in the scratch folder, and rescue what dead workers left in the queue, before taking new work. */
+  private async setup(): Promise<void> {
     await this.sweepScratch();
     try {
       await this.maybeSweep();
     } catch (err) {
       this.opts.log.error({ err, worker: this.opts.workerId }, 'start-up lease sweep failed');
     }
-    if (this.state !== 'starting') return;
-    this.state = 'running';
-    while (this.state === 'running') {
-      let delay = this.opts.pollMs;
-      try {
-        const leaseEnds = await this.maybeSweep();
-        // Once a lease length: a claim that ended elsewhere (taken over by a worker on another
-        // machine while this data dir's process restarted) leaves its folder here otherwise.
-        if (this.nowMs() - this.lastScratchSweepMs >= this.opts.leaseMs) await this.sweepScratch();
-        // Awake when the earliest lease ends, to take it over if its worker is gone.
-        if (leaseEnds) delay = Math.min(delay, Math.max(5, leaseEnds.getTime() - this.nowMs()));
-        while (this.state === 'running' && this.running.size < this.opts.concurrency) {
-          const job = await this.queue.claim(this.opts.workerId, kinds, this.opts.leaseMs);
-          if (!job) break;
-          this.execute(job);
-        }
-        this.failures = 0;
-        if (this.running.size < this.opts.concurrency) {
-          const next = await this.queue.nextRunAt(kinds);
-          if (next) delay = Math.min(delay, Math.max(5, next.getTime() - this.nowMs()));
-        }
-      } catch (err) {
-        this.failures++;
-        delay = backoffMs(this.failures, { baseMs: this.opts.pollMs, maxMs: this.opts.maxBackoffMs });
-        this.opts.log.error({ err, worker: this.opts.workerId, failures: this.failures, retryInMs: delay }, 'job poll failed');
-      }
-      if (this.state !== 'running') break;
-      await this.sleep(delay);
+  }
+
+  /** One turn of the loop: take over expired leases, claim up to the free slots; returns how long to sleep. */
+  private async turn(kinds: readonly string[]): Promise<number> {
+    let delay = this.opts.pollMs;
+    const leaseEnds = await this.maybeSweep();
+    // Once a lease length: a claim that ended elsewhere (taken over by a worker on another
+    // machine while this data dir's process restarted) leaves its folder here otherwise.
+    if (this.nowMs() - this.lastScratchSweepMs >= this.opts.leaseMs) await this.sweepScratch();
+    // Awake when the earliest lease ends, to take it over if its worker is gone.
+    if (leaseEnds) delay = Math.min(delay, Math.max(5, leaseEnds.getTime() - this.nowMs()));
+    while (this.loop.status === 'running' && this.running.size < this.opts.concurrency) {
+      const job = await this.queue.claim(this.opts.workerId, kinds, this.opts.leaseMs);
+      if (!job) break;
+      this.execute(job);
     }
+    if (this.running.size < this.opts.concurrency) {
+      const next = await this.queue.nextRunAt(kinds);
+      if (next) delay = Math.min(delay, Math.max(5, next.getTime() - this.nowMs()));
+    }
+    return delay;
   }
 
   /**
@@ -389,22 +389,5 @@ export class Worker {
       this.notify();
     });
     this.running.set(job.id, { job, abort, done });
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.woken) {
-      this.woken = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        this.woken = false;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
   }
 }

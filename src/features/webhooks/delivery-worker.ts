@@ -6,7 +6,10 @@
  * and another claim sends again (at least once; receivers de-duplicate by `payload.id`).
  *
  * Claims and lease guards are the jobs' leased-rows code (src/jobs/leased-rows.ts, through the
- * store), one lease token per claim; every delay comes from src/jobs/backoff.ts.
+ * store), one lease token per claim; every delay comes from src/jobs/backoff.ts, and the loop is
+ * the jobs' loop runtime (src/jobs/loop.ts). `stop()` waits up to `stopGraceMs` for the sends in
+ * flight, then hands their leases back (the deliveries are due again at once, for any process;
+ * a receiver that got the request anyway de-duplicates by `payload.id`).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -26,15 +29,20 @@ import { onEventsRecorded } from './events';
 import { WebhookRateLimiter } from './delivery-rate-limiter';
 import { signRequest } from './signer';
 import type { SigningKeys } from './signing-keys';
+import { Loop, type LoopState } from '../../jobs/loop';
 
 export interface DeliveryOptions {
-  /** Deliveries in flight at once in this process. */
+  /** Deliveries in flight at once in this process (VIDMILL_WEBHOOK_CONCURRENCY). */
   concurrency: number;
   /** Deliveries of one webhook in flight at once in this process, so a slow endpoint cannot take every slot. */
   perWebhookConcurrency: number;
+  /** Lease of a claimed delivery (VIDMILL_WEBHOOK_LEASE_SECONDS): a process lost mid-send is replaced after it. */
   leaseMs: number;
+  /** Longest sleep when nothing wakes the loop (VIDMILL_WEBHOOK_POLL_MS): how soon deliveries recorded by other processes are seen. */
   pollMs: number;
   timeoutMs: number;
+  /** How long `stop()` waits for sends in flight before handing their leases back. */
+  stopGraceMs: number;
   permitWaitMs: number;
   /** First retry delay; doubles per attempt up to `maxBackoffMs`, with jitter. */
   initialBackoffMs: number;
@@ -48,6 +56,7 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
   leaseMs: 60_000,
   pollMs: 500,
   timeoutMs: 10_000,
+  stopGraceMs: 15_000,
   permitWaitMs: 5_000,
   initialBackoffMs: 10_000,
   maxBackoffMs: 60 * 60_000,
@@ -72,7 +81,7 @@ interface SendResult {
   request?: { requestedAt: Date; responseTimeMillis: number };
 }
 
-export type LoopState = 'idle' | 'running' | 'stopping' | 'stopped';
+export type { LoopState };
 
 /** A delivery this worker claimed: `leaseOwner` is the claim's lease token. */
 type ClaimedDelivery = DeliveryRecord & { leaseOwner: string };
@@ -85,11 +94,11 @@ export class DeliveryWorker {
   private readonly httpsAgent: https.Agent;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly inFlightByWebhook = new Map<string, number>();
-  private state: LoopState = 'idle';
-  private wake?: () => void;
-  private loop?: Promise<void>;
-  private unsubscribe?: () => void;
-  private failures = 0;
+  private readonly loop: Loop;
+  /** Aborted when `stop()`'s grace has run out: sends still in flight hand their leases back. */
+  private readonly stopping = new AbortController();
+  private stopped = false;
+  private stopRequested = false;
 
   constructor(
     private readonly deps: { db: Db; clock: Clock; signingKeys: SigningKeys; policy: OutboundPolicy; log: Logger },
@@ -99,34 +108,48 @@ export class DeliveryWorker {
     this.limiter = new WebhookRateLimiter(deps.db);
     // Every delivery connects through the outbound guard's agents, checked when it connects.
     ({ httpAgent: this.httpAgent, httpsAgent: this.httpsAgent } = guardedAgents(deps.policy, { maxSockets: 32 }));
+    this.loop = new Loop({
+      name: 'webhook delivery',
+      log: deps.log,
+      failureMessage: 'webhook delivery loop failed',
+      // After errors: twice the poll period, doubling, capped at 30 s.
+      backoff: { baseMs: 2 * this.options.pollMs, maxMs: 30_000 },
+      turn: () => this.turn(),
+    });
   }
 
   get status(): LoopState {
-    return this.state;
+    // Stopping lasts until the work in flight is settled, after the loop itself has ended.
+    return this.stopped ? 'stopped' : this.stopRequested ? 'stopping' : this.loop.status;
   }
 
   start(): void {
-    if (this.state !== 'idle') return;
-    this.state = 'running';
-    this.unsubscribe = onEventsRecorded(() => this.notify());
-    this.loop = this.run();
+    if (this.loop.status !== 'idle') return;
+    this.loop.wakeOn(onEventsRecorded);
+    this.loop.start();
   }
 
   notify(): void {
-    this.wake?.();
+    this.loop.notify();
   }
 
-  /** Stops claiming and waits for the deliveries in flight. */
-  async stop(): Promise<void> {
-    this.unsubscribe?.();
-    if (this.state === 'idle') this.state = 'stopped';
-    if (this.state === 'running') {
-      this.state = 'stopping';
-      this.wake?.();
-      await this.loop;
+  /**
+   * Stops claiming; waits up to `graceMs` (default `stopGraceMs`) for the deliveries in flight,
+   * then hands the leases of those still sending back (due again at once, attempt not recorded).
+   */
+  async stop(opts: { graceMs?: number } = {}): Promise<void> {
+    if (this.loop.status !== 'idle') this.stopRequested = true;
+    await this.loop.stop();
+    const all = () => Promise.all(this.inFlight);
+    let timer: NodeJS.Timeout | undefined;
+    const graceMs = opts.graceMs ?? this.options.stopGraceMs;
+    const inTime = await Promise.race([all().then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)))]);
+    clearTimeout(timer);
+    if (!inTime) {
+      this.stopping.abort();
+      await all();
     }
-    await Promise.all(this.inFlight);
-    this.state = 'stopped';
+    this.stopped = true;
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
   }
@@ -146,62 +169,36 @@ export class DeliveryWorker {
     return total;
   }
 
-  private async run(): Promise<void> {
-    while (this.state === 'running') {
-      let claimed = 0;
-      try {
-        let room = this.options.concurrency - this.inFlight.size;
-        if (room > 0 && room < Math.ceil(this.options.concurrency / 4) && this.inFlight.size > 0) {
-          // Coalesce: let a few more sends finish so one claim fills several slots (bounded, 5 ms).
-          await new Promise((r) => setTimeout(r, 5));
-          room = this.options.concurrency - this.inFlight.size;
-        }
-        if (room > 0) {
-          const busy = [...this.inFlightByWebhook].filter(([, n]) => n >= this.options.perWebhookConcurrency).map(([id]) => id);
-          const batch = await this.claim(room, busy);
-          claimed = batch.length;
-          const webhooks = await this.webhooksOf(batch);
-          for (const d of batch) {
-            const count = this.inFlightByWebhook.get(d.webhookId) ?? 0;
-            if (count >= this.options.perWebhookConcurrency) {
-              // Over this webhook's share: hand it back; the next claims skip the webhook until a slot frees.
-              await eventsStore.releaseLease(this.deps.db, d.id, d.leaseOwner);
-              continue;
-            }
-            this.inFlightByWebhook.set(d.webhookId, count + 1);
-            const p: Promise<void> = this.deliver(d, webhooks.get(d.webhookId) ?? null).finally(() => {
-              this.inFlight.delete(p);
-              const left = (this.inFlightByWebhook.get(d.webhookId) ?? 1) - 1;
-              if (left > 0) this.inFlightByWebhook.set(d.webhookId, left);
-              else this.inFlightByWebhook.delete(d.webhookId);
-              this.wake?.();
-            });
-            this.inFlight.add(p);
-          }
-        }
-        this.failures = 0;
-      } catch (err) {
-        this.failures++;
-        this.deps.log.error({ err, failures: this.failures }, 'webhook delivery loop failed');
-      }
-      if (this.state !== 'running') break;
-      if (claimed > 0 && this.inFlight.size < this.options.concurrency) continue;
-      // After errors: twice the poll period, doubling, capped at 30 s.
-      await this.sleep(this.failures ? backoffMs(this.failures, { baseMs: 2 * this.options.pollMs, maxMs: 30_000 }) : this.options.pollMs);
+  /** One turn: claims up to the free slots and starts their sends; returns how long to sleep. */
+  private async turn(): Promise<number> {
+    let room = this.options.concurrency - this.inFlight.size;
+    if (room > 0 && room < Math.ceil(this.options.concurrency / 4) && this.inFlight.size > 0) {
+      // Coalesce: let a few more sends finish so one claim fills several slots (bounded, 5 ms).
+      await new Promise((r) => setTimeout(r, 5));
+      room = this.options.concurrency - this.inFlight.size;
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        if (this.wake === done) this.wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      this.wake = done;
-    });
+    if (room <= 0) return this.options.pollMs;
+    const busy = [...this.inFlightByWebhook].filter(([, n]) => n >= this.options.perWebhookConcurrency).map(([id]) => id);
+    const batch = await this.claim(room, busy);
+    const webhooks = await this.webhooksOf(batch);
+    for (const d of batch) {
+      const count = this.inFlightByWebhook.get(d.webhookId) ?? 0;
+      if (count >= this.options.perWebhookConcurrency) {
+        // Over this webhook's share: hand it back; the next claims skip the webhook until a slot frees.
+        await eventsStore.releaseLease(this.deps.db, d.id, d.leaseOwner);
+        continue;
+      }
+      this.inFlightByWebhook.set(d.webhookId, count + 1);
+      const p: Promise<void> = this.deliver(d, webhooks.get(d.webhookId) ?? null).finally(() => {
+        this.inFlight.delete(p);
+        const left = (this.inFlightByWebhook.get(d.webhookId) ?? 1) - 1;
+        if (left > 0) this.inFlightByWebhook.set(d.webhookId, left);
+        else this.inFlightByWebhook.delete(d.webhookId);
+        this.loop.notify();
+      });
+      this.inFlight.add(p);
+    }
+    return batch.length > 0 && this.inFlight.size < this.options.concurrency ? 0 : this.options.pollMs;
   }
 
   private async claim(limit: number, skipWebhookIds: string[] = []): Promise<ClaimedDelivery[]> {
@@ -235,7 +232,13 @@ export class DeliveryWorker {
     } else if (!webhook.active) {
       result = { statusCode: 0, errorCode: 'WEBHOOK_NOT_ACTIVE', errorMessage: 'The webhook was deactivated; the event was not sent' };
     } else {
-      result = await this.send(d, webhook.url, webhook.rateLimitPerSecond, attemptNumber);
+      const sent = await this.unlessStopped(this.send(d, webhook.url, webhook.rateLimitPerSecond, attemptNumber));
+      if (!sent) {
+        // stop()'s grace ran out mid-send: the delivery is due again, for any process.
+        await eventsStore.releaseLease(this.deps.db, d.id, d.leaseOwner);
+        return;
+      }
+      result = sent;
     }
     // The request only: the wait for a permit is not part of it. An attempt that sent nothing is
     // recorded at the moment it was decided, with no response time.
@@ -270,6 +273,18 @@ export class DeliveryWorker {
     if (!recorded) this.deps.log.warn({ deliveryId: d.id }, 'webhook delivery lease was lost; attempt not recorded');
     // The delivery row (and its event) was created in the event's transaction: createdAt is the commit's time.
     else recordWebhookDelivery(ok ? 'delivered' : next.status === 'pending' ? 'retry' : 'failed', attemptNumber, (now.getTime() - d.createdAt.getTime()) / 1000);
+  }
+
+  /** `work`'s result, or undefined once `stop()`'s grace has run out. */
+  private unlessStopped<T>(work: Promise<T>): Promise<T | undefined> {
+    const signal = this.stopping.signal;
+    if (signal.aborted) return Promise.resolve(undefined);
+    let onAbort!: () => void;
+    const stopped = new Promise<undefined>((resolve) => {
+      onAbort = () => resolve(undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return Promise.race([work, stopped]).finally(() => signal.removeEventListener('abort', onAbort));
   }
 
   /** The next attempt's time, or undefined when the retry window is used up. */
