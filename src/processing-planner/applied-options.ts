@@ -5,7 +5,7 @@
  */
 import type { Scanning } from '../media';
 import type { InputColour, OutputColour } from './colour-conversion';
-import { pixFmtName } from './encoders';
+import { readPixelFormat } from './encoders';
 import type { Encoding } from './encoding-choice';
 import type { Codec, MediaContainer, ProcessingOptions } from './options';
 import type { PlanBuilder } from './plan-builder';
@@ -37,7 +37,7 @@ export function finishApplied(b: PlanBuilder, enc: Encoding, container: MediaCon
   else {
     a.encodingConfiguration = {
       codec: enc.codec as Codec,
-      pixelFormat: { yuv: enc.pixel.yuv, bitDepth: enc.pixel.bitDepth, name: pixFmtName(enc.pixel) },
+      pixelFormat: { yuv: enc.pixel.yuv, bitDepth: enc.pixel.bitDepth, name: readPixelFormat(enc.codec, enc.pixel, oc.color.colorRange === 'FULL').name },
       ...(bitrate !== undefined && (enc.codec !== 'H264' && enc.codec !== 'HEVC' ? true : !!b.options.encodingConfiguration?.bitrate) ? { bitrate } : {}),
     };
   }

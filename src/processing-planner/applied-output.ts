@@ -4,8 +4,9 @@
  * container, pixel format, size, pixel aspect ratio, frame rate, scanning, rate control, where
  * in the source it starts, duration, and the colour profile with the HDR10 metadata written.
  */
-import type { Scanning } from '../media';
-import type { ColorSpec } from './colour';
+import type { OutputCheckExpectation, Scanning } from '../media';
+import { FF_PRIMARIES, FF_RANGE, FF_SPACE, FF_TRANSFER, type ColorSpec } from './colour';
+import { readPixelFormat, recordedColour } from './encoders';
 import type { HdrStaticMetadata } from './hdr-metadata';
 import type { BitDepth, ChromaSubsampling, Colorimetry, HdrFormat, MasteringDisplay, MediaContainer, OutputCodec } from './options';
 
@@ -64,7 +65,8 @@ export function appliedOutput(o: AppliedOutputFacts): AppliedOutput {
   const md = o.hdr?.masteringDisplay;
   const point = ([x, y]: [number, number]) => ({ x, y });
   const colorProfile: AppliedColorProfile = {
-    ...o.color,
+    // As the file records it (MXF's names for SMPTE 170M; no range for FFV1 in MOV).
+    ...recordedColour(o.codec, o.container, o.color),
     ...(hdrFormat ? { hdrFormat } : {}),
     ...(md
       ? { masteringDisplay: { red: point(md.red), green: point(md.green), blue: point(md.blue), whitePoint: point(md.whitePoint), minLuminance: md.minLuminance, maxLuminance: md.maxLuminance } }
@@ -76,7 +78,8 @@ export function appliedOutput(o: AppliedOutputFacts): AppliedOutput {
     codec: o.codec,
     ...(o.codecProfile ? { codecProfile: o.codecProfile } : {}),
     container: o.container,
-    pixelFormat: { yuv: o.chroma, bitDepth: o.bitDepth, name: o.pixelFormat },
+    // As the file is read (ProRes 4444 is 12-bit; full-range H.264 is yuvj...), not as encoded.
+    pixelFormat: (({ pixel, name }) => ({ yuv: pixel.yuv, bitDepth: pixel.bitDepth, name }))(readPixelFormat(o.codec, { yuv: o.chroma, bitDepth: o.bitDepth }, o.color.colorRange === 'FULL')),
     width: o.width,
     height: o.height,
     sampleAspectRatio: `${o.sar.num}:${o.sar.den}`,
@@ -87,5 +90,27 @@ export function appliedOutput(o: AppliedOutputFacts): AppliedOutput {
     startPositionMilliseconds: round(o.startMs, 3),
     durationMilliseconds: o.durationMs,
     colorProfile,
+  };
+}
+
+/**
+ * What the output checker (`checkOutput`) must find in the file for an applied output: its
+ * scanning and field order, pixel format and bit depth, codec profile, frame rate, size and the
+ * colour tags it records, in ffprobe's names.
+ */
+export function checkerExpectation(a: AppliedOutput): OutputCheckExpectation {
+  const c = a.colorProfile;
+  return {
+    scanning: a.scanning,
+    pixelFormat: a.pixelFormat.name,
+    bitDepth: a.pixelFormat.bitDepth,
+    ...(a.codecProfile ? { codecProfile: a.codecProfile } : {}),
+    frameRate: a.frameRate.rational,
+    width: a.width,
+    height: a.height,
+    ...(c.colorSpace ? { colorSpace: FF_SPACE[c.colorSpace] } : {}),
+    ...(c.colorPrimaries ? { colorPrimaries: FF_PRIMARIES[c.colorPrimaries] } : {}),
+    ...(c.transferCharacteristics ? { colorTransfer: FF_TRANSFER[c.transferCharacteristics] } : {}),
+    ...(c.colorRange ? { colorRange: FF_RANGE[c.colorRange] } : {}),
   };
 }

@@ -3,6 +3,7 @@
  * produce, fixed profiles (ProRes, DNxHD, DNxHR), containers and audio. Pure data plus small
  * helpers shared by validation and the plan.
  */
+import type { ColorSpec } from './colour';
 import type { BitDepth, ChromaSubsampling, Codec, EncodingProfile, MediaContainer, OutputCodec } from './options';
 
 export interface PixelSpec {
@@ -14,6 +15,49 @@ export interface PixelSpec {
 export function pixFmtName(p: PixelSpec): string {
   const base = p.yuv === '4:2:0' ? 'yuv420p' : p.yuv === '4:2:2' ? 'yuv422p' : 'yuv444p';
   return p.bitDepth === 8 ? base : `${base}${p.bitDepth}le`;
+}
+
+/**
+ * The pixel format the output is read as (what ffprobe, and ingestion of the result, report),
+ * from the one encoded: ProRes 4444 and 4444 XQ are 12-bit streams (prores_ks takes 10-bit
+ * samples; the decoder gives `yuv444p12le`), and the H.264 decoder names full-range 8-bit formats
+ * `yuvj420p`/`yuvj422p`/`yuvj444p` (the HEVC decoder `yuvj420p`).
+ */
+export function readPixelFormat(codec: OutputCodec, encoded: PixelSpec, fullRange: boolean): { pixel: PixelSpec; name: string } {
+  const pixel: PixelSpec = codec === 'PRORES' && encoded.yuv === '4:4:4' ? { yuv: '4:4:4', bitDepth: 12 } : encoded;
+  const name = pixFmtName(pixel);
+  const jpegNamed = fullRange && pixel.bitDepth === 8 && (codec === 'H264' || (codec === 'HEVC' && pixel.yuv === '4:2:0'));
+  return { pixel, name: jpegNamed ? name.replace(/^yuv/, 'yuvj') : name };
+}
+
+/**
+ * Why a full-range picture cannot be recorded as such in this codec and container, or undefined
+ * when it can: the ProRes and MPEG-2 decoders read every stream as limited range (their
+ * bitstreams have no range flag), and the MOV muxer records no range for FFV1 (nor does FFV1). Such an output is
+ * converted to limited range.
+ */
+export function fullRangeUnrecordable(codec: OutputCodec, container: MediaContainer): string | undefined {
+  if (codec === 'PRORES') return 'ProRes records no colour range: readers take every ProRes stream as limited range';
+  if (codec === 'MPEG2' || codec === 'XDCAM') return 'MPEG-2 records no colour range: readers take every MPEG-2 stream as limited range';
+  if (codec === 'FFV1' && container === 'MOV') return 'FFV1 in MOV records no colour range: readers take it as limited range';
+  return undefined;
+}
+
+/**
+ * The colour tags as a reader finds them in the file, where the container records them in its
+ * own terms (same pixels, other names) or not at all: ffmpeg's MXF muxer writes the BT.601 matrix
+ * and the BT.709 transfer curve for SMPTE 170M (the same matrix and curve) of codecs without
+ * colour tags of their own (DNxHD, DNxHR), which ffprobe reads back as bt470bg and bt709; FFV1 in
+ * MOV has no colour range at all.
+ */
+export function recordedColour(codec: OutputCodec, container: MediaContainer, c: ColorSpec): Partial<ColorSpec> {
+  const out: Partial<ColorSpec> = { ...c };
+  if (container === 'MXF' && (codec === 'DNXHD' || codec === 'DNXHR')) {
+    if (c.colorSpace === 'SMPTE170M') out.colorSpace = 'BT470BG';
+    if (c.transferCharacteristics === 'SMPTE170M') out.transferCharacteristics = 'BT709';
+  }
+  if (codec === 'FFV1' && container === 'MOV') delete out.colorRange;
+  return out;
 }
 
 export const ENCODER_OF: Record<OutputCodec, string> = {

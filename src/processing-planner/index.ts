@@ -18,6 +18,7 @@ export type { SegmentedProcessingPlan } from './run';
 export type { SegmentedPlan, PlanSegment } from './plan-types';
 export type { RunProcessingOptions, RunProcessingResult, ProcessingProgress } from './run';
 export { estimateProcessing } from './estimate';
+export { checkerExpectation } from './applied-output';
 export type { ProcessingEstimate } from './estimate';
 export { engineCapabilities, availableEncoders, FULL_CAPABILITIES } from './capabilities';
 export type { EngineCapabilities } from './capabilities';

@@ -124,6 +124,10 @@ function videoEncoderArgs(b: PlanBuilder, x: OutputArgsInput, hdr: HdrStaticMeta
         // ffmpeg's MXF muxer writes H.264 packets without their reordering (B-frames): the file's
         // presentation times come out in decode order (0, 0.12, 0.08, ...). No B-frames there.
         if (container === 'MXF') args.push('-bf', '0');
+        // The MOV muxer tags 10-bit H.264 of AVC-Intra sizes (960x720, 1440x1080, 1920x1080...) as
+        // AVC-Intra, whose readers ignore the stream's own parameter sets: 960x720 High 10 was read
+        // as High 10 Intra, full range, with decoding errors. Always the plain AVC sample entry.
+        if (container === 'MOV' || container === 'MP4') args.push('-tag:v', 'avc1');
       } else {
         args.push('-x265-params', ['log-level=error', ...(hdr ? x265HdrParams(hdr) : [])].join(':'));
         if (container === 'MP4' || container === 'MOV') args.push('-tag:v', 'hvc1');

@@ -29,7 +29,7 @@ import { finishApplied } from './applied-options';
 import { FULL_CAPABILITIES, type EngineCapabilities } from './capabilities';
 import { applyToneMap, convertColour, resolveInputColour, resolveOutputColour, setparamsArgs, type OutputColour } from './colour-conversion';
 import { sameColor, type ColorSpec } from './colour';
-import { CONTAINER_FORMAT, streamProfileName } from './encoders';
+import { CONTAINER_FORMAT, fullRangeUnrecordable, streamProfileName } from './encoders';
 import { resolveEncoding, type Encoding } from './encoding-choice';
 import { IssueList } from './errors';
 import type { Codec, ProcessingOptions } from './options';
@@ -68,7 +68,7 @@ export function buildProcessingPlan(options: ProcessingOptions, source: ProbeRes
   g = applyDeinterlacing(b, scan, enc, g);
   const working = inputColour.toneMap ? applyToneMap(b, inputColour.input, inputColour.toneMap, g) : inputColour.input;
   g = applyPictureFilters(b, g, enc);
-  const outputColour = applyOutputColour(b, working, g, scan.outInterlaced);
+  const outputColour = applyOutputColour(b, working, g, scan.outInterlaced, enc);
 
   checkOutputSize(b, g, enc, scan.outInterlaced);
   throwIssues(b.issues);
@@ -109,9 +109,19 @@ function tagInputColour(b: PlanBuilder, input: ColorSpec): Geometry {
   return g;
 }
 
-/** The output colour; converted to in the graph unless it is metadata only or already the picture's. Throws when this ffmpeg cannot convert. */
-function applyOutputColour(b: PlanBuilder, working: ColorSpec, g: Geometry, interlaced: boolean): OutputColour {
-  const outputColour = resolveOutputColour(b, working, g, interlaced);
+/**
+ * The output colour; converted to in the graph unless it is metadata only or already the
+ * picture's. A full-range picture the codec and container cannot record as such (ProRes, FFV1 in
+ * MOV) is converted to limited range (noted): tagged full, readers would show it limited.
+ * Throws when this ffmpeg cannot convert.
+ */
+function applyOutputColour(b: PlanBuilder, working: ColorSpec, g: Geometry, interlaced: boolean, enc: Encoding): OutputColour {
+  let outputColour = resolveOutputColour(b, working, g, interlaced);
+  const unrecordable = outputColour.color.colorRange === 'FULL' ? fullRangeUnrecordable(enc.codec, enc.container) : undefined;
+  if (unrecordable) {
+    b.note('processingSettings.outputColorSpaceConversion.colorProfile.colorRange', 'FULL', 'LIMITED', `${unrecordable}; the picture is converted to limited range`);
+    outputColour = { ...outputColour, color: { ...outputColour.color, colorRange: 'LIMITED' }, metadataOnly: false };
+  }
   if (!outputColour.metadataOnly && !sameColor(working, outputColour.color)) {
     convertColour(b, working, outputColour.color, outputColour, g);
   }

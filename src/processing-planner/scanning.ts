@@ -63,6 +63,17 @@ export function resolveScanning(b: PlanBuilder, enc: Encoding): ScanningPlan {
       implicitDeinterlace = true;
     } else outputScanning = detected!;
   } else outputScanning = requestedScanning;
+  if (outputScanning === 'INTERLACED_BOTTOM_FIRST' && enc.codec === 'H264' && enc.container === 'MXF') {
+    // ffmpeg's MXF muxer records no field dominance for H.264, and readers (ffprobe, Vidmill's
+    // ingestion) take it as top field first: a bottom-first output would be read the wrong way.
+    const why = "ffmpeg's MXF muxer records no field order for H.264, which readers take as top field first";
+    if (requestedScanning === 'INTERLACED_BOTTOM_FIRST') {
+      b.issues.unsupported('processingSettings.outputScanning', `bottom field first H.264 in MXF: ${why}`, outputScanning);
+      throwIssues(b.issues);
+    }
+    b.note('processingSettings.outputScanning', 'AUTO (the source is bottom field first)', 'INTERLACED_TOP_FIRST', `${why}; the fields are shifted to top field first`);
+    outputScanning = 'INTERLACED_TOP_FIRST';
+  }
 
   const outInterlaced = outputScanning !== 'PROGRESSIVE';
   if (outInterlaced && PROGRESSIVE_ONLY[enc.codec]) {
