@@ -113,7 +113,7 @@ export class WebhookListenersService extends TransactionalService {
   }
 
   async delete(userId: string, id: string): Promise<void> {
-    if (!(await listenersStore.deleteLiveInScope(this.db, id, { memberUserId: userId }, this.clock.now()))) throw notFound();
+    if (!(await this.transactional((trx) => listenersStore.deleteLiveInScope(trx, id, { memberUserId: userId }, this.clock.now())))) throw notFound();
   }
 
   /**

@@ -2,7 +2,6 @@
 import type { Knex } from 'knex';
 import { asDate, lockRowForUpdate } from '../../db/database';
 import { DbInt, DbTimestamp, rowMapper } from '../../db/store';
-import { transactional } from '../../db/transactional';
 import { fetchPage, Page, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
 
@@ -123,14 +122,12 @@ export const listenersStore = {
     // Read again under the lock: a concurrent poll may have moved last_sequence.
     return listenerRows.one((await live(db, now).where({ id }).first()) as ListenerRow | undefined);
   },
-  /** Deletes a live listener of a team in scope and its deliveries. */
+  /** Deletes a live listener of a team in scope and its deliveries (two statements: run it in a transaction). */
   async deleteLiveInScope(db: Knex, id: string, scope: TeamScope, now: Date): Promise<boolean> {
-    return transactional(db, async (trx) => {
-      const ids = whereTeamInScope(trx, live(trx, now), `${LISTENERS}.team_id`, scope).where(`${LISTENERS}.id`, id).select(`${LISTENERS}.id`);
-      if (!(await trx(LISTENERS).whereIn('id', ids).delete())) return false;
-      await trx(DELIVERIES).where({ listener_id: id }).delete();
-      return true;
-    });
+    const ids = whereTeamInScope(db, live(db, now), `${LISTENERS}.team_id`, scope).where(`${LISTENERS}.id`, id).select(`${LISTENERS}.id`);
+    if (!(await db(LISTENERS).whereIn('id', ids).delete())) return false;
+    await db(DELIVERIES).where({ listener_id: id }).delete();
+    return true;
   },
   async update(db: Knex, id: string, u: { lastSequence: number; expiresAt: Date }): Promise<void> {
     await db(LISTENERS).where({ id }).update({ last_sequence: u.lastSequence, expires_at: u.expiresAt });
