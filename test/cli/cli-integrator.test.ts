@@ -260,7 +260,7 @@ describe(`vidmill CLI for integrators: npx, folders, signals, errors, exit codes
     const imported = await runCli(['videos', 'import', `${media.origin}/media/prompt.mp4`, '--wait', '--json'], env(), { cwd: caller });
     assert.equal(imported.code, 0, imported.stderr);
     const master = JSON.parse(imported.stdout);
-    const { code, output } = await runInTerminal(cliCommandLine(['process', master.id, '--preset', 'compress-h-264']), env(), caller, { when: /\[y\/N\] $/, type: 'n\r' });
+    const { code, output } = await runInTerminal(cliCommandLine(['process', master.id, '--preset', 'compress-h-264']), env(), caller, { when: /\[y\/N\] /, type: 'n\r' });
     assert.equal(code, 2, output);
     assert.match(output, /Price: \d+\.\d{3} USD \(US dollars, charged to the team's wallet when accepted\)/);
     assert.match(output, /Wallet: 25\.000 USD for processing/);
