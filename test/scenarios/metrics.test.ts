@@ -18,7 +18,6 @@ import supertest from 'supertest';
 import { ConfigError, loadConfig } from '../../src/config';
 import { DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
 import { recordEvent } from '../../src/features/webhooks/events';
-import { WebhookVerifier } from '../../src/features/webhooks/verify';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { videosStore } from '../../src/features/videos/videos.store';
 import { metricsEndpoint, startMetricsServer } from '../../src/http/metrics-endpoint';
@@ -239,10 +238,10 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
   it('a webhook delivery shows in the delivery metrics: delivered with its attempt and commit-to-delivery latency; a final failure', async () => {
     h = await createHarness({ allowPrivateUrls: true });
     u = await h.user();
-    const verifier = new WebhookVerifier({
+    const verifier = {
       now: () => h.clock.now(),
-      fetchKey: async (id) => (await h.request.get(`/api/v1/webhooks/public-keys/${id}`).set('X-API-Key', u.apiKey)).body.publicKey,
-    });
+      fetchKey: async (id: string) => (await h.request.get(`/api/v1/webhooks/public-keys/${id}`).set('X-API-Key', u.apiKey)).body.publicKey,
+    };
     const receiver = await startReceiver(verifier);
     const worker = new DeliveryWorker({ db: h.services.db, clock: h.clock, signingKeys: h.services.signingKeys, policy: { allowPrivateUrls: true }, log: silent }, { random: () => 0.5 });
     try {
