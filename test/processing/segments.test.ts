@@ -77,7 +77,8 @@ describe('Segmented processing: the split', () => {
     assert.ok(!s.segmentArgs.includes('-x264-params'));
     assert.ok(segmentArgs(plan(H264_MP4, probeOf({ durationMs: 130_000 }), 60) as SegmentedProcessingPlan, s.segments[1]!, 'in.mp4', 'part.mp4').includes('zones=0,0,b=0.714'));
     assert.deepEqual(s.audio?.args.slice(0, 4), ['-vn', '-map', '0:a?', '-c:a']);
-    assert.deepEqual(s.joinArgs.slice(0, 7), ['-map', '0:v:0', '-map', '1:a?', '-c', 'copy', '-t']);
+    // The stream copy repeats the encoder's tag (avc1 in MP4).
+    assert.deepEqual(s.joinArgs.slice(0, 9), ['-map', '0:v:0', '-map', '1:a?', '-c', 'copy', '-tag:v', 'avc1', '-t']);
   });
 
   it('a frame-rate conversion puts boundaries where source and output frames meet (25 -> 30 frames/s: every 0.2 s)', () => {
