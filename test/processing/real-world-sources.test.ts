@@ -90,6 +90,28 @@ const CORPUS: CorpusSource[] = [
     args: [...video('50'), ...tone(), '-vf', 'interlace=scan=tff,setfield=tff', '-c:v', 'prores_ks', '-profile:v', '2', '-flags', '+ildct', '-c:a', 'pcm_s16le', '-shortest'],
   },
   {
+    name: 'DNxHR SQ + PCM in MOV (256x144: the smallest DNxHR frame is 256x120)',
+    file: 'rw-dnxhr.mov',
+    args: ['-f', 'lavfi', '-i', 'testsrc2=size=256x144:rate=25:duration=3', ...tone(), '-c:v', 'dnxhd', '-profile:v', 'dnxhr_sq', '-pix_fmt', 'yuv422p', '-c:a', 'pcm_s16le', '-shortest'],
+  },
+  {
+    name: 'DNxHR SQ + PCM in MXF',
+    file: 'rw-dnxhr.mxf',
+    args: ['-f', 'lavfi', '-i', 'testsrc2=size=256x144:rate=25:duration=3', ...tone(), '-c:v', 'dnxhd', '-profile:v', 'dnxhr_sq', '-pix_fmt', 'yuv422p', '-c:a', 'pcm_s16le', '-shortest', '-f', 'mxf'],
+    oneJob: /container \(mxf\)/,
+  },
+  {
+    name: 'interlaced ProRes 422 (bottom field first) + PCM in MOV',
+    file: 'rw-prores-bff.mov',
+    args: [...video('50'), ...tone(), '-vf', 'interlace=scan=bff,setfield=bff', '-c:v', 'prores_ks', '-profile:v', '2', '-flags', '+ildct', '-c:a', 'pcm_s16le', '-shortest'],
+  },
+  {
+    name: 'audio starting 0.45 s after the video through an MP4 edit list',
+    file: 'rw-editlist-audio-late.mp4',
+    args: [...video('25'), ...tone(2.5, 0.45), '-map', '0:v', '-map', '1:a', ...X264, '-c:a', 'aac'],
+    oneJob: /audio starts 4\d\d ms after its video/,
+  },
+  {
     name: 'H.264 + PCM in MXF',
     file: 'rw-h264.mxf',
     args: [...video('25'), ...tone(), ...X264, '-bf', '0', '-c:a', 'pcm_s16le', '-shortest', '-f', 'mxf'],
