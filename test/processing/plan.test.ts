@@ -107,7 +107,8 @@ describe('Processing plan', function () {
       assert.equal(arg(p.outputArgs, '-pix_fmt'), 'yuv420p');
       assert.equal(arg(p.outputArgs, '-f'), 'mp4');
       assert.equal(arg(p.outputArgs, '-movflags'), '+faststart+write_colr');
-      assert.equal(p.outputArgs.includes('-x265-params') || p.outputArgs.includes('-tag:v') || p.outputArgs.includes('-flags'), false);
+      assert.equal(p.outputArgs.includes('-x265-params') || p.outputArgs.includes('-flags'), false);
+      assert.equal(arg(p.outputArgs, '-tag:v'), 'avc1', 'the plain AVC sample entry, never an AVC-Intra one');
       assert.equal(p.output.crf, 20);
       assert.equal(p.output.bitrate, undefined);
       assert.deepEqual(p.applied.options.encodingConfiguration, { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 8, name: 'yuv420p' } });
