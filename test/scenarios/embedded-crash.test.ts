@@ -111,6 +111,8 @@ const OWNER = { email: 'owner@example.com', password: 'a-long-enough-password' }
     const resumedIn = Math.round(performance.now() - killedAt);
     const refetched = ranged() - rangedBefore;
     assert.ok(refetched <= partCount - partsBefore, `only the missing parts are fetched again (${refetched} requests; ${partsBefore} of ${partCount} parts were stored)`);
+    // The copy records the upload DONE, then its job is marked done (another statement): wait for both.
+    await waitFor('the copy job done', async () => ((await db!('jobs').where({ id: job.id }).first()) as { status: string }).status !== 'running', { timeoutMs: 30_000 });
     const taken = (await db('jobs').where({ id: job.id }).first()) as { status: string; attempts: number };
     assert.equal(taken.status, 'done');
     assert.equal(taken.attempts, 2, 'the same job, taken over once');
