@@ -21,7 +21,8 @@ import { checkOutput, probeMedia, type ProbeResult } from '../../src/media';
 import { CONTAINER_CODECS, ENCODING_PROFILES, buildProcessingPlan, checkerExpectation, runProcessing, type ProcessingOptions } from '../../src/processing-planner';
 import { PROFILE_SPECS, dnxhdFrameSizes } from '../../src/processing-planner/encoders';
 import { bins } from '../media/fixtures';
-import { capabilities, run, workDir } from './engine-fixtures';
+import { encodeCached } from '../helpers/media-cache';
+import { capabilities, workDir } from './engine-fixtures';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 const SOURCES = {
@@ -42,7 +43,7 @@ function source(name: SourceName) {
       const b = await bins();
       const [file, args] = SOURCES[name];
       const out = path.join(workDir, file);
-      await run(b.ffmpeg, [...L, ...args, '-an', out]);
+      await encodeCached(b.ffmpeg, [...L, ...args, '-an'], out);
       return { file: out, probe: await probeMedia(b, out, { detectScanning: true }) };
     })();
     made.set(name, p);
