@@ -82,6 +82,8 @@ export default tseslint.config(
     // attempts); src/jobs/ alone calls the queue's raw enqueue. After-commit: only
     // src/db/after-commit.ts reads a Knex transaction's executionPromise. Errors: a client's error
     // is one of the DomainError subclasses, never a DomainError built with a bare status.
+    // Transactions: opened with a TransactionalService's this.transactional(fn); the free
+    // transactional(db, fn) and db.transaction() only in src/db/ and src/jobs/.
     files: ['src/**/*.ts'],
     plugins: { vidmill: { rules: { 'one-way': oneWayRule() } } },
     rules: { 'vidmill/one-way': 'error' },
@@ -127,6 +129,20 @@ function oneWayRule() {
       selector: "MemberExpression[property.name='executionPromise']",
       allowedIn: /\/src\/db\/after-commit\.ts$/,
       message: "Run effects after commit with afterCommit (src/db/after-commit.ts): a transaction's own promise settles at a savepoint's release, before the outer commit.",
+    },
+    {
+      // The free transactional(db, fn) (imported under another name or with its module as a
+      // namespace, too) and Knex's own db.transaction() / db.transactionProvider(). The one way is
+      // this.transactional(fn), a member call on `this`, which none of these selectors matches.
+      selector: [
+        "CallExpression[callee.name='transactional']",
+        "ImportSpecifier[imported.name='transactional'][local.name!='transactional']",
+        'ImportDeclaration[source.value=/\\/db\\/transactional$/] > ImportNamespaceSpecifier',
+        'CallExpression[callee.property.name=/^(transaction|transactionProvider)$/]',
+      ].join(', '),
+      allowedIn: /\/src\/(db|jobs)\//,
+      message:
+        'Open a transaction with this.transactional(fn) in a TransactionalService (src/db/transactional.ts); a caller holding a transaction passes it on (stores, helpers) or binds the service with within(trx). Only src/db/ and src/jobs/ call transactional(db, fn) or db.transaction().',
     },
   ];
   return {

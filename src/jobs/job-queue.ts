@@ -271,6 +271,11 @@ export class JobQueue {
     const now = this.clock.now();
     const expired = (db: Knex) => db<JobRow>('jobs').where('status', 'running').andWhere('lease_expires_at', '<=', now);
     if (!(await expired(this.db).first('id'))) return { requeued: 0, failed: 0, jobIds: [] };
+    // The free `transactional`, allowed in src/jobs/ only (vidmill/one-way): the queue is not a
+    // TransactionalService on purpose. Services hold it (`this.jobs`), and `within(trx)` binds
+    // every TransactionalService a service holds, so a bound service's queue would run this sweep
+    // as a savepoint of a feature's transaction; the sweep is a transaction of its own (the
+    // give-ups commit with the failed rows), and enqueues take the caller's transaction explicitly.
     const failedJobs = await transactional(this.db, async (trx) => {
       let q = expired(trx).andWhere('attempts', '>=', trx.ref('max_attempts'));
       if (isPostgres(this.db)) q = q.forUpdate().skipLocked();

@@ -34,6 +34,9 @@ export async function readQueueDepth(db: Knex, now: Date): Promise<QueueDepth> {
     };
   };
   if (!isPostgres(db)) return read(db);
+  // The free `transactional`, allowed in src/jobs/ only (vidmill/one-way): a read of the queue
+  // for the metrics endpoint, with no service to own it; the transaction only scopes the
+  // `set local` to these two queries.
   return transactional(db, async (trx) => {
     await trx.raw(`set local statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
     return read(trx);

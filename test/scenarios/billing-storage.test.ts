@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
 import { DEFAULT_PRICE_LIST } from '../../src/features/billing/price-list';
-import { sampleStorage } from '../../src/features/billing/storage-meter';
+import { StorageMeters } from '../../src/features/billing/storage-meter';
 import { storageStore } from '../../src/features/billing/storage.store';
 import { creditsStore } from '../../src/features/billing/credits.store';
 import { ledgerStore } from '../../src/features/billing/ledger.store';
@@ -29,7 +29,7 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
   /** A stored video as video in leaves it, with the sample its copy job takes. */
   const store = async (owner: TestUser, data = MB) => {
     const id = await storedVideo(h, owner, { data });
-    await sampleStorage(h.services.db, owner.teamId, h.clock.now());
+    await new StorageMeters(h.services.db).sample(owner.teamId, h.clock.now());
     return id;
   };
   const storageTransactions = async (teamId: string) => (await ledgerStore.allForTeam(h.services.db, teamId)).filter((t) => t.category === 'STORAGE');

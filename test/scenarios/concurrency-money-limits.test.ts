@@ -9,7 +9,7 @@ import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { ledgerStore } from '../../src/features/billing/ledger.store';
 import { creditsStore } from '../../src/features/billing/credits.store';
-import { sampleStorage } from '../../src/features/billing/storage-meter';
+import { StorageMeters } from '../../src/features/billing/storage-meter';
 import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
 import { videoOutStore } from '../../src/features/video-out/video-out.store';
 import { videosStore } from '../../src/features/videos/videos.store';
@@ -175,7 +175,7 @@ describe(`Money and limits under concurrency (${TEST_DIALECT})`, function () {
       const alone = await h.user();
       for (const team of [u, alone]) {
         await storedVideo(h, team, { data: Buffer.alloc(1_000_000, 7) });
-        await sampleStorage(h.services.db, team.teamId, h.clock.now());
+        await new StorageMeters(h.services.db).sample(team.teamId, h.clock.now());
       }
       h.clock.advance(3 * 24 * 3600_000);
       await Promise.all(Array.from({ length: N }, () => h.services.storageBilling.billTeam(u.teamId)));

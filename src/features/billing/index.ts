@@ -9,5 +9,5 @@ export { DEFAULT_PRICE_LIST, loadPriceListFile } from './price-list';
 export type { PriceList } from './price-list';
 export type { PricedProduct, ProductUse } from './pricing';
 export { StorageBillingService } from './storage-billing.service';
-export { sampleStorage } from './storage-meter';
+export { StorageMeters } from './storage-meter';
 export { priceStorage } from './storage-pricing';

@@ -26,7 +26,7 @@ import { ledgerStore } from './ledger.store';
 import { periodsStore } from './periods.store';
 import { LedgerService, monthStart } from './ledger.service';
 import type { PricedProduct } from './pricing';
-import { sampleStorage } from './storage-meter';
+import { StorageMeters } from './storage-meter';
 import { gbMonths, priceStorage, StoragePrice } from './storage-pricing';
 import { StorageUsage, storageStore } from './storage.store';
 import { TransactionalService } from '../../db/transactional';
@@ -59,7 +59,7 @@ export class StorageBillingService extends TransactionalService {
     let sampled = 0;
     for (const teamId of await storageStore.teamsToSample(this.db)) {
       try {
-        await sampleStorage(this.db, teamId, now);
+        await new StorageMeters(this.db).sample(teamId, now);
         sampled++;
       } catch (err) {
         failures.push(err);
@@ -91,7 +91,7 @@ export class StorageBillingService extends TransactionalService {
       const now = this.clock.now();
       // The team, then the meter (the lock order in storage-meter.ts).
       await ledgerStore.lockTeam(trx, teamId);
-      await sampleStorage(trx, teamId, now);
+      await new StorageMeters(trx).sample(teamId, now);
       const team = await findTeam(trx, teamId);
       if (!team) return 0;
       if (team.billingType === 'CLOUD_MARKETPLACE' && !(await agreementsStore.activeForTeam(trx, teamId))) return 0;

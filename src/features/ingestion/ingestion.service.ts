@@ -36,7 +36,7 @@ import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, weightedFraction, writeProgress } from '../../shared/progress-eta';
 import { NotFoundError } from '../../shared/errors';
-import { sampleStorage } from '../billing';
+import { StorageMeters } from '../billing';
 import { mediaStageError, stageError } from '../videos';
 import { ingestionEventsFor, VideoEvents } from '../videos';
 import { ingestionStore } from './ingestion.store';
@@ -250,7 +250,7 @@ export class IngestionService extends TransactionalService {
     }
     await this.transactional(async (trx) => {
       for (const a of assets) await recordVideoAsset(trx, a);
-      await sampleStorage(trx, video.teamId, this.clock.now());
+      await new StorageMeters(trx).sample(video.teamId, this.clock.now());
     });
   }
 
@@ -333,7 +333,7 @@ export class IngestionService extends TransactionalService {
         await recordSourceRange(trx, videoId, { startMs: cut.startMs, endMs: cut.endMs }, now);
         await stage.done(trx, v, VideoEvents.clipProcessing.done, now);
         await this.begin(trx, { ...v, blobKey: key });
-        await sampleStorage(trx, v.teamId, now);
+        await new StorageMeters(trx).sample(v.teamId, now);
       });
       eta.finish();
     } catch (err) {

@@ -21,7 +21,7 @@ import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../../shared/errors';
 import { findTeam } from '../accounts';
 import type { LedgerService } from '../billing';
-import { sampleStorage } from '../billing';
+import { StorageMeters } from '../billing';
 import { priceStorage } from '../billing';
 import type { IngestionService } from '../ingestion';
 import { mediaStageError, stageError } from '../videos';
@@ -322,7 +322,7 @@ export class ProcessingService extends TransactionalService {
       await recordVideoFile(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size, file }, now);
       await this.stage.done(trx, v, processingEvents(source).done, now);
       await this.ingestion.begin(trx, { ...v, blobKey: key });
-      await sampleStorage(trx, v.teamId, now);
+      await new StorageMeters(trx).sample(v.teamId, now);
     });
   }
 

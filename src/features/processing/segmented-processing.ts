@@ -20,9 +20,9 @@
 import path from 'node:path';
 import { mkdir, rm } from 'node:fs/promises';
 import type { Db } from '../../db/database';
+import { TransactionalService } from '../../db/transactional';
 import type { JobQueue } from '../../jobs/job-queue';
 import type { JobContext, JobHandler } from '../../jobs/worker';
-import { transactional } from '../../db/transactional';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
@@ -69,11 +69,13 @@ export interface ProcessingStageOwner {
   finish(videoId: string, plan: EnginePlan, out: string, signal: AbortSignal): Promise<void>;
 }
 
-export class SegmentedProcessing {
+export class SegmentedProcessing extends TransactionalService {
   constructor(
     private readonly processing: ProcessingStageOwner,
     private readonly deps: SegmentedProcessingDeps,
-  ) {}
+  ) {
+    super(deps.db);
+  }
 
   /** The parts and their jobs, once (a processing job run again after a crash adds nothing). */
   async split(videoId: string, segments: EngineSegments): Promise<void> {
@@ -105,7 +107,7 @@ export class SegmentedProcessing {
   readonly runPart: JobHandler<{ videoId: string; part: number }> = async ({ videoId, part }, ctx) => {
     const started = await this.started(videoId);
     if (!started) return;
-    const parts = await segmentsStore.byVideo(this.deps.db, videoId);
+    const parts = await segmentsStore.byVideo(this.db, videoId);
     const mine = parts.find((p) => p.part === part);
     if (!mine || mine.status === 'done') return;
     const { video, source } = started;
@@ -153,7 +155,7 @@ export class SegmentedProcessing {
     const started = await this.started(videoId);
     if (!started) return;
     const { video, source } = started;
-    const parts = await segmentsStore.byVideo(this.deps.db, videoId);
+    const parts = await segmentsStore.byVideo(this.db, videoId);
     if (!parts.length || parts.some((p) => p.status !== 'done' || !p.blobKey)) return;
     const dir = await ctx.scratchDir();
     await mkdir(dir, { recursive: true });
@@ -195,7 +197,7 @@ export class SegmentedProcessing {
 
   /** Removes the parts (rows and blobs) of videos whose processing ended or that are gone; returns how many videos. */
   async sweepLeftovers(limit = 100): Promise<number> {
-    const ids = await segmentsStore.leftoverVideoIds(this.deps.db, limit);
+    const ids = await segmentsStore.leftoverVideoIds(this.db, limit);
     for (const id of ids) await this.removeParts(id);
     return ids.length;
   }
@@ -203,21 +205,21 @@ export class SegmentedProcessing {
   private async failAfterAttempt(videoId: string, err: unknown, ctx: JobContext): Promise<void> {
     await this.processing.failAfterAttempt(videoId, err, ctx);
     // Failed for good: the other parts' files are of no use any more.
-    const v = await findVideo(this.deps.db, videoId);
+    const v = await findVideo(this.db, videoId);
     if (v?.processing?.status === 'FAILED') await this.removeParts(videoId).catch(() => undefined);
   }
 
   private async removeParts(videoId: string): Promise<void> {
-    const parts = await segmentsStore.byVideo(this.deps.db, videoId);
+    const parts = await segmentsStore.byVideo(this.db, videoId);
     for (const p of parts) if (p.blobKey) await this.deps.blobs.delete(p.blobKey);
-    await transactional(this.deps.db, (trx) => segmentsStore.deleteAll(trx, videoId));
+    await this.transactional((trx) => segmentsStore.deleteAll(trx, videoId));
   }
 
   /** The video and its source while its processing runs; undefined when it ended or is gone. */
   private async started(videoId: string) {
-    const video = await findVideo(this.deps.db, videoId);
+    const video = await findVideo(this.db, videoId);
     if (!video?.processing || video.processing.status !== 'IN_PROGRESS' || !video.sourceVideoId) return undefined;
-    const source = await findVideo(this.deps.db, video.sourceVideoId);
+    const source = await findVideo(this.db, video.sourceVideoId);
     if (!source) return undefined;
     return { video, source };
   }
@@ -232,7 +234,8 @@ export class SegmentedProcessing {
    * with the time left measured on that aggregate (ProgressEta), one write at a time.
    */
   private progressWriter(videoId: string, part: number) {
-    const { db, clock } = this.deps;
+    const { db } = this;
+    const { clock } = this.deps;
     const eta = new ProgressEta({ label: 'processing' });
     let mine = 0;
     let chain: Promise<void> = Promise.resolve();

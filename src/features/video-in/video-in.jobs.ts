@@ -23,7 +23,7 @@ import { isNonPublicAddressRefusal } from '../../net/outbound-url';
 import { BlobStore, isUploadGone, Upload } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
-import { sampleStorage } from '../billing';
+import { StorageMeters } from '../billing';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../storage/copy-engine';
 import { findVideo, recordVideoFile, retriesLeft, RUNNING, stageError, StageError, Video, VideoEvents, VideoStage } from '../videos';
 import type { CopyJobPayload, VideoInService } from './video-in.service';
@@ -129,7 +129,7 @@ async function markCopied(deps: VideoInJobDeps, stage: VideoStage, videoId: stri
     await videoInStore.forgetParts(trx, videoId);
     await stage.done(trx, v, VideoEvents.videoIn.done, now);
     await deps.onCopied(trx, { ...v, blobKey: videoFileKey(videoId), crc32c });
-    await sampleStorage(trx, v.teamId, now);
+    await new StorageMeters(trx).sample(v.teamId, now);
   });
 }
 

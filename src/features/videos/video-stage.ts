@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { Db } from '../../db/database';
-import { transactional } from '../../db/transactional';
+import { TransactionalService } from '../../db/transactional';
 import type { JobContext } from '../../jobs/worker';
 import type { Clock } from '../../shared/clock';
 import { recordEvent } from '../webhooks';
@@ -37,19 +37,25 @@ const WRITE: Record<VideoStageName, (db: Knex, id: string, u: Update, now: Date)
 /** The time left a DONE stage shows: none for the copies, zero for the media stages. */
 const DONE_ETA: Record<VideoStageName, number | null> = { upload: null, ingestion: 0, processing: 0, output: null };
 
-export class VideoStage {
+/**
+ * A stage of videos over the `Db` it is built on (the pool, or a caller's transaction: `whenIn`
+ * is then a savepoint of it).
+ */
+export class VideoStage extends TransactionalService {
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly clock: Clock,
     readonly stage: VideoStageName,
-  ) {}
+  ) {
+    super(db);
+  }
 
   /**
    * Runs `fn` in a transaction with the video locked, only when the stage passes `from`
    * (a video that is gone or whose stage moved meanwhile is left alone). True when `fn` ran.
    */
   async whenIn(videoId: string, from: StageGuard, fn: (trx: Knex, v: Video, now: Date) => Promise<void>): Promise<boolean> {
-    return transactional(this.db, async (trx) => this.whenInWithin(trx, videoId, from, fn));
+    return this.transactional(async (trx) => this.whenInWithin(trx, videoId, from, fn));
   }
 
   /** `whenIn` in the caller's transaction (the lease sweep's give-up handlers). */

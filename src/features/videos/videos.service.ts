@@ -8,7 +8,7 @@ import type { Clock } from '../../shared/clock';
 import { ConflictError, NotFoundError } from '../../shared/errors';
 import type { Page, PageRequest } from '../../shared/paging';
 import { recordEvent } from '../webhooks';
-import { sampleStorage } from '../billing';
+import { StorageMeters } from '../billing';
 import type { AccountsService } from '../accounts';
 import { VideoEvents } from './video-events';
 import { PURGE_BLOBS_JOB, PurgeBlobsPayload } from './videos.jobs';
@@ -124,7 +124,7 @@ export class VideosService extends TransactionalService {
     }
     await PURGE_BLOBS_JOB.enqueue(this.jobs, this.db, payload);
     // Their stored bytes stop accruing now (the sample is the last write: see storage-meter.ts).
-    for (const teamId of new Set([video.teamId, ...teamOf.values()])) await sampleStorage(this.db, teamId, now);
+    for (const teamId of new Set([video.teamId, ...teamOf.values()])) await new StorageMeters(this.db).sample(teamId, now);
     return removed;
   }
 

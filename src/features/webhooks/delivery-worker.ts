@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
+import { TransactionalService } from '../../db/transactional';
 import { backoffMs } from '../../jobs/backoff';
 import { AttemptRecord, DeliveryRecord, eventsStore, WebhookRecord, webhooksStore } from './webhooks.store';
 import { guardedAgents } from '../../net/guarded-agents';
@@ -86,7 +87,11 @@ export type { LoopState };
 /** A delivery this worker claimed: `leaseOwner` is the claim's lease token. */
 type ClaimedDelivery = DeliveryRecord & { leaseOwner: string };
 
-export class DeliveryWorker {
+/**
+ * A TransactionalService for the one transaction it opens itself: an attempt and the delivery's
+ * new state recorded together (`finishAttempt`).
+ */
+export class DeliveryWorker extends TransactionalService {
   readonly owner = `worker-${randomUUID()}`;
   private readonly options: DeliveryOptions;
   private readonly limiter: WebhookRateLimiter;
@@ -104,6 +109,7 @@ export class DeliveryWorker {
     private readonly deps: { db: Db; clock: Clock; signingKeys: SigningKeys; policy: OutboundPolicy; log: Logger },
     options: Partial<DeliveryOptions> = {},
   ) {
+    super(deps.db);
     this.options = { ...DEFAULT_DELIVERY_OPTIONS, ...options };
     this.limiter = new WebhookRateLimiter(deps.db);
     // Every delivery connects through the outbound guard's agents, checked when it connects.
@@ -185,7 +191,7 @@ export class DeliveryWorker {
       const count = this.inFlightByWebhook.get(d.webhookId) ?? 0;
       if (count >= this.options.perWebhookConcurrency) {
         // Over this webhook's share: hand it back; the next claims skip the webhook until a slot frees.
-        await eventsStore.releaseLease(this.deps.db, d.id, d.leaseOwner);
+        await eventsStore.releaseLease(this.db, d.id, d.leaseOwner);
         continue;
       }
       this.inFlightByWebhook.set(d.webhookId, count + 1);
@@ -203,13 +209,13 @@ export class DeliveryWorker {
 
   private async claim(limit: number, skipWebhookIds: string[] = []): Promise<ClaimedDelivery[]> {
     const now = this.deps.clock.now();
-    return (await eventsStore.claimDue(this.deps.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds)) as ClaimedDelivery[];
+    return (await eventsStore.claimDue(this.db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), limit, skipWebhookIds)) as ClaimedDelivery[];
   }
 
   /** The webhooks of a claimed batch, read once (deleted ones too; a missing one was swept with its deliveries). */
   private async webhooksOf(batch: DeliveryRecord[]): Promise<Map<string, WebhookRecord>> {
     if (!batch.length) return new Map();
-    const list = await webhooksStore.byIds(this.deps.db, [...new Set(batch.map((d) => d.webhookId))]);
+    const list = await webhooksStore.byIds(this.db, [...new Set(batch.map((d) => d.webhookId))]);
     return new Map(list.map((w) => [w.id, w]));
   }
 
@@ -235,7 +241,7 @@ export class DeliveryWorker {
       const sent = await this.unlessStopped(this.send(d, webhook.url, webhook.rateLimitPerSecond, attemptNumber));
       if (!sent) {
         // stop()'s grace ran out mid-send: the delivery is due again, for any process.
-        await eventsStore.releaseLease(this.deps.db, d.id, d.leaseOwner);
+        await eventsStore.releaseLease(this.db, d.id, d.leaseOwner);
         return;
       }
       result = sent;
@@ -269,7 +275,7 @@ export class DeliveryWorker {
       responseRetryAt: retryAt && next.nextAttemptAt,
       responseHeaders: ok || !result.headers ? undefined : cutHeaders(result.headers),
     };
-    const recorded = await eventsStore.finishAttempt(this.deps.db, d.leaseOwner, attempt, { ...next, seriesStartedAt, updatedAt: now });
+    const recorded = await this.transactional((trx) => eventsStore.finishAttempt(trx, d.leaseOwner, attempt, { ...next, seriesStartedAt, updatedAt: now }));
     if (!recorded) this.deps.log.warn({ deliveryId: d.id }, 'webhook delivery lease was lost; attempt not recorded');
     // The delivery row (and its event) was created in the event's transaction: createdAt is the commit's time.
     else recordWebhookDelivery(ok ? 'delivered' : next.status === 'pending' ? 'retry' : 'failed', attemptNumber, (now.getTime() - d.createdAt.getTime()) / 1000);

@@ -4,7 +4,6 @@ import { asBool, asDate, asOptionalDate, lockRowForUpdate } from '../../db/datab
 import { claimLeasedRows, LeasedTable, leaseToken, whereLeaseHeld } from '../../jobs/leased-rows';
 import { fetchPage, PageRequest } from '../../shared/paging';
 import { TeamScope, whereTeamInScope } from '../accounts';
-import { transactional } from '../../db/transactional';
 import { DbBool, DbInt, DbTimestamp, Nullable, rowMapper } from '../../db/store';
 
 export interface WebhookRecord {
@@ -377,40 +376,41 @@ export const eventsStore = {
     });
     return rows.map(toDelivery);
   },
-  /** Records an attempt and the delivery's new state, if the lease (`owner`: the claim's token) is still held. */
+  /**
+   * Records an attempt and the delivery's new state, if the lease (`owner`: the claim's token) is
+   * still held. Two writes: run it in a transaction (the delivery worker opens it).
+   */
   async finishAttempt(
-    db: Knex,
+    trx: Knex.Transaction,
     owner: string,
     attempt: AttemptRecord,
     next: { status: DeliveryStatus; nextAttemptAt?: Date; seriesStartedAt: Date; successful?: boolean; updatedAt: Date },
   ): Promise<boolean> {
-    return transactional(db, async (trx) => {
-      const n = await whereLeaseHeld(trx, DELIVERY_LEASES, attempt.deliveryId, owner).update({
-        status: next.status,
-        next_attempt_at: next.nextAttemptAt ?? null,
-        series_started_at: next.seriesStartedAt,
-        attempt_count: attempt.attemptNumber,
-        successful: next.successful ?? null,
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: next.updatedAt,
-      });
-      if (!n) return false;
-      await trx(ATTEMPTS).insert({
-        id: attempt.id,
-        delivery_id: attempt.deliveryId,
-        attempt_number: attempt.attemptNumber,
-        requested_at: attempt.requestedAt,
-        response_time_millis: attempt.responseTimeMillis,
-        status_code: attempt.statusCode,
-        response_body: attempt.responseBody ?? null,
-        error_code: attempt.errorCode ?? null,
-        error_message: attempt.errorMessage ?? null,
-        response_retry_at: attempt.responseRetryAt ?? null,
-        response_headers: attempt.responseHeaders ? JSON.stringify(attempt.responseHeaders) : null,
-      });
-      return true;
+    const n = await whereLeaseHeld(trx, DELIVERY_LEASES, attempt.deliveryId, owner).update({
+      status: next.status,
+      next_attempt_at: next.nextAttemptAt ?? null,
+      series_started_at: next.seriesStartedAt,
+      attempt_count: attempt.attemptNumber,
+      successful: next.successful ?? null,
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: next.updatedAt,
     });
+    if (!n) return false;
+    await trx(ATTEMPTS).insert({
+      id: attempt.id,
+      delivery_id: attempt.deliveryId,
+      attempt_number: attempt.attemptNumber,
+      requested_at: attempt.requestedAt,
+      response_time_millis: attempt.responseTimeMillis,
+      status_code: attempt.statusCode,
+      response_body: attempt.responseBody ?? null,
+      error_code: attempt.errorCode ?? null,
+      error_message: attempt.errorMessage ?? null,
+      response_retry_at: attempt.responseRetryAt ?? null,
+      response_headers: attempt.responseHeaders ? JSON.stringify(attempt.responseHeaders) : null,
+    });
+    return true;
   },
   /** Hands a claimed delivery back without an attempt (worker stopping). */
   async releaseLease(db: Knex, id: string, owner: string): Promise<void> {
