@@ -17,15 +17,18 @@
  *   explicit marker, not inferred): it runs in the SQLite pass only; the SQL it reaches is tested
  *   on PostgreSQL by the files about that SQL;
  * - `npm test -- --node-runtime` runs only what depends on the Node version (CI's second Node
- *   version): the files under NODE_RUNTIME_DIRS (the native SQLite addon, the HTTP parser and
- *   sockets, TLS, streams, crypto, fetch, child processes and signals, the CLI and SDK), database
- *   files on SQLite only (the PostgreSQL driver is plain JavaScript). Media work (ffmpeg) and the
- *   end-to-end scenarios are the same on any Node version and run on the first one only.
+ *   version): the files listed in NODE_RUNTIME, each with why (the native SQLite addon, the HTTP
+ *   parser and sockets, TLS, streams, crypto, fetch, child processes and signals, the CLI and
+ *   SDK), database files on SQLite only (the PostgreSQL driver is plain JavaScript). Media work
+ *   (ffmpeg), the fuzzers, bad input and the end-to-end scenarios are the same on any Node
+ *   version and run on the first one only.
  * Each mocha run reports its files' durations (test/helpers/file-times.ts); the run ends with the
  * list, slowest first, so the next cut is made from data.
  *
  * The passes and lint run at the same time, as separate processes (VIDMILL_TEST_JOBS at once,
- * default 3; 1 runs them one after the other): they share nothing (each test has its own database,
+ * default 3; 1 runs them one after the other; VIDMILL_TEST_FILE_JOBS > 1 also runs that many
+ * files of a pass at once, mocha --parallel: measured on 2 cores, 2 made the run slower, the
+ * machine being CPU-bound already): they share nothing (each test has its own database,
  * SQLite file or PostgreSQL database, its own temporary folders and ports chosen by the system),
  * and on a small machine the waits of the database passes (I/O, timers, child processes) overlap
  * the CPU-bound media work of the dialect-free pass. Each run's output is kept and printed whole,
@@ -45,6 +48,8 @@ const TEST_DIR = path.resolve('test');
 const DATABASE_HELPER = path.join(TEST_DIR, 'helpers', 'database.ts');
 const ENTRY_POINTS_HELPER = path.join(TEST_DIR, 'helpers', 'entry-points.ts');
 const JOBS = Math.max(1, Number(process.env.VIDMILL_TEST_JOBS ?? 3) || 1);
+/** Files run at once within each mocha pass (mocha --parallel --jobs); 1 runs them one by one. */
+const FILE_JOBS = Math.max(1, Number(process.env.VIDMILL_TEST_FILE_JOBS ?? 1) || 1);
 
 async function postgresReachable(): Promise<boolean> {
   const client = new Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
@@ -118,8 +123,28 @@ function reaches(file: string, helper: string, seen = new Set<string>()): boolea
 /** Whether `file` opens a test database (it reaches test/helpers/database.ts). */
 const usesTestDatabase = (file: string) => reaches(file, DATABASE_HELPER);
 
-/** Directories whose files depend on the Node version (see the module comment). */
-const NODE_RUNTIME_DIRS = ['test/cli', 'test/contract', 'test/db', 'test/jobs', 'test/net', 'test/process', 'test/sdk', 'test/storage', 'test/unit'];
+/**
+ * What depends on the Node version (`--node-runtime`, CI's second Node version), each with why:
+ * globs as for the command line. The rest (media, the fuzzers, validation of bad input, the
+ * scenarios, the contract's own checks) does the same on any Node version.
+ */
+const NODE_RUNTIME: { glob: string; why: string }[] = [
+  { glob: 'test/db/**', why: 'the native SQLite addon, file modes' },
+  { glob: 'test/net/**', why: "sockets, TLS, the outbound guard's agents" },
+  { glob: 'test/process/**', why: 'child processes and signals' },
+  { glob: 'test/storage/**', why: 'streams, files, CRC-32C' },
+  { glob: 'test/sdk/**', why: "the SDK runs on the integrator's Node: fetch, Web Crypto, streams" },
+  { glob: 'test/cli/cli.test.ts', why: "the CLI runs on the integrator's Node" },
+  { glob: 'test/cli/cli-uploads-listen.test.ts', why: "the CLI's uploads and webhook forwarding: streams, sockets" },
+  { glob: 'test/contract/pipeline.test.ts', why: 'the HTTP parser and body framing' },
+  { glob: 'test/contract/request-body-types.test.ts', why: 'the HTTP parser and body types' },
+  { glob: 'test/jobs/worker.test.ts', why: 'timers, abort signals, the worker loop' },
+  { glob: 'test/unit/config.test.ts', why: 'the process environment' },
+  { glob: 'test/unit/security.test.ts', why: 'crypto' },
+  { glob: 'test/unit/statement-cache.test.ts', why: 'the native SQLite addon' },
+  { glob: 'test/unit/dependency-patches.test.ts', why: 'the patched dependencies as loaded by this Node' },
+];
+const dependsOnNodeVersion = (file: string) => NODE_RUNTIME.some(({ glob }) => globToRegExp(glob).test(file));
 
 /** Whether `file` declares that its subject is not SQL (`// test-databases: one`): SQLite pass only. */
 function oneDatabase(file: string): boolean {
@@ -167,7 +192,7 @@ function mochaJob(pass: Pass, files: string[], options: string[], env: NodeJS.Pr
     label,
     count: files.length,
     command: 'npx',
-    args: ['mocha', ...color, ...options, ...files],
+    args: ['mocha', ...color, ...(FILE_JOBS > 1 && files.length > 1 ? ['--parallel', '--jobs', String(FILE_JOBS)] : []), ...options, ...files],
     env: { ...env, VIDMILL_TEST_DB: pass === 'dialect-free' ? 'none' : pass, VIDMILL_TEST_TIMES: TIMES },
   };
 }
@@ -236,7 +261,7 @@ async function main(): Promise<void> {
   const nodeRuntime = args.includes('--node-runtime');
   const parsed = parseArgs(args.filter((a) => a !== '--passes' && a !== '--skip-lint' && a !== '--node-runtime'));
   const { options } = parsed;
-  const files = nodeRuntime ? parsed.files.filter((f) => NODE_RUNTIME_DIRS.some((d) => f.startsWith(`${d}/`))) : parsed.files;
+  const files = nodeRuntime ? parsed.files.filter(dependsOnNodeVersion) : parsed.files;
   const databaseFiles = files.filter((f) => usesTestDatabase(f));
   const dialectFree = files.filter((f) => !databaseFiles.includes(f));
   const postgresFiles = nodeRuntime ? [] : databaseFiles.filter((f) => !oneDatabase(f));

@@ -78,8 +78,13 @@ export async function createHarness(overrides: Partial<Config> = {}, opts: { log
   const clock = new ManualClock(new Date());
   const blobDir = mkdtempSync(path.join(tmpdir(), 'vidmill-blobs-'));
   const workDir = path.join(blobDir, '.work');
+  const defaults = loadConfig({});
   const config: Config = {
-    ...loadConfig({}),
+    ...defaults,
+    // x264/x265 `veryfast` instead of the installation default `medium`: the same GOP structure
+    // (B-frames, references), a third of the CPU. What the preset changes in a file is tested
+    // where it is the subject (the planner, the seam measurements, the corpus), not in every scenario.
+    processing: { ...defaults.processing, encoderPreset: 'veryfast' },
     database: database.config,
     strictResponses: true,
     workDir,
