@@ -185,6 +185,8 @@ export function cleanCutAt(packets: readonly VideoPacket[], t: number): boolean 
 /** What the clip needs to know of the master's video stream (ffprobe names). */
 export interface ClipVideoStream {
   codec: string;
+  /** The sample entry in MP4/MOV (`avc1`, `ai5q`...), as ffprobe names it. */
+  codecTag?: string;
   pixFmt?: string;
   fieldOrder?: string;
   colorRange?: string;
@@ -342,7 +344,9 @@ export function clipMuxArgs(out: string, o: ClipMuxOptions): string[] {
   if (plan.start > 0) args.push('-ss', sec(plan.start - margin));
   if (margin > 0) args.push('-itsoffset', `-${sec(margin)}`);
   args.push('-i', safePath(o.master), '-map', '0:v:0', '-map', '1:a?', '-c:v', 'copy');
-  if (o.videoTag) args.push('-tag:v', o.videoTag);
+  // ffmpeg's MOV muxer chooses the H.264 sample entry itself at the default strictness (AVC-Intra
+  // for 10-bit frames of AVC-Intra sizes, whatever -tag:v says); `unofficial` lets it keep ours.
+  if (o.videoTag) args.push('-tag:v', o.videoTag, ...(o.format === 'mov' && o.videoTag.startsWith('avc') ? ['-strict', 'unofficial'] : []));
   args.push('-c:a', 'copy');
   o.audioCodecs.forEach((codec, i) => {
     if (codec.startsWith('pcm_')) args.push(`-c:a:${i}`, codec);
@@ -419,7 +423,7 @@ export interface ClipSource {
 export async function readClipPackets(bins: MediaBinaries, input: string, window: { startMs: number; durationMs: number }, opts: RunCommon = {}): Promise<ClipSource> {
   const ffprobe = (args: string[]) => runMedia(bins.ffprobe, ['-v', 'error', ...args, '-of', 'json', safePath(input)], { signal: opts.signal, timeoutMs: opts.timeoutMs, tool: 'ffprobe' });
   const head = JSON.parse(
-    (await ffprobe(['-show_entries', 'format=start_time,format_name:stream=codec_type,codec_name,pix_fmt,field_order,color_range,color_space,color_transfer,color_primaries'])).stdout,
+    (await ffprobe(['-show_entries', 'format=start_time,format_name:stream=codec_type,codec_name,codec_tag_string,pix_fmt,field_order,color_range,color_space,color_transfer,color_primaries'])).stdout,
   ) as {
     streams?: Record<string, string>[];
     format?: { start_time?: string; format_name?: string };
@@ -449,6 +453,7 @@ export async function readClipPackets(bins: MediaBinaries, input: string, window
   }
   const stream: ClipVideoStream = {
     codec: s.codec_name,
+    codecTag: s.codec_tag_string,
     pixFmt: s.pix_fmt,
     fieldOrder: s.field_order,
     colorRange: s.color_range,
@@ -470,6 +475,19 @@ function encodersOf(bins: MediaBinaries): Promise<Set<string>> {
     },
   );
   return encoderList;
+}
+
+/**
+ * The sample entry of the clip's video in MP4/MOV: spliced H.264/HEVC carry parameter sets in the
+ * stream (`avc3`, `hev1`); a copied H.264 keeps the master's plain AVC entry (`avc1`/`avc3`), which
+ * ffmpeg's MOV muxer would otherwise turn into AVC-Intra for a 10-bit 960x720 or 1920x1080 frame
+ * (readers of AVC-Intra ignore the stream's own parameter sets: High 10 read as High 10 Intra). A
+ * master that is AVC-Intra keeps the muxer's choice.
+ */
+export function clipSampleEntry(stream: Pick<ClipVideoStream, 'codec' | 'codecTag'>, spliced: boolean): string | undefined {
+  if (spliced) return ({ h264: 'avc3', hevc: 'hev1' } as Record<string, string>)[stream.codec];
+  if (stream.codec === 'h264' && (stream.codecTag === 'avc1' || stream.codecTag === 'avc3')) return stream.codecTag;
+  return undefined;
 }
 
 /**
@@ -505,7 +523,7 @@ export async function cutClip(bins: MediaBinaries, input: string, outPath: strin
     }
     const concatList = path.join(work, 'segments.txt');
     await writeFile(concatList, clipConcatList(files, plan));
-    const videoTag = spliced && (format === 'mp4' || format === 'mov') ? ({ h264: 'avc3', hevc: 'hev1' } as Record<string, string>)[stream.codec] : undefined;
+    const videoTag = format === 'mp4' || format === 'mov' ? clipSampleEntry(stream, spliced) : undefined;
     const mux = { concatList, master: input, plan, audioCodecs, audioMargin: indexed ? 0 : 1 };
     try {
       await run(clipMuxArgs(outPath, { ...mux, format, videoTag }));

@@ -14,7 +14,7 @@ export type { StillImage, ThumbnailOptions, FullFrameOptions, StillsOptions, Web
 export { imageFileInfo } from './images';
 export { ingestionCosts } from './costs';
 export type { IngestionCosts, IngestionCostFacts } from './costs';
-export { cutClip, clipWindow, clipContainer, planClipCut, concatDemuxerList, CLIP_MS } from './clip';
+export { cutClip, clipSampleEntry, clipWindow, clipContainer, planClipCut, concatDemuxerList, CLIP_MS } from './clip';
 export type { CutClipOptions, ClipResult, ClipCutPlan, ClipSegment, VideoPacket } from './clip';
 export { checkOutput } from './output-check';
 export type { OutputCheckExpectation, OutputCheckReport } from './output-check';

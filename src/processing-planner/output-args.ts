@@ -127,7 +127,10 @@ function videoEncoderArgs(b: PlanBuilder, x: OutputArgsInput, hdr: HdrStaticMeta
         // The MOV muxer tags 10-bit H.264 of AVC-Intra sizes (960x720, 1440x1080, 1920x1080...) as
         // AVC-Intra, whose readers ignore the stream's own parameter sets: 960x720 High 10 was read
         // as High 10 Intra, full range, with decoding errors. Always the plain AVC sample entry.
-        if (container === 'MOV' || container === 'MP4') args.push('-tag:v', 'avc1');
+        // ffmpeg's MOV muxer re-chooses the H.264 entry at the default strictness (-tag:v is not
+        // enough there): `-strict unofficial` lets it keep avc1.
+        if (container === 'MP4') args.push('-tag:v', 'avc1');
+        if (container === 'MOV') args.push('-tag:v', 'avc1', '-strict', 'unofficial');
       } else {
         args.push('-x265-params', ['log-level=error', ...(hdr ? x265HdrParams(hdr) : [])].join(':'));
         if (container === 'MP4' || container === 'MOV') args.push('-tag:v', 'hvc1');

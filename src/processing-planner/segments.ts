@@ -242,9 +242,11 @@ function lead(steps: number, gridS: number): string {
 }
 
 /** The video stream tag of the encoder arguments (`-tag:v hvc1`), which a stream copy must repeat. */
+/** The sample entry of the encode (and the strictness that lets the MOV muxer keep it), for the join. */
 function tagArgs(video: string[]): string[] {
   const i = video.indexOf('-tag:v');
-  return i >= 0 ? ['-tag:v', video[i + 1]!] : [];
+  const strict = video.indexOf('-strict');
+  return [...(i >= 0 ? ['-tag:v', video[i + 1]!] : []), ...(strict >= 0 ? ['-strict', video[strict + 1]!] : [])];
 }
 
 /** The least common multiple of two durations a/b and c/d (reduced): lcm(a, c) / gcd(b, d). */

@@ -10,7 +10,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { probeMedia, type MediaBinaries, type ProbeResult } from '../../src/media';
-import { buildProcessingPlan, engineCapabilities, runProcessing, type EngineCapabilities, type ProcessingOptions, type ProcessingProgress } from '../../src/processing-planner';
+import {
+  buildProcessingPlan,
+  engineCapabilities,
+  runAudioPass,
+  runJoin,
+  runProcessing,
+  runSegment,
+  type EngineCapabilities,
+  type ProcessingOptions,
+  type ProcessingProgress,
+  type SegmentedProcessingPlan,
+} from '../../src/processing-planner';
 import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
 
@@ -329,3 +340,16 @@ export function lumaPsnr(a: DecodedVideo, b: DecodedVideo): number {
 }
 
 export type { MediaBinaries };
+
+/** A segmented plan run as the workers run it: each segment, the audio pass, the join into `out`. */
+export async function processSplit(file: string, plan: SegmentedProcessingPlan, out: string): Promise<void> {
+  const b = await bins();
+  const parts: string[] = [];
+  for (const seg of plan.segmented.segments) {
+    const f = `${out}.part${seg.index}${plan.segmented.segmentExtension}`;
+    await runSegment(b, file, f, plan, seg.index, { timeoutMs: 120_000 });
+    parts.push(f);
+  }
+  const audio = await runAudioPass(b, file, `${out}.audio.mka`, plan, { timeoutMs: 120_000 });
+  await runJoin(b, parts, audio?.outputPath, out, plan, { timeoutMs: 120_000 });
+}

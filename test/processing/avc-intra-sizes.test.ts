@@ -1,0 +1,88 @@
+/**
+ * 10-bit H.264 at a frame size AVC-Intra also uses (960x720 here; 1280x720, 1440x1080 and
+ * 1920x1080 are the others) in MOV: ffmpeg's MOV muxer picks the sample entry of H.264 itself at
+ * the default strictness and writes AVC-Intra (`ai5q`), whatever `-tag:v` asks; readers of
+ * AVC-Intra ignore the stream's own parameter sets, so the file decodes with errors (High 10 read
+ * as High 10 Intra). Every MOV that Vidmill writes from H.264 must carry the plain `avc1` entry
+ * and decode cleanly: a processing output whole and split (the join writes the entry again), and
+ * the free clip copied from such a master. MP4 keeps `avc1` on its own (checked too).
+ */
+import { strict as assert } from 'node:assert';
+import path from 'node:path';
+import { clipSampleEntry, clipWindow, cutClip, probeMedia, runMedia } from '../../src/media';
+import { buildProcessingPlan, runProcessing, type SegmentedProcessingPlan } from '../../src/processing-planner';
+import { encodeCached } from '../helpers/media-cache';
+import { bins } from '../media/fixtures';
+import { capabilities, processSplit, workDir } from './engine-fixtures';
+
+const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
+
+/** A master ffmpeg writes correctly (`avc1` kept with `-strict unofficial`): 4 s, 960x720, 10-bit 4:2:0, with AAC. */
+async function master(container: 'mov' | 'mp4'): Promise<string> {
+  const file = path.join(workDir, `avc-intra-size-master.${container}`);
+  await encodeCached(
+    (await bins()).ffmpeg,
+    [
+      ...L,
+      ...['-f', 'lavfi', '-i', 'testsrc2=size=960x720:rate=25:duration=4', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=4'],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p10le', '-g', '25', '-c:a', 'aac', '-shortest', '-tag:v', 'avc1', '-strict', 'unofficial'],
+    ],
+    file,
+  );
+  return file;
+}
+
+/** The sample entry, the profile and whatever a full decode of the file reports as an error. */
+async function readBack(file: string): Promise<{ tag: string; profile: string; decodeErrors: string }> {
+  const b = await bins();
+  const probe = await runMedia(b.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=codec_tag_string,profile', '-of', 'json', file], { tool: 'ffprobe', rawArgs: true });
+  const stream = (JSON.parse(probe.stdout) as { streams: { codec_tag_string: string; profile: string }[] }).streams[0]!;
+  const decode = await runMedia(b.ffmpeg, ['-v', 'error', '-nostdin', '-i', file, '-f', 'null', '-'], { tool: 'ffmpeg', rawArgs: true });
+  return { tag: stream.codec_tag_string, profile: stream.profile, decodeErrors: decode.stderrTail.trim() };
+}
+
+describe('10-bit H.264 at AVC-Intra frame sizes keeps the plain AVC sample entry', function () {
+  this.timeout(300_000);
+
+  it('the source is what users send: avc1, High 10, decodes cleanly', async () => {
+    assert.deepEqual(await readBack(await master('mov')), { tag: 'avc1', profile: 'High 10', decodeErrors: '' });
+  });
+
+  for (const container of ['MOV', 'MP4'] as const) {
+    it(`processing to 10-bit H.264 in ${container}, whole and split into segments: avc1, High 10, decodes cleanly`, async () => {
+      const b = await bins();
+      const source = await master('mov');
+      const probe = await probeMedia(b, source);
+      const options = { container, encodingConfiguration: { codec: 'H264' as const, pixelFormat: { yuv: '4:2:0' as const, bitDepth: 10 as const } } };
+      const env = { capabilities: await capabilities(), encoderPreset: 'ultrafast' as const };
+      const range = { startMs: 0, endMs: probe.durationMs };
+      const whole = buildProcessingPlan(options, probe, range, env);
+      const wholeFile = path.join(workDir, `avc-intra-size-whole${whole.fileExtension}`);
+      await runProcessing(b, source, wholeFile, whole, { durationMs: whole.output.durationMs, timeoutMs: 120_000 });
+      assert.deepEqual(await readBack(wholeFile), { tag: 'avc1', profile: 'High 10', decodeErrors: '' }, 'whole');
+
+      const split = buildProcessingPlan(options, probe, range, { ...env, segmentSeconds: 2 }) as SegmentedProcessingPlan;
+      assert.ok(split.segmented, 'split');
+      const out = path.join(workDir, `avc-intra-size-split${split.fileExtension}`);
+      await processSplit(source, split, out);
+      assert.deepEqual(await readBack(out), { tag: 'avc1', profile: 'High 10', decodeErrors: '' }, 'split');
+    });
+  }
+
+  it('the free clip of such a MOV master, copied: avc1, High 10, decodes cleanly', async () => {
+    const b = await bins();
+    const out = path.join(workDir, 'avc-intra-size-clip.mov');
+    const clip = await cutClip(b, await master('mov'), out, { ...clipWindow(4000, 2000), container: 'mov' });
+    assert.equal(clip.method, 'copy');
+    assert.deepEqual(await readBack(clip.path), { tag: 'avc1', profile: 'High 10', decodeErrors: '' });
+  });
+
+  it('the clip keeps the entry it should: avc1/avc3 of a copied H.264, avc3/hev1 when spliced, the muxer’s own for AVC-Intra and other codecs', () => {
+    assert.equal(clipSampleEntry({ codec: 'h264', codecTag: 'avc1' }, false), 'avc1');
+    assert.equal(clipSampleEntry({ codec: 'h264', codecTag: 'avc3' }, false), 'avc3');
+    assert.equal(clipSampleEntry({ codec: 'h264', codecTag: 'ai5q' }, false), undefined);
+    assert.equal(clipSampleEntry({ codec: 'h264', codecTag: 'avc1' }, true), 'avc3');
+    assert.equal(clipSampleEntry({ codec: 'hevc', codecTag: 'hvc1' }, true), 'hev1');
+    assert.equal(clipSampleEntry({ codec: 'hevc', codecTag: 'hvc1' }, false), undefined);
+  });
+});
