@@ -17,11 +17,12 @@
  */
 import { strict as assert } from 'node:assert';
 import path from 'node:path';
-import { checkOutput, probeMedia, type ProbeResult } from '../../src/media';
+import { checkOutput, probeMedia, type MediaBinaries, type ProbeResult } from '../../src/media';
 import { CONTAINER_CODECS, ENCODING_PROFILES, buildProcessingPlan, checkerExpectation, runProcessing, type ProcessingOptions } from '../../src/processing-planner';
 import { PROFILE_SPECS, dnxhdFrameSizes } from '../../src/processing-planner/encoders';
 import { bins } from '../media/fixtures';
 import { encodeCached } from '../helpers/media-cache';
+import { readCachingBins } from './cached-reads';
 import { capabilities, workDir } from './engine-fixtures';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
@@ -49,6 +50,18 @@ function source(name: SourceName) {
     made.set(name, p);
   }
   return p;
+}
+
+/** The binaries for the checker: each source read once however many outputs are judged against it (./cached-reads.ts). */
+let checkerBins: Promise<MediaBinaries> | undefined;
+function checker(): Promise<MediaBinaries> {
+  checkerBins ??= bins().then((b) =>
+    readCachingBins(
+      b,
+      Object.values(SOURCES).map(([file]) => path.join(workDir, file)),
+    ),
+  );
+  return checkerBins;
 }
 
 const scaled = (width: number, height: number): ProcessingOptions => ({ filters: { scaler: 'SCALE' }, filterSettings: { resolution: { width, height } } });
@@ -114,7 +127,7 @@ describe('appliedOptions.output is what the file is: every output codec, contain
       const out = path.join(workDir, `truth-${CASES.findIndex((c) => c[0] === name)}${plan.fileExtension}`);
       await runProcessing(b, s.file, out, plan, { durationMs: plan.output.durationMs, timeoutMs: 120_000 });
       // The tags only (frame counts are the corpus's part: these sources last a few frames).
-      const r = await checkOutput(b, s.file, out, { ...checkerExpectation(plan.applied.output), timingChanged: true });
+      const r = await checkOutput(await checker(), s.file, out, { ...checkerExpectation(plan.applied.output), timingChanged: true });
       const a = plan.applied.output;
       verdicts.push(`${name}: ${a.codecProfile ?? a.codec} ${a.pixelFormat.name} ${a.scanning} ${JSON.stringify(a.colorProfile)}: ${r.problems.length ? r.problems.join('; ') : 'pass'}`);
       assert.deepEqual(r.problems, [], JSON.stringify(plan.applied.notes));
