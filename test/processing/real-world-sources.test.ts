@@ -14,10 +14,11 @@
  */
 import { strict as assert } from 'node:assert';
 import path from 'node:path';
-import { checkOutput, probeMedia, type OutputCheckReport, type ProbeResult } from '../../src/media';
+import { checkOutput, probeMedia, type MediaBinaries, type OutputCheckReport, type ProbeResult } from '../../src/media';
 import { buildProcessingPlan, runAudioPass, runJoin, runProcessing, runSegment, type ProcessingOptions, type ProcessingPlan, type SegmentedProcessingPlan } from '../../src/processing-planner';
 import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
+import { readCachingBins } from './cached-reads';
 import { capabilities, workDir } from './engine-fixtures';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
@@ -152,12 +153,21 @@ async function processSplit(file: string, plan: SegmentedProcessingPlan, out: st
   await runJoin(b, parts, audio?.outputPath, out, plan, { timeoutMs: 120_000 });
 }
 
+let checkerBins: Promise<MediaBinaries> | undefined;
+
 async function judge(source: { file: string; probe: ProbeResult }, plan: ProcessingPlan, output: string, timingChanged: boolean): Promise<OutputCheckReport> {
   const a = plan.applied.output;
   // A variable frame rate is kept: the frames of a range are as many as fall in it, which the
   // plan can only estimate from the average rate (known gap: the charge uses that estimate).
   const variableRate = source.probe.frameRateMode === 'VARIABLE';
-  return checkOutput(await bins(), source.file, output, {
+  // Each source is read once however many outputs are judged against it (./cached-reads.ts).
+  checkerBins ??= bins().then((b) =>
+    readCachingBins(
+      b,
+      CORPUS.map((c) => path.join(workDir, c.file)),
+    ),
+  );
+  return checkOutput(await checkerBins, source.file, output, {
     ...(variableRate ? { variableRate } : { frames: plan.output.frames }),
     startS: ((source.probe.fileStartMs ?? 0) + a.startPositionMilliseconds) / 1000,
     timingChanged,
