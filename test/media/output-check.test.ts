@@ -10,7 +10,9 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { checkOutput } from '../../src/media';
+import { checkOutput, type MediaBinaries } from '../../src/media';
+import { encodeCached } from '../helpers/media-cache';
+import { readCachingBins } from '../processing/cached-reads';
 import { bins, fixtureDir } from './fixtures';
 
 const run = promisify(execFile);
@@ -21,6 +23,8 @@ const X264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p'];
 describe('The output checker', function () {
   this.timeout(120_000);
   let source: string;
+  /** The binaries for the checker: the source, judged against six times, read once (test/processing/cached-reads.ts). */
+  let checker: MediaBinaries;
   const make = async (name: string, args: string[]) => {
     const file = path.join(dir, name);
     await run((await bins()).ffmpeg, [...L, ...args, file]);
@@ -28,12 +32,15 @@ describe('The output checker', function () {
   };
 
   before(async () => {
-    source = await make('source.mp4', ['-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=25:duration=2', '-f', 'lavfi', '-i', 'sine=duration=2', ...X264, '-c:a', 'aac', '-shortest']);
+    source = path.join(dir, 'source.mp4');
+    const b = await bins();
+    await encodeCached(b.ffmpeg, [...L, '-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=25:duration=2', '-f', 'lavfi', '-i', 'sine=duration=2', ...X264, '-c:a', 'aac', '-shortest'], source);
+    checker = readCachingBins(b, [source]);
   });
 
   it('a faithful re-encode passes: every frame the source frame at its place, audio in step', async () => {
     const out = await make('faithful.mov', ['-i', source, '-c:v', 'prores_ks', '-c:a', 'pcm_s16le']);
-    const r = await checkOutput(await bins(), source, out, { frames: 50, startS: 0, frameRate: '25:1', width: 160, height: 120, scanning: 'PROGRESSIVE' });
+    const r = await checkOutput(checker, source, out, { frames: 50, startS: 0, frameRate: '25:1', width: 160, height: 120, scanning: 'PROGRESSIVE' });
     assert.deepEqual(r.problems, []);
     assert.deepEqual(
       r.sourceFrameOf,
@@ -43,7 +50,7 @@ describe('The output checker', function () {
 
   it('a dropped frame is reported with its number, and the frame count against the planned one', async () => {
     const out = await make('dropped.mp4', ['-i', source, '-vf', "select='not(eq(n\\,10))',setpts=N/25/TB", ...X264, '-c:a', 'aac']);
-    const r = await checkOutput(await bins(), source, out, { frames: 50, startS: 0 });
+    const r = await checkOutput(checker, source, out, { frames: 50, startS: 0 });
     assert.deepEqual(r.dropped, [10]);
     assert.ok(r.problems.some((p) => /49 frames, 50 planned/.test(p)) && r.problems.some((p) => /source frames are not shown/.test(p)), r.problems.join('; '));
   });
@@ -58,7 +65,7 @@ describe('The output checker', function () {
 
   it('audio moved against the picture is reported', async () => {
     const out = await make('shifted.mkv', ['-i', source, '-itsoffset', '0.3', '-i', source, '-map', '0:v', '-map', '1:a', '-c', 'copy']);
-    const r = await checkOutput(await bins(), source, out);
+    const r = await checkOutput(checker, source, out);
     assert.ok(
       r.problems.some((p) => /the audio starts/.test(p)),
       r.problems.join('; '),
@@ -67,14 +74,14 @@ describe('The output checker', function () {
 
   it('presentation times out of order are reported (H.264 with B-frames written into MXF)', async () => {
     const out = await make('scrambled.mxf', ['-i', source, '-c:v', 'libx264', '-preset', 'medium', '-pix_fmt', 'yuv420p', '-an']);
-    const r = await checkOutput(await bins(), source, out);
+    const r = await checkOutput(checker, source, out);
     assert.ok(r.nonIncreasing.length > 0, JSON.stringify(r));
     assert.ok(r.problems.some((p) => /do not increase/.test(p)));
   });
 
   it('a tag that is not the promised one is reported', async () => {
     const out = await make('tagged.mp4', ['-i', source, ...X264, '-color_primaries', 'bt709', '-color_trc', 'bt709', '-colorspace', 'bt709', '-c:a', 'aac']);
-    const r = await checkOutput(await bins(), source, out, { colorSpace: 'smpte170m', frameRate: '30:1' });
+    const r = await checkOutput(checker, source, out, { colorSpace: 'smpte170m', frameRate: '30:1' });
     assert.ok(r.problems.some((p) => /colour space is bt709, smpte170m promised/.test(p)));
     assert.ok(r.problems.some((p) => /frame rate is 25:1, 30:1 promised/.test(p)));
   });
