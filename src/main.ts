@@ -19,7 +19,7 @@ import { loadMasterKey } from './security/secret-box';
 import { systemClock } from './shared/clock';
 import { createBlobStore } from './storage/create-blob-store';
 import { createLogger, flushLogger } from './shared/logger';
-import { DeliveryWorker } from './features/webhooks';
+import { DeliveryWorker, deliveryNotices, jobNotices } from './features/webhooks';
 import { firstStartNotice } from './features/accounts';
 
 /** The logger once created, so a fatal error can flush it before exiting. */
@@ -85,12 +85,13 @@ async function main(): Promise<void> {
     for (const job of jobDefinitions(services)) worker.define(job);
     jobs.onEnqueue(() => worker?.notify());
     // Jobs enqueued by other processes (API processes): woken at their commit on PostgreSQL.
-    if (isPostgres(db)) {
-      notifications = listenForJobs(db, log);
-      worker.wakeOn(notifications.subscribe);
-    }
+    // Webhook deliveries recorded by other processes wake the delivery loop the same way.
+    if (isPostgres(db)) notifications = listenForJobs(db, log);
+    const heard = notifications?.subscribe;
+    if (heard) worker.wakeOn(jobNotices(heard));
     worker.start();
     deliveries = new DeliveryWorker({ db, clock: services.clock, signingKeys: services.signingKeys, policy: services.outbound, log }, config.webhookDelivery);
+    if (heard) deliveries.wakeOn(deliveryNotices(heard));
     deliveries.start();
     // Each feature's periodic tasks and the HTTP layer's purges, listed by the composition root.
     for (const definition of createPeriodicTasks(services)) tasks.push(new PeriodicTask(definition, { log }));

@@ -8,9 +8,19 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { isPostgres } from '../db/database';
 import { backoffMs } from './backoff';
 
 export const JOBS_CHANNEL = 'vidmill_jobs';
+
+/**
+ * Tells every listening process `payload` (a job kind, or another notice such as recorded webhook
+ * deliveries) when `trx` commits: PostgreSQL delivers a notification at commit, never after a
+ * rollback. Nothing on SQLite (one process).
+ */
+export async function announceAtCommit(trx: Knex, payload: string): Promise<void> {
+  if (isPostgres(trx)) await trx.raw('select pg_notify(?, ?)', [JOBS_CHANNEL, payload]);
+}
 
 /** The part of a pg client this module uses. */
 interface ListeningClient {

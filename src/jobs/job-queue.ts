@@ -27,7 +27,7 @@ import { asDate, asOptionalDate, Db, isPostgres } from '../db/database';
 import type { Clock } from '../shared/clock';
 import { transactional } from '../db/transactional';
 import { afterCommit } from '../db/after-commit';
-import { JOBS_CHANNEL } from './job-notifications';
+import { announceAtCommit } from './job-notifications';
 import type { DbInt, DbTimestamp, Nullable } from '../db/store';
 import { backoffMs } from './backoff';
 import { recordLeaseTakeovers } from '../shared/metrics';
@@ -174,7 +174,7 @@ export class JobQueue {
     });
     // Workers of other processes: PostgreSQL delivers the notification at commit, never after a
     // rollback (./job-notifications.ts); they poll as well.
-    if (isPostgres(this.db)) await trx.raw('select pg_notify(?, ?)', [JOBS_CHANNEL, job.kind]);
+    await announceAtCommit(trx, job.kind);
     // Once the outermost transaction commits (never when it or a savepoint between rolls back).
     afterCommit(trx, () => this.listeners.forEach((l) => l(job.kind)));
     return id;

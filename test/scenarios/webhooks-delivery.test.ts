@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { DeliveryOptions, DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
 import { webhooksStore } from '../../src/features/webhooks/webhooks.store';
-import { recordEvent } from '../../src/features/webhooks/events';
+import { deliveryNotices, jobNotices, recordEvent } from '../../src/features/webhooks/events';
+import { openDatabase } from '../../src/db/database';
+import { listenForJobs } from '../../src/jobs/job-notifications';
 import { loadContract } from '../../src/composition';
 import { STAGE_ERRORS } from '../../src/features/videos/stage-errors';
 import { TEST_DIALECT } from '../helpers/database';
@@ -96,6 +98,43 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     assert.equal(e.responses[0].responseBody, 'ok');
     assert.equal(e.responses[0].responseHeaders, undefined, 'headers are kept for failed attempts only');
     assert.equal(b.active, true);
+  });
+
+  it('deliveries recorded in a transaction are announced to the other processes at its commit (PostgreSQL NOTIFY), never after a rollback; only delivery loops wake for it', async function () {
+    if (TEST_DIALECT !== 'postgres') return this.skip(); // one process on SQLite
+    await webhook();
+    // Another process: a pool of its own, listening as src/main.ts does for its worker and delivery loop.
+    const pool = openDatabase(h.database.config);
+    const notifications = listenForJobs(pool, pino({ level: 'silent' }));
+    const heard: string[] = [];
+    const woken = { deliveries: 0, jobs: 0 };
+    const unsubscribe: (() => void)[] = [];
+    try {
+      await notifications.ready();
+      unsubscribe.push(notifications.subscribe((notice) => heard.push(notice)));
+      unsubscribe.push(deliveryNotices(notifications.subscribe)(() => woken.deliveries++));
+      unsubscribe.push(jobNotices(notifications.subscribe)(() => woken.jobs++));
+      await h.services.db
+        .transaction(async (trx) => {
+          await recordEvent(trx, { teamId: u.teamId, eventType: 'video_in.done', videoId: randomUUID(), occurredAt: h.clock.now() });
+          throw new Error('rollback');
+        })
+        .catch(() => undefined);
+      await h.services.db.transaction(async (trx) => {
+        await recordEvent(trx, { teamId: u.teamId, eventType: 'video_in.done', videoId: randomUUID(), occurredAt: h.clock.now() });
+        await new Promise((r) => setTimeout(r, 100));
+        assert.deepEqual(heard, [], 'not before the commit');
+      });
+      const started = Date.now();
+      while (!heard.length && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(heard, ['webhook.deliveries'], 'one notice, for the committed event only');
+      assert.deepEqual(woken, { deliveries: 1, jobs: 0 });
+    } finally {
+      unsubscribe.forEach((u) => u());
+      await notifications.close();
+      await pool.destroy();
+    }
   });
 
   it('test event through the API is delivered with payload.test = true', async () => {

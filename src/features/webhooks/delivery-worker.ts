@@ -139,6 +139,12 @@ export class DeliveryWorker extends TransactionalService {
     this.loop.notify();
   }
 
+  /** Also wakes the loop from `subscribe`'s source (deliveries recorded by other processes, src/main.ts). */
+  wakeOn(subscribe: (wake: () => void) => () => void): this {
+    this.loop.wakeOn(subscribe);
+    return this;
+  }
+
   /**
    * Stops claiming; waits up to `graceMs` (default `stopGraceMs`) for the deliveries in flight,
    * then hands the leases of those still sending back (due again at once, attempt not recorded).

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { afterCommit } from '../../db/after-commit';
+import { announceAtCommit } from '../../jobs/job-notifications';
 import { listenersStore, NewListenerDelivery } from './listeners.store';
 import { DeliveryRecord, eventsStore, webhooksStore } from './webhooks.store';
 
@@ -39,6 +40,27 @@ export interface EventData {
   videoId: string;
   error?: { errorCode: string; message: string };
 }
+
+/**
+ * The payload of the job channel's notification (src/jobs/job-notifications.ts) that says "webhook
+ * deliveries were recorded": not a job kind, so job workers do not wake for it (src/main.ts).
+ */
+export const WEBHOOK_DELIVERIES_NOTICE = 'webhook.deliveries';
+
+type Subscribe = (heard: (notice: string) => void) => () => void;
+/**
+ * The wake source of a delivery loop from the job channel's subscription: recorded deliveries, and
+ * the empty notice a (re)connected listener sends (what was committed while nobody listened).
+ */
+export const deliveryNotices =
+  (subscribe: Subscribe) =>
+  (wake: () => void): (() => void) =>
+    subscribe((notice) => (notice === WEBHOOK_DELIVERIES_NOTICE || notice === '') && wake());
+/** The wake source of a job worker from the same subscription: job kinds only. */
+export const jobNotices =
+  (subscribe: Subscribe) =>
+  (wake: () => void): (() => void) =>
+    subscribe((notice) => notice !== WEBHOOK_DELIVERIES_NOTICE && wake());
 
 type Listener = () => void;
 const listeners = new Set<Listener>();
@@ -96,7 +118,12 @@ export async function recordEvent(trx: Knex, e: NewEvent): Promise<DeliveryRecor
     };
   });
   await eventsStore.insertDeliveries(trx, deliveries);
-  if (deliveries.length) notifyAfterCommit(trx);
+  if (deliveries.length) {
+    notifyAfterCommit(trx);
+    // Delivery loops of other processes (an event recorded by an API process, delivered by a
+    // worker): PostgreSQL delivers the notification at commit, never after a rollback; they poll too.
+    await announceAtCommit(trx, WEBHOOK_DELIVERIES_NOTICE);
+  }
   if (!test) await fanOutToListeners(trx, e, data);
   return deliveries;
 }
