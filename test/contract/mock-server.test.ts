@@ -377,7 +377,8 @@ describe('mock server (npm run mock)', () => {
   it('npm run mock -- --help prints the usage and exits', function () {
     this.timeout(30_000);
     const root = path.resolve(__dirname, '..', '..');
-    const r = spawnSync(path.join(root, 'node_modules', '.bin', 'tsx'), ['scripts/mock-server.ts', '--help'], { cwd: root, encoding: 'utf8' });
+    // As package.json's `mock` script starts it: node with tsx's loader.
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/mock-server.ts', '--help'], { cwd: root, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^usage: npm run mock/);
     assert.match(r.stdout, /VIDMILL_MOCK_PORT, else 4010/);
