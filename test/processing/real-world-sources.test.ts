@@ -15,11 +15,11 @@
 import { strict as assert } from 'node:assert';
 import path from 'node:path';
 import { checkOutput, probeMedia, type MediaBinaries, type OutputCheckReport, type ProbeResult } from '../../src/media';
-import { buildProcessingPlan, runAudioPass, runJoin, runProcessing, runSegment, type ProcessingOptions, type ProcessingPlan, type SegmentedProcessingPlan } from '../../src/processing-planner';
+import { buildProcessingPlan, estimateProcessing, runProcessing, type ProcessingOptions, type ProcessingPlan, type SegmentedProcessingPlan } from '../../src/processing-planner';
 import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
 import { readCachingBins } from './cached-reads';
-import { capabilities, workDir } from './engine-fixtures';
+import { capabilities, processSplit, workDir } from './engine-fixtures';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 const video = (rate: string, seconds = 3) => ['-f', 'lavfi', '-i', `testsrc2=size=160x120:rate=${rate}:duration=${seconds}`];
@@ -141,18 +141,6 @@ function corpusFile(s: CorpusSource) {
   return p;
 }
 
-async function processSplit(file: string, plan: SegmentedProcessingPlan, out: string): Promise<void> {
-  const b = await bins();
-  const parts: string[] = [];
-  for (const seg of plan.segmented.segments) {
-    const f = `${out}.part${seg.index}${plan.segmented.segmentExtension}`;
-    await runSegment(b, file, f, plan, seg.index, { timeoutMs: 120_000 });
-    parts.push(f);
-  }
-  const audio = await runAudioPass(b, file, `${out}.audio.mka`, plan, { timeoutMs: 120_000 });
-  await runJoin(b, parts, audio?.outputPath, out, plan, { timeoutMs: 120_000 });
-}
-
 let checkerBins: Promise<MediaBinaries> | undefined;
 
 async function judge(source: { file: string; probe: ProbeResult }, plan: ProcessingPlan, output: string, timingChanged: boolean): Promise<OutputCheckReport> {
@@ -167,7 +155,7 @@ async function judge(source: { file: string; probe: ProbeResult }, plan: Process
       CORPUS.map((c) => path.join(workDir, c.file)),
     ),
   );
-  return checkOutput(await checkerBins, source.file, output, {
+  const report = await checkOutput(await checkerBins, source.file, output, {
     ...(variableRate ? { variableRate } : { frames: plan.output.frames }),
     startS: ((source.probe.fileStartMs ?? 0) + a.startPositionMilliseconds) / 1000,
     timingChanged,
@@ -177,6 +165,14 @@ async function judge(source: { file: string; probe: ProbeResult }, plan: Process
     width: a.width,
     height: a.height,
   });
+  // What is charged (gigapixels: width x height x frames, src/processing-planner/estimate.ts) is
+  // what the file holds, counted from the file (the known gap above aside).
+  if (!variableRate) {
+    const billed = estimateProcessing(plan, source.probe).gigapixels;
+    const held = Math.round(((a.width * a.height * report.outputFrames) / 1e9) * 1e6) / 1e6;
+    if (billed !== held) report.problems.push(`charged for ${billed} gigapixels, the file holds ${held} (${report.outputFrames} frames)`);
+  }
+  return report;
 }
 
 describe('Real-world-shaped sources, whole and split, judged by the output checker', function () {
