@@ -22,7 +22,7 @@ import { STORED_VALUE_FORMATS } from './formats';
 import { idempotency, IdempotencyKeys } from './idempotency';
 import { strictIntegerParameters } from './integer-parameters';
 import { bodyMaximums } from './body-maximums';
-import { jsonBody, refuseBody, requireBody } from './json-body';
+import { canonicalContentType, jsonBody, refuseBody, requireBody } from './json-body';
 import { rejectNulCharacters } from './nul-characters';
 import { AllHandlers, assertHandlersMatchContract } from './operations';
 import { rateLimit, RequestLimiter } from './rate-limit';
@@ -152,7 +152,13 @@ function prepareContractValidation(deps: Pick<AppDeps, 'contract' | 'strictRespo
     formats: STORED_VALUE_FORMATS,
     ignoreUndocumented: false,
   });
-  const stack = beforeRequestValidation(validator, [requireBody(deps.contract), refuseBody(deps.contract), strictIntegerParameters(deps.contract), bodyMaximums(deps.contract)]);
+  const stack = beforeRequestValidation(validator, [
+    requireBody(deps.contract),
+    refuseBody(deps.contract),
+    canonicalContentType(deps.contract),
+    strictIntegerParameters(deps.contract),
+    bodyMaximums(deps.contract),
+  ]);
   if (deps.strictResponses || deps.responseValidationSample >= 1 || !validateResponses) return inSequence(stack);
   const sampled = inSequence(stack);
   const requestsOnly = inSequence(withoutResponseValidation(stack));

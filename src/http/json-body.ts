@@ -156,3 +156,29 @@ export function refuseBody(contract: unknown): RequestHandler {
     next(operationId !== undefined && bodiless.has(operationId) && !bodyIsMissing(req) ? unexpectedBodyError() : undefined);
   };
 }
+
+/**
+ * The request's Content-Type as the validator sees it, reduced to the media type the operation
+ * declares (`application/json`, without parameters; the body is already parsed and decoded).
+ * express-openapi-validator builds and keeps a validator per method, route and Content-Type with
+ * every parameter but `boundary` (`application/json; x=1`, `; x=2`...): each new value cost a
+ * compile (about a second of CPU under load) and memory kept for the life of the process. Here
+ * the values it sees are the declared ones: a media type the operation does not declare, with a
+ * body, is the validator's own `415 UNSUPPORTED_CONTENT_TYPE` (same code and message); without a
+ * body the header means nothing and is dropped. Runs where `requireBody` does.
+ */
+export function canonicalContentType(contract: unknown): RequestHandler {
+  const declared = new Map<string, string[]>();
+  for (const op of contractOperationObjects(contract)) declared.set(op.operationId, Object.keys(op.requestBody?.content ?? {}));
+  return (req, _res, next) => {
+    const header = req.headers['content-type'];
+    const operationId = req.openapi?.schema.operationId;
+    if (header === undefined || operationId === undefined) return next();
+    const mediaType = header.split(';', 1)[0]!.trim().toLowerCase();
+    const match = declared.get(operationId)?.find((t) => t.toLowerCase() === mediaType);
+    if (match !== undefined) req.headers['content-type'] = match;
+    else if (bodyIsMissing(req)) delete req.headers['content-type'];
+    else return next(new UnsupportedMediaTypeError('UNSUPPORTED_CONTENT_TYPE', 'Request bodies must be sent as application/json'));
+    next();
+  };
+}

@@ -61,7 +61,7 @@ export type AllHandlers = HandlerMap<OperationId>;
 /** What Vidmill reads of an operation object of the contract. */
 export interface ContractOperation {
   operationId: string;
-  requestBody?: { $ref?: string; required?: boolean };
+  requestBody?: { $ref?: string; required?: boolean; content?: Record<string, unknown> };
 }
 
 /** The keys of an OpenAPI path item that are operations. */
