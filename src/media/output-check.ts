@@ -22,7 +22,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { MediaBinaries } from './binaries';
-import { probeMedia, type Scanning } from './probe';
+import { probeFromFfprobe, type Scanning } from './probe';
 import { runMedia } from './runner';
 
 const W = 16;
@@ -71,21 +71,8 @@ export interface OutputCheckReport {
   problems: string[];
 }
 
-interface Decoded {
-  times: number[];
-  pictures: Float64Array[];
-}
-
-/** Every frame of the first video stream: presentation times (seconds) and 16x12 grey pictures with their mean removed. */
-async function decode(bins: MediaBinaries, file: string, work: string, name: string): Promise<Decoded> {
-  const { stdout } = await runMedia(bins.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'frame=best_effort_timestamp_time', '-of', 'csv=p=0', file], {
-    tool: 'ffprobe',
-    maxStdoutBytes: 256 * 1024 * 1024,
-  });
-  const times = stdout
-    .split('\n')
-    .filter((l) => /^-?\d/.test(l))
-    .map((l) => Number(l.split(',')[0]));
+/** Every frame of the first video stream as 16x12 grey pictures with their mean removed. */
+async function decode(bins: MediaBinaries, file: string, work: string, name: string): Promise<Float64Array[]> {
   const raw = path.join(work, `${name}.gray`);
   await runMedia(bins.ffmpeg, ['-y', '-i', file, '-map', '0:v:0', '-fps_mode', 'passthrough', '-vf', `scale=${W}:${H}:flags=area,format=gray`, '-f', 'rawvideo', raw], { tool: 'ffmpeg' });
   const bytes = await readFile(raw);
@@ -98,7 +85,7 @@ async function decode(bins: MediaBinaries, file: string, work: string, name: str
     for (let i = 0; i < W * H; i++) p[i]! -= mean;
     pictures.push(p);
   }
-  return { times: times.slice(0, pictures.length), pictures };
+  return pictures;
 }
 
 function distance(a: Float64Array, b: Float64Array): number {
@@ -124,21 +111,34 @@ interface StreamFacts {
   color_range?: string;
 }
 
-async function streams(bins: MediaBinaries, file: string): Promise<StreamFacts[]> {
-  const { stdout } = await runMedia(
-    bins.ffprobe,
-    [
-      '-v',
-      'error',
-      '-show_entries',
-      'stream=codec_type,codec_name,sample_rate,profile,start_time,pix_fmt,r_frame_rate,avg_frame_rate,width,height,color_space,color_primaries,color_transfer,color_range',
-      '-of',
-      'json',
-      file,
-    ],
-    { tool: 'ffprobe' },
-  );
-  return (JSON.parse(stdout) as { streams?: StreamFacts[] }).streams ?? [];
+const STREAM_ENTRIES = 'codec_type,codec_name,sample_rate,profile,start_time,pix_fmt,r_frame_rate,avg_frame_rate,width,height,color_space,color_primaries,color_transfer,color_range';
+
+interface Read {
+  streams: StreamFacts[];
+  /** Presentation times (seconds) of every frame of the first video stream, as ffprobe reads them (best effort). */
+  times: number[];
+  /** ffprobe's JSON. */
+  stdout: string;
+}
+
+/**
+ * One ffprobe run on a file: its streams, and the frames of all of them (the first video
+ * stream's times kept). With `probe`, also the format and every stream fact, and each frame's
+ * scanning flags: all `probeFromFfprobe` needs, so the file is not probed again.
+ */
+async function read(bins: MediaBinaries, file: string, probe: boolean): Promise<Read> {
+  const args = probe
+    ? ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '-show_entries', 'frame=stream_index,best_effort_timestamp_time,interlaced_frame,top_field_first', file]
+    : ['-v', 'error', '-show_entries', `stream=index,${STREAM_ENTRIES}:frame=stream_index,best_effort_timestamp_time`, '-of', 'json', file];
+  const { stdout } = await runMedia(bins.ffprobe, args, { tool: 'ffprobe', maxStdoutBytes: 256 * 1024 * 1024 });
+  const data = JSON.parse(stdout) as { streams?: (StreamFacts & { index?: number })[]; frames?: { stream_index?: number; best_effort_timestamp_time?: string }[] };
+  const streams = data.streams ?? [];
+  // The first video stream (`-select_streams v:0`); frames without a time are left out.
+  const video = streams.find((s) => s.codec_type === 'video');
+  const times = (data.frames ?? [])
+    .filter((f) => video !== undefined && f.stream_index === video.index && /^-?\d/.test(f.best_effort_timestamp_time ?? ''))
+    .map((f) => Number(f.best_effort_timestamp_time));
+  return { streams, times, stdout };
 }
 
 const rate = (r: string | undefined) => {
@@ -161,13 +161,17 @@ function audioFrameSeconds(s: StreamFacts): number {
 export async function checkOutput(bins: MediaBinaries, source: string, output: string, expected: OutputCheckExpectation = {}): Promise<OutputCheckReport> {
   const work = await mkdtemp(path.join(os.tmpdir(), 'vidmill-check-'));
   try {
-    const [src, out, srcStreams, outStreams, outProbe] = await Promise.all([
+    // Four processes: for each file, one ffprobe (its streams and frame times; for the output, its probe too) and one decode.
+    const [srcRead, outRead, srcPictures, outPictures] = await Promise.all([
+      read(bins, source, false),
+      read(bins, output, true),
       decode(bins, source, work, 'source'),
       decode(bins, output, work, 'output'),
-      streams(bins, source),
-      streams(bins, output),
-      probeMedia(bins, output),
     ]);
+    const src = { times: srcRead.times.slice(0, srcPictures.length), pictures: srcPictures };
+    const out = { times: outRead.times.slice(0, outPictures.length), pictures: outPictures };
+    const [srcStreams, outStreams] = [srcRead.streams, outRead.streams];
+    const outProbe = await probeFromFfprobe(bins, output, outRead.stdout, { frames: true });
     const problems: string[] = [];
     const n = out.pictures.length;
     if (expected.frames !== undefined && n !== expected.frames) problems.push(`${n} frames, ${expected.frames} planned`);

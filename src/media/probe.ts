@@ -151,6 +151,7 @@ type FfprobeSideData = { side_data_type?: string } & Record<string, string | num
 
 interface FfprobeOutput {
   streams?: FfprobeStream[];
+  frames?: FfprobeFrame[];
   format?: { filename?: string; format_name?: string; format_long_name?: string; duration?: string; size?: string; start_time?: string; tags?: Record<string, string> };
 }
 
@@ -169,6 +170,24 @@ export async function probeMedia(bins: MediaBinaries, input: string, opts: Probe
     }
     throw err;
   }
+  return probeFromFfprobe(bins, input, stdout, opts);
+}
+
+/** A frame as ffprobe prints it (`-show_entries frame=stream_index,interlaced_frame,top_field_first`). */
+export interface FfprobeFrame {
+  stream_index?: number;
+  interlaced_frame?: number;
+  top_field_first?: number;
+}
+
+/**
+ * probeMedia's answer from the JSON of an ffprobe run made by the caller with `-show_format
+ * -show_streams` (other sections ignored; ffprobe's failure is the caller's). When that run also
+ * read the frames from the start (`frame=stream_index,interlaced_frame,top_field_first`, every
+ * stream or the video one), pass `frames: true`: the video stream's first frame is taken from
+ * them instead of being read again.
+ */
+export async function probeFromFfprobe(bins: MediaBinaries, input: string, stdout: string, opts: ProbeOptions & { frames?: boolean } = {}): Promise<ProbeResult> {
   let data: FfprobeOutput;
   try {
     data = JSON.parse(stdout) as FfprobeOutput;
@@ -206,7 +225,8 @@ export async function probeMedia(bins: MediaBinaries, input: string, opts: Probe
   // decoded frame says which field comes first.
   const scan =
     video.field_order === 'tb' || video.field_order === 'bt'
-      ? ((await firstFrameScanning(bins, input, video.index, opts)) ?? scanningFromFieldOrder(video.field_order))
+      ? ((opts.frames ? scanningOfFrame(data.frames?.find((f) => f.stream_index === video.index)) : await firstFrameScanning(bins, input, video.index, opts)) ??
+        scanningFromFieldOrder(video.field_order))
       : scanningFromFieldOrder(video.field_order);
   if (scan) m.scanning = { metadata: scan };
   const rate = frameRate(video.avg_frame_rate, video.r_frame_rate);
@@ -489,13 +509,17 @@ async function firstFrameScanning(bins: MediaBinaries, input: string, streamInde
   const args = ['-v', 'error', '-select_streams', String(streamIndex), '-read_intervals', '%+#1', '-show_entries', 'frame=interlaced_frame,top_field_first', '-print_format', 'json', input];
   try {
     const { stdout } = await runMedia(bins.ffprobe, args, { signal: opts.signal, timeoutMs: opts.timeoutMs, tool: 'ffprobe' });
-    const frame = ((JSON.parse(stdout) as { frames?: { interlaced_frame?: number; top_field_first?: number }[] }).frames ?? [])[0];
-    if (!frame || frame.interlaced_frame === undefined) return undefined;
-    return frame.interlaced_frame ? (frame.top_field_first ? 'INTERLACED_TOP_FIRST' : 'INTERLACED_BOTTOM_FIRST') : 'PROGRESSIVE';
+    return scanningOfFrame(((JSON.parse(stdout) as { frames?: FfprobeFrame[] }).frames ?? [])[0]);
   } catch (err) {
     if (err instanceof MediaAbortedError || err instanceof MediaTimeoutError) throw err;
     return undefined; // frames unreadable: the stream-level answer stands
   }
+}
+
+/** A decoded frame's scanning (its `interlaced_frame` and `top_field_first` flags); undefined without them. */
+function scanningOfFrame(frame: FfprobeFrame | undefined): Scanning | undefined {
+  if (!frame || frame.interlaced_frame === undefined) return undefined;
+  return frame.interlaced_frame ? (frame.top_field_first ? 'INTERLACED_TOP_FIRST' : 'INTERLACED_BOTTOM_FIRST') : 'PROGRESSIVE';
 }
 
 /** `35400/50000` (ffprobe's rationals) or a plain number. */

@@ -1,7 +1,7 @@
 /**
  * Reads of unchanging source files made once per process: the output checker (checkOutput) reads
- * its source in full each time it judges an output (its frame times, its 16x12 pictures, its
- * streams), the same three ffprobe/ffmpeg runs for every output of that source. `readCachingBins`
+ * its source in full each time it judges an output (its streams and frame times in one ffprobe run,
+ * its 16x12 pictures in one ffmpeg run), the same two runs for every output of that source. `readCachingBins`
  * gives binaries that answer a repeated read of a registered source from the first answer: an
  * ffprobe whose file is a registered source (its standard output kept), and an ffmpeg decoding
  * one registered source to raw video (`-f rawvideo`, the output file kept). Every other run, and
