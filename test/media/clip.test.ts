@@ -187,6 +187,9 @@ describe('The free clip', function () {
         'copy',
         '-tag:v',
         'avc3',
+        // The MOV muxer keeps an H.264 entry only below the default strictness (avc-intra-sizes.test.ts).
+        '-strict',
+        'unofficial',
         '-c:a',
         'copy',
         '-c:a:1',
