@@ -69,7 +69,7 @@ export function processingScenario(): ProcessingScenario {
       `${stage} of ${videoId}`,
       async () => {
         const s = (await videosStore.byId(h.database.db, videoId))?.[stage];
-        return s && want.includes(s.status) ? (s as NonNullable<StoredVideo[S]>) : undefined;
+        return s && want.includes(s.status) ? s : undefined;
       },
       { timeoutMs: 150_000 },
     );
