@@ -94,7 +94,7 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
   });
 
   it('full ingestion makes thumbnails, frames, a web video and a quality assessment, and the free clip follows with its own events; the storage meter counts every stored byte', async () => {
-    const res = await post('/v1/videos/in/https?fullIngestion=true', { name: 'Full', url: serve(fixtureBytes({ seconds: 12, width: 640, height: 360, audio: true })) });
+    const res = await post('/v1/videos/in/https?fullIngestion=true', { name: 'Full', url: serve(fixtureBytes({ seconds: 30, width: 640, height: 360, audio: true })) });
     const videoId = res.body.videoId;
     const ingestion = await waitIngested(videoId);
     assert.equal(ingestion.status, 'DONE', JSON.stringify(ingestion.error));
