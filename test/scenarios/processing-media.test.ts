@@ -16,6 +16,17 @@ import { waitFor } from '../helpers/scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { processingScenario } from './processing-scenario';
 
+/** A widescreen PAL archive: 720x576 stored, anamorphic 16:9 (sample aspect 64:45), 50 fields/s top first, MPEG-2 in MPEG-TS. */
+const palInterlaced = (seconds: number) =>
+  fixtureBytes({
+    seconds,
+    width: 720,
+    height: 576,
+    fps: 50,
+    ext: 'ts',
+    video: ['-vf', 'setsar=64/45,interlace=scan=tff,setfield=tff', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-top', '1', '-b:v', '4M', '-g', '12'],
+  });
+
 describe('Processing: media end to end (one database)', function () {
   this.timeout(180_000);
   const s = processingScenario();
@@ -25,20 +36,9 @@ describe('Processing: media end to end (one database)', function () {
   const { get, post, waitStage, ingested, processingCharges, etaRuns } = s;
 
   describe('fidelity (issue 17)', () => {
-    /** Interlaced PAL SD, 16:9, top field first, MPEG-2 in MPEG-TS, 1 s. */
-    const palInterlaced = () =>
-      fixtureBytes({
-        seconds: 1,
-        width: 720,
-        height: 576,
-        fps: 50,
-        ext: 'ts',
-        video: ['-vf', 'setsar=64/45,interlace=scan=tff,setfield=tff', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-top', '1', '-b:v', '4M', '-g', '12'],
-      });
-
     it('DNxHR: an interlaced output is 400 UNSUPPORTED_PROCESSING_OPTION at appraisal; the DNxHR built-in deinterlaces and finishes, showing what it applied next to what was asked', async () => {
       await h.services.ledger.topUp(u.teamId, 100_000_000);
-      const source = await ingested(palInterlaced(), 'ts');
+      const source = await ingested(palInterlaced(1), 'ts');
       const refused = await post(`/v1/videos/${source}/processing/appraisals/create`, {
         encodingProfile: 'DNXHR_SQ',
         container: 'MXF',
@@ -161,15 +161,7 @@ describe('Processing: media end to end (one database)', function () {
 
   it('end to end: an interlaced SD clip processed to 1080p HEVC MP4 with deinterlace and denoise, checked with ffprobe, copied out to a bucket and fetched back identical, charged once', async () => {
     await h.services.ledger.topUp(u.teamId, 100_000_000);
-    const sd = fixtureBytes({
-      seconds: 2,
-      width: 720,
-      height: 576,
-      fps: 50,
-      ext: 'ts',
-      // A widescreen PAL archive: 720x576 stored, anamorphic 16:9 (sample aspect 64:45).
-      video: ['-vf', 'setsar=64/45,interlace=scan=tff,setfield=tff', '-c:v', 'mpeg2video', '-flags', '+ilme+ildct', '-top', '1', '-b:v', '4M', '-g', '12'],
-    });
+    const sd = palInterlaced(2);
     const source = await ingested(sd, 'ts');
     const options = {
       container: 'MP4',
