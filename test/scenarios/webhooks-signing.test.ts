@@ -10,6 +10,7 @@ import { sealingContext, SigningKeys } from '../../src/features/webhooks/signing
 import { DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
 import { recordEvent } from '../../src/features/webhooks/events';
 import { verifyWebhook, WebhookVerificationError } from '../../sdk/src';
+import { ManualClock } from '../../src/shared/clock';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
@@ -338,6 +339,26 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
     );
     assert.ok(keys.at(-2)!.expiresAt);
     assert.equal(keys.at(-1)!.expiresAt, null);
+  });
+
+  it('processes starting together on an empty database all sign with the first key, also one whose instant is before its creation (no "no key is active" at start)', async () => {
+    // The race of two API processes starting at once (found by the crash soak): B takes its
+    // instant, A creates the first key a moment later, B finds no key active at its instant.
+    const fresh = await createHarness();
+    try {
+      const later = new ManualClock(fresh.clock.now());
+      const earlier = new ManualClock(new Date(fresh.clock.now().getTime() - 50));
+      const keys = (clock: ManualClock) => new SigningKeys({ db: fresh.services.db, clock, secretBox: fresh.services.secretBox, policy: fresh.config.webhookSigningKeys });
+      const created = await keys(later).current();
+      assert.equal((await keys(earlier).current()).id, created.id);
+      assert.equal((await keys(earlier).current(new Date(0))).id, created.id);
+      const rotated = await keys(later).rotate();
+      assert.equal((await keys(earlier).current()).id, created.id, 'a pending key does not sign before its activation');
+      later.set(rotated.activatesAt);
+      assert.equal((await keys(later).current()).id, rotated.key.id);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('every process switches at the activation instant, not up to a minute later (no stale signer cache)', async () => {

@@ -118,12 +118,21 @@ const signingKeysStore = {
     const r = (await db(TABLE).whereNull('retired_at').orderBy('activates_at', 'desc').first()) as SigningKeyRow | undefined;
     return signingKeyRows.one(r);
   },
-  /** The key that signs at `at`: the newest key whose activation has come. */
+  /**
+   * The key that signs at `at`: the newest key whose activation has come; before the earliest
+   * key's activation, the earliest key. That case is the first key of an installation seen from
+   * a process whose instant is a little before its creation (processes starting together race to
+   * create it and the loser's instant was taken first, or its clock is behind): nothing was
+   * published before that key, so nobody can miss it, and it signs from the start.
+   */
   async signerAt(db: Knex, at: Date): Promise<KeyRow | undefined> {
-    const r = (await db(TABLE)
+    const r = ((await db(TABLE)
       .where('activates_at', '<=', at)
       .orderBy([{ column: 'activates_at', order: 'desc' }, { column: 'id' }])
-      .first()) as SigningKeyRow | undefined;
+      .first()) ??
+      (await db(TABLE)
+        .orderBy([{ column: 'activates_at', order: 'asc' }, { column: 'id' }])
+        .first())) as SigningKeyRow | undefined;
     return signingKeyRows.one(r);
   },
   /** Keys not past their grace period, oldest first. */
