@@ -191,6 +191,19 @@ export function expectError(res: supertest.Response, status: number, errorCode: 
 }
 
 /**
+ * `url` (absolute or a path) with the first character of its `signature` query value changed to
+ * another one: always a different signature (replacing it with a fixed character is not, once
+ * in 64 random keys).
+ */
+export function withTamperedSignature(url: string): string {
+  const parsed = new URL(url, 'http://link.invalid');
+  const signature = parsed.searchParams.get('signature');
+  assert.ok(signature, `no signature in ${url}`);
+  parsed.searchParams.set('signature', (signature[0] === 'A' ? 'B' : 'A') + signature.slice(1));
+  return url.startsWith('/') ? parsed.pathname + parsed.search : parsed.href;
+}
+
+/**
  * Sends `test` with neither Content-Length nor Transfer-Encoding (a request without a body, as
  * some clients send a POST or PATCH); Node would add `Content-Length: 0`. Only on an agent of
  * `listen()`, and after the test's headers are set.
