@@ -23,7 +23,7 @@
  *   (ffmpeg), the fuzzers, bad input and the end-to-end scenarios are the same on any Node
  *   version and run on the first one only.
  * Each mocha run reports its files' durations (test/helpers/file-times.ts); the run ends with the
- * list, slowest first, so the next cut is made from data.
+ * list, costliest in CPU first, so the next cut is made from data.
  *
  * The passes and lint run at the same time, as separate processes (VIDMILL_TEST_JOBS at once,
  * default 3; 1 runs them one after the other; VIDMILL_TEST_FILE_JOBS > 1 also runs that many
@@ -153,18 +153,20 @@ function oneDatabase(file: string): boolean {
 
 const TIMES = path.join(mkdtempSync(path.join(os.tmpdir(), 'vidmill-test-times-')), 'times.jsonl');
 
-/** Every file's duration in every pass, slowest first (from test/helpers/file-times.ts). */
+/** Every file's duration and CPU time in every pass, costliest first (from test/helpers/file-times.ts). */
 function printDurations(): void {
   if (!existsSync(TIMES)) return;
-  const rows: [number, string, string][] = [];
+  const rows: { ms: number; cpuMs: number; pass: string; file: string }[] = [];
   for (const line of readFileSync(TIMES, 'utf8').split('\n').filter(Boolean)) {
-    const { pass, times } = JSON.parse(line) as { pass: string; times: Record<string, number> };
-    for (const [file, ms] of Object.entries(times)) rows.push([ms, pass === 'none' ? 'dialect-free' : pass, file]);
+    const { pass, times, cpu } = JSON.parse(line) as { pass: string; times: Record<string, number>; cpu?: Record<string, number> };
+    for (const [file, ms] of Object.entries(times)) rows.push({ ms, cpuMs: cpu?.[file] ?? 0, pass: pass === 'none' ? 'dialect-free' : pass, file });
   }
-  rows.sort((a, b) => b[0] - a[0]);
-  const total = rows.reduce((sum, [ms]) => sum + ms, 0);
-  console.log(`\n=== npm test: file durations (${(total / 1000).toFixed(0)} s in tests and hooks), slowest first ===`);
-  for (const [ms, pass, file] of rows) console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${pass.padEnd(12)} ${file}`);
+  // By CPU: on a machine with few cores the run is bound by the CPU all passes need together.
+  rows.sort((a, b) => b.cpuMs - a.cpuMs);
+  const total = (key: 'ms' | 'cpuMs') => (rows.reduce((sum, row) => sum + row[key], 0) / 1000).toFixed(0);
+  console.log(`\n=== npm test: file durations (${total('ms')} s in tests and hooks, ${total('cpuMs')} s of CPU with child processes), costliest first ===`);
+  console.log('   wall      CPU  pass         file');
+  for (const { ms, cpuMs, pass, file } of rows) console.log(`${(ms / 1000).toFixed(1).padStart(7)} s ${(cpuMs / 1000).toFixed(1).padStart(6)} s  ${pass.padEnd(12)} ${file}`);
   rmSync(path.dirname(TIMES), { recursive: true, force: true });
 }
 
