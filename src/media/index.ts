@@ -16,5 +16,5 @@ export { ingestionCosts } from './costs';
 export type { IngestionCosts, IngestionCostFacts } from './costs';
 export { cutClip, clipSampleEntry, clipWindow, clipContainer, planClipCut, concatDemuxerList, CLIP_MS } from './clip';
 export type { CutClipOptions, ClipResult, ClipCutPlan, ClipSegment, VideoPacket } from './clip';
-export { checkOutput } from './output-check';
+export { AUDIO_CONTENT_TOLERANCE_S, checkOutput } from './output-check';
 export type { OutputCheckExpectation, OutputCheckReport } from './output-check';

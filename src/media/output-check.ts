@@ -11,7 +11,14 @@
  * - presentation times that do not increase;
  * - whether the audio is in step with the picture: the output's frames are the source's moved by
  *   one shift, and the audio must start where the source's audio moved by that shift starts
- *   (audio before the first frame cut), within one audio frame of the output's audio codec;
+ *   (audio before the first frame cut), within one audio frame of the output's audio codec; and
+ *   end where it would end in step (no later than the last frame), within one audio frame (the
+ *   decoded samples, not the container's duration: an MPEG-TS's is estimated short);
+ * - where the audio's content is: both audios decoded to 8 kHz mono from their files' starts and
+ *   the output's matched to the source's (normalised cross-correlation, 0.1 s each side of in
+ *   step, over up to 10 s); more than 2 ms from the picture's shift is a problem (an encoder's
+ *   priming played as sound: 21.3 ms late with its start stored in step). A sound that matches
+ *   alike at several lags (silence, a pure tone) gives no verdict;
  * - the scanning (with the field order), pixel format, bit depth, codec profile, frame rate, size
  *   and colour tags against what was promised
  *   (`expected`, the applied output's facts).
@@ -27,6 +34,14 @@ import { runMedia } from './runner';
 
 const W = 16;
 const H = 12;
+/** Audio is compared at this rate (mono): 0.125 ms steps. */
+const AUDIO_RATE = 8000;
+/** Audio compared: at most this much of the output's, seconds. */
+const AUDIO_WINDOW_S = 10;
+/** How far from in step the audio's content is looked for, each side, seconds. */
+const AUDIO_SEARCH_S = 0.1;
+/** The audio's content may be this far from in step with the picture, seconds (a lossy encode keeps it to the sample). */
+export const AUDIO_CONTENT_TOLERANCE_S = 0.002;
 /** Source frames searched each side of where an output frame should be. */
 const SEARCH = 4;
 
@@ -68,6 +83,14 @@ export interface OutputCheckReport {
   nonIncreasing: number[];
   /** Audio start minus first frame, seconds: in the output, and in step with the picture. */
   audioOffset?: { output: number; expected: number };
+  /** Audio end minus first frame, seconds (the decoded samples): in the output, and in step with the picture (no later than the last frame's end). */
+  audioEnd?: { output: number; expected: number };
+  /**
+   * How late the audio's content is against the picture, seconds (negative: early): the lag at
+   * which the decoded output audio best matches the source's, minus the picture's. Absent when
+   * the audio cannot tell (silence, a pure tone: several lags match alike).
+   */
+  audioContentLate?: number;
   problems: string[];
 }
 
@@ -86,6 +109,62 @@ async function decode(bins: MediaBinaries, file: string, work: string, name: str
     pictures.push(p);
   }
   return pictures;
+}
+
+/**
+ * The first audio stream as mono samples at AUDIO_RATE from the file's start (ffmpeg's time 0):
+ * silence before the audio starts is filled in, so sample i plays at i / AUDIO_RATE.
+ */
+async function decodeAudio(bins: MediaBinaries, file: string, work: string, name: string): Promise<Float32Array> {
+  const raw = path.join(work, `${name}.pcm`);
+  await runMedia(bins.ffmpeg, ['-y', '-i', file, '-map', '0:a:0', '-af', `aresample=${AUDIO_RATE}:first_pts=0`, '-ac', '1', '-f', 'f32le', raw], { tool: 'ffmpeg' });
+  const bytes = await readFile(raw);
+  return new Float32Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.length / 4));
+}
+
+/**
+ * The lag (samples) within `from..to` at which `out[n]` best matches `src[n - lag]` (normalised
+ * correlation over `out[first..first + count)`), or undefined when no lag stands out: the best
+ * correlation is weak, or another lag more than a millisecond away matches nearly as well.
+ */
+function bestLag(src: Float32Array, out: Float32Array, first: number, count: number, from: number, to: number): number | undefined {
+  const srcEnergy = new Float64Array(src.length + 1);
+  for (let i = 0; i < src.length; i++) srcEnergy[i + 1] = srcEnergy[i]! + src[i]! * src[i]!;
+  const end = Math.min(out.length, first + count);
+  let outEnergy = 0;
+  for (let n = first; n < end; n++) outEnergy += out[n]! * out[n]!;
+  if (!(outEnergy > 0)) return undefined;
+  const scores: { lag: number; r: number }[] = [];
+  for (let lag = from; lag <= to; lag++) {
+    const lo = Math.max(first, lag);
+    const hi = Math.min(end, src.length + lag);
+    if (hi <= lo) continue;
+    let dot = 0;
+    for (let n = lo; n < hi; n++) dot += out[n]! * src[n - lag]!;
+    const energy = srcEnergy[hi - lag]! - srcEnergy[lo - lag]!;
+    if (energy > 0) scores.push({ lag, r: dot / Math.sqrt(energy * outEnergy) });
+  }
+  const best = scores.reduce<{ lag: number; r: number } | undefined>((a, x) => (!a || x.r > a.r ? x : a), undefined);
+  if (!best || best.r < 0.5) return undefined;
+  const apart = AUDIO_RATE / 1000;
+  const rival = Math.max(-1, ...scores.filter((x) => Math.abs(x.lag - best.lag) > apart).map((x) => x.r));
+  return rival > 0.9 * best.r ? undefined : best.lag;
+}
+
+/**
+ * The output's audio against the source's, both as decoded from their files' starts (`shift`:
+ * where a source time is in the output, file start to file start; `videoStart`, `videoEnd`: the
+ * output's first frame and the end of its last, from the output's start): where the audio ends
+ * against where in-step audio would (the source's end moved, no later than the picture's end),
+ * relative to the first frame; and how late its content is (bestLag against the shift), over the
+ * first AUDIO_WINDOW_S from the first frame.
+ */
+function audioContent(src: Float32Array, out: Float32Array, at: { shift: number; videoStart: number; videoEnd: number }): { end: { output: number; expected: number }; late?: number } {
+  const end = { output: out.length / AUDIO_RATE - at.videoStart, expected: Math.min(src.length / AUDIO_RATE + at.shift, at.videoEnd) - at.videoStart };
+  const inStep = Math.round(at.shift * AUDIO_RATE);
+  const search = AUDIO_SEARCH_S * AUDIO_RATE;
+  const lag = bestLag(src, out, Math.max(0, Math.ceil(at.videoStart * AUDIO_RATE)), AUDIO_WINDOW_S * AUDIO_RATE, inStep - search, inStep + search);
+  return lag === undefined ? { end } : { end, late: lag / AUDIO_RATE - at.shift };
 }
 
 function distance(a: Float64Array, b: Float64Array): number {
@@ -117,6 +196,8 @@ interface Read {
   streams: StreamFacts[];
   /** Presentation times (seconds) of every frame of the first video stream, as ffprobe reads them (best effort). */
   times: number[];
+  /** The file's start (ffmpeg's time 0), seconds. */
+  start: number;
   /** ffprobe's JSON. */
   stdout: string;
 }
@@ -129,16 +210,20 @@ interface Read {
 async function read(bins: MediaBinaries, file: string, probe: boolean): Promise<Read> {
   const args = probe
     ? ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '-show_entries', 'frame=stream_index,best_effort_timestamp_time,interlaced_frame,top_field_first', file]
-    : ['-v', 'error', '-show_entries', `stream=index,${STREAM_ENTRIES}:frame=stream_index,best_effort_timestamp_time`, '-of', 'json', file];
+    : ['-v', 'error', '-show_entries', `format=start_time:stream=index,${STREAM_ENTRIES}:frame=stream_index,best_effort_timestamp_time`, '-of', 'json', file];
   const { stdout } = await runMedia(bins.ffprobe, args, { tool: 'ffprobe', maxStdoutBytes: 256 * 1024 * 1024 });
-  const data = JSON.parse(stdout) as { streams?: (StreamFacts & { index?: number })[]; frames?: { stream_index?: number; best_effort_timestamp_time?: string }[] };
+  const data = JSON.parse(stdout) as {
+    format?: { start_time?: string };
+    streams?: (StreamFacts & { index?: number })[];
+    frames?: { stream_index?: number; best_effort_timestamp_time?: string }[];
+  };
   const streams = data.streams ?? [];
   // The first video stream (`-select_streams v:0`); frames without a time are left out.
   const video = streams.find((s) => s.codec_type === 'video');
   const times = (data.frames ?? [])
     .filter((f) => video !== undefined && f.stream_index === video.index && /^-?\d/.test(f.best_effort_timestamp_time ?? ''))
     .map((f) => Number(f.best_effort_timestamp_time));
-  return { streams, times, stdout };
+  return { streams, times, start: Number(data.format?.start_time ?? 0) || 0, stdout };
 }
 
 const rate = (r: string | undefined) => {
@@ -232,6 +317,8 @@ export async function checkOutput(bins: MediaBinaries, source: string, output: s
     // median over the frames that are neither repeats nor repeated), and its audio must be moved
     // by the same shift; audio before the output's first frame is cut.
     let audioOffset: OutputCheckReport['audioOffset'];
+    let audioEnd: OutputCheckReport['audioEnd'];
+    let audioContentLate: number | undefined;
     const srcAudio = srcStreams.find((s) => s.codec_type === 'audio');
     const outAudio = outStreams.find((s) => s.codec_type === 'audio');
     const shifts: number[] = [];
@@ -253,6 +340,26 @@ export async function checkOutput(bins: MediaBinaries, source: string, output: s
       const slack = audioFrameSeconds(outAudio);
       if (audioOffset.output < earliest - slack || audioOffset.output > audioOffset.expected + slack) {
         problems.push(`the audio starts ${audioOffset.output.toFixed(3)} s after the first frame; in step with the picture it would start ${audioOffset.expected.toFixed(3)} s after it`);
+      }
+      const [srcPcm, outPcm] = await Promise.all([decodeAudio(bins, source, work, 'source'), decodeAudio(bins, output, work, 'output')]);
+      const outSteps = out.times.slice(1).map((t, i) => t - out.times[i]!);
+      const lastFrameEnd = (out.times.at(-1) ?? outVideoStart) + (outSteps.sort((a, b) => a - b)[Math.floor(outSteps.length / 2)] ?? step);
+      const content = audioContent(srcPcm, outPcm, {
+        shift: shift - outRead.start + srcRead.start,
+        videoStart: outVideoStart - outRead.start,
+        videoEnd: lastFrameEnd - outRead.start,
+      });
+      audioEnd = content.end;
+      if (audioEnd.output < audioEnd.expected - slack || audioEnd.output > audioEnd.expected + slack) {
+        problems.push(`the audio ends ${audioEnd.output.toFixed(3)} s after the first frame; in step with the picture it would end ${audioEnd.expected.toFixed(3)} s after it`);
+      }
+      if (content.late !== undefined) {
+        audioContentLate = content.late;
+        // A frame-rate conversion moves frames by up to a frame: the picture's shift is known to that.
+        const tolerance = expected.timingChanged ? Math.max(AUDIO_CONTENT_TOLERANCE_S, step) : AUDIO_CONTENT_TOLERANCE_S;
+        if (Math.abs(content.late) > tolerance) {
+          problems.push(`the audio's content is ${(content.late * 1000).toFixed(1)} ms ${content.late > 0 ? 'late' : 'early'} against the picture`);
+        }
       }
     } else if (srcAudio && !outAudio) {
       problems.push('the source has audio, the output none');
@@ -280,7 +387,17 @@ export async function checkOutput(bins: MediaBinaries, source: string, output: s
     tag('the transfer characteristics', expected.colorTransfer, v.color_transfer);
     tag('the colour range', expected.colorRange, v.color_range);
     if (sourceFrameOf.includes(-1)) problems.push('some output frames match no source frame near their time');
-    return { outputFrames: n, sourceFrameOf, dropped, repeated, nonIncreasing, ...(audioOffset ? { audioOffset } : {}), problems };
+    return {
+      outputFrames: n,
+      sourceFrameOf,
+      dropped,
+      repeated,
+      nonIncreasing,
+      ...(audioOffset ? { audioOffset } : {}),
+      ...(audioEnd ? { audioEnd } : {}),
+      ...(audioContentLate !== undefined ? { audioContentLate } : {}),
+      problems,
+    };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

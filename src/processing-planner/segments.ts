@@ -14,6 +14,7 @@
  *   pixel format, colour tags); each starts with a keyframe (a separate encode), and no frame
  *   refers across a boundary. x264 codes that keyframe at a P-frame's quantiser in every segment
  *   after the first, so the seam does not stand out (withoutSeamPulse).
+ * - The audio pass is MOV (AUDIO_PASS_EXTENSION): it keeps the AAC priming out of the presentation.
  * - One job instead (and a note in the applied options saying why): a stabilizer (its motion is
  *   smoothed over the whole video), film grain (one noise sequence per run), MPEG-2 and XDCAM, MXF,
  *   a source of unknown frame rate, a source shaped so that segments would not line up (a
@@ -79,6 +80,14 @@ const SEGMENT_MUXER: Partial<Record<MediaContainer, { muxer: string; extension: 
   MOV: { muxer: 'mov', extension: '.mov' },
   MPEGTS: { muxer: 'mpegts', extension: '.ts' },
 };
+
+/**
+ * The audio pass is written as MOV: its edit list keeps the encoder's priming (AAC's first 1024
+ * samples) out of the presentation, so the join copies audio that starts where the picture does.
+ * Matroska, used before, stores no priming for AAC: the priming frame was played, and every split
+ * output's audio came out one AAC frame (21.3 ms at 48 kHz) late, its last 13 ms cut by the join.
+ */
+const AUDIO_PASS_EXTENSION = '.mov';
 
 /** The filter names in a graph (labels and option values skipped). */
 export function filterNames(graph: string): string[] {
@@ -187,7 +196,7 @@ export function planSegments(b: PlanBuilder, x: SegmentationInput): SegmentedPla
     segmentArgs: segmentOutputArgs(x.parts.video, muxer.muxer),
     seamSegmentArgs: segmentOutputArgs(withoutSeamPulse(x.parts.video), muxer.muxer),
     segmentExtension: muxer.extension,
-    ...(hasAudio ? { audio: { inputArgs: x.rangeInputArgs, args: ['-vn', ...x.parts.streams, '-f', 'matroska'], extension: '.mka' } } : {}),
+    ...(hasAudio ? { audio: { inputArgs: x.rangeInputArgs, args: ['-vn', ...x.parts.streams, '-f', 'mov'], extension: AUDIO_PASS_EXTENSION } } : {}),
     joinArgs: ['-map', '0:v:0', ...(hasAudio ? ['-map', '1:a?'] : []), '-c', 'copy', ...tag, ...x.parts.muxer],
   };
 }

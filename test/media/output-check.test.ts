@@ -1,7 +1,8 @@
 /**
  * The output checker (src/media/output-check.ts) finds what it is for, on files made wrong on
- * purpose from one tiny source (160x120, 25 frames/s, 2 s, a tone): a faithful copy passes; a
- * dropped frame, a first frame repeated to fill a gap, audio moved against the picture,
+ * purpose from one tiny source (160x120, 25 frames/s, 2 s, pink noise): a faithful copy passes; a
+ * dropped frame, a first frame repeated to fill a gap, audio moved against the picture (its start,
+ * or only its content: one AAC frame of silence put before it, as a lost priming does),
  * presentation times out of order (H.264 with B-frames in MXF) and a tag that is not the promised
  * one are each reported.
  */
@@ -13,6 +14,7 @@ import { promisify } from 'node:util';
 import { checkOutput, type MediaBinaries } from '../../src/media';
 import { encodeCached } from '../helpers/media-cache';
 import { readCachingBins } from '../processing/cached-reads';
+import { pinkNoise } from '../processing/engine-fixtures';
 import { bins, fixtureDir } from './fixtures';
 
 const run = promisify(execFile);
@@ -34,7 +36,7 @@ describe('The output checker', function () {
   before(async () => {
     source = path.join(dir, 'source.mp4');
     const b = await bins();
-    await encodeCached(b.ffmpeg, [...L, '-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=25:duration=2', '-f', 'lavfi', '-i', 'sine=duration=2', ...X264, '-c:a', 'aac', '-shortest'], source);
+    await encodeCached(b.ffmpeg, [...L, '-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=25:duration=2', ...pinkNoise(2), ...X264, '-c:a', 'aac', '-shortest'], source);
     checker = readCachingBins(b, [source]);
   });
 
@@ -42,6 +44,8 @@ describe('The output checker', function () {
     const out = await make('faithful.mov', ['-i', source, '-c:v', 'prores_ks', '-c:a', 'pcm_s16le']);
     const r = await checkOutput(checker, source, out, { frames: 50, startS: 0, frameRate: '25:1', width: 160, height: 120, scanning: 'PROGRESSIVE' });
     assert.deepEqual(r.problems, []);
+    assert.ok(Math.abs(r.audioContentLate!) < 0.001, `content ${r.audioContentLate}`);
+    assert.ok(Math.abs(r.audioEnd!.output - r.audioEnd!.expected) < 0.025, JSON.stringify(r.audioEnd));
     assert.deepEqual(
       r.sourceFrameOf,
       Array.from({ length: 50 }, (_, i) => i),
@@ -68,6 +72,17 @@ describe('The output checker', function () {
     const r = await checkOutput(checker, source, out);
     assert.ok(
       r.problems.some((p) => /the audio starts/.test(p)),
+      r.problems.join('; '),
+    );
+  });
+
+  it('audio whose content is late while its start is stored in step is reported (21.3 ms: one AAC frame of silence before it, as a lost encoder priming makes)', async () => {
+    const out = await make('content-late.mp4', ['-i', source, '-c:v', 'copy', '-af', 'adelay=1024S:all=1', '-c:a', 'aac']);
+    const r = await checkOutput(checker, source, out);
+    assert.ok(Math.abs(r.audioContentLate! - 0.0213) < 0.001, `content ${r.audioContentLate}`);
+    assert.ok(r.audioOffset && Math.abs(r.audioOffset.output) < 0.001, 'the start as stored is in step');
+    assert.ok(
+      r.problems.some((p) => /audio's content is 21\.\d ms late/.test(p)),
       r.problems.join('; '),
     );
   });

@@ -29,7 +29,7 @@ else
     [ "$prev" = -f ] && fmt=$a
     prev=$a
   done
-  [ "$inputs" = 1 ] && [ "$fmt" = rawvideo ] && [ "$last" != - ] && grep -qxF -- "$src" "$dir/sources" && kind=file
+  [ "$inputs" = 1 ] && { [ "$fmt" = rawvideo ] || [ "$fmt" = f32le ]; } && [ "$last" != - ] && grep -qxF -- "$src" "$dir/sources" && kind=file
 fi
 [ -z "$kind" ] && exec "$real" "$@"
 if [ "$kind" = stdout ]; then

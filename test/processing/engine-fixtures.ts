@@ -51,6 +51,12 @@ const hdr10 = (masterDisplay: string, maxCll: string) => [
   `log-level=error:hdr10=1:master-display=${masterDisplay}:max-cll=${maxCll}`,
 ];
 
+/**
+ * A generated sound track (seeded pink noise at 48 kHz, as the second input): unlike a pure tone,
+ * the output checker can tell where its content is to the sample (audioContentLate).
+ */
+export const pinkNoise = (seconds: number) => ['-f', 'lavfi', '-i', `anoisesrc=color=pink:sample_rate=48000:amplitude=0.3:seed=24:duration=${seconds}`];
+
 export const SOURCES = {
   /** Interlaced PAL SD, 16:9 anamorphic, top field first, MPEG-2 + MP2 in MPEG-TS, 2 s (50 fields/s). */
   palInterlaced: [
@@ -350,6 +356,6 @@ export async function processSplit(file: string, plan: SegmentedProcessingPlan, 
     await runSegment(b, file, f, plan, seg.index, { timeoutMs: 120_000 });
     parts.push(f);
   }
-  const audio = await runAudioPass(b, file, `${out}.audio.mka`, plan, { timeoutMs: 120_000 });
+  const audio = plan.segmented.audio && (await runAudioPass(b, file, `${out}.audio${plan.segmented.audio.extension}`, plan, { timeoutMs: 120_000 }));
   await runJoin(b, parts, audio?.outputPath, out, plan, { timeoutMs: 120_000 });
 }

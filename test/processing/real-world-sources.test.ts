@@ -2,7 +2,9 @@
  * Sources shaped like what users send, processed whole and split, judged from the output file by
  * the output checker (src/media/output-check.ts): the planned frame count, every output frame the
  * right source frame (none dropped, none repeated), increasing timestamps, audio in step with the
- * picture, and the file's scanning, pixel format, frame rate and size as `appliedOptions` says.
+ * picture (where it starts and ends, and where its content is: the sound is pink noise, which the
+ * checker places to the sample; split outputs had it 21.4 ms late before the audio pass kept the
+ * AAC priming out), and the file's scanning, pixel format, frame rate and size as `appliedOptions` says.
  *
  * The corpus (tiny: 160x120, 3 s): H.264 with B-frames and a long GOP in MP4, 29.97 and 23.976
  * frames/s, broadcast-style MPEG-TS (timestamps from 1.4 s), a phone-style variable frame rate,
@@ -19,11 +21,11 @@ import { buildProcessingPlan, estimateProcessing, runProcessing, type Processing
 import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
 import { readCachingBins } from './cached-reads';
-import { capabilities, processSplit, workDir } from './engine-fixtures';
+import { capabilities, pinkNoise, processSplit, workDir } from './engine-fixtures';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 const video = (rate: string, seconds = 3) => ['-f', 'lavfi', '-i', `testsrc2=size=160x120:rate=${rate}:duration=${seconds}`];
-const tone = (seconds = 3, delay?: number) => [...(delay ? ['-itsoffset', String(delay)] : []), '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`];
+const sound = (seconds = 3, delay?: number) => [...(delay ? ['-itsoffset', String(delay)] : []), ...pinkNoise(seconds)];
 const X264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p'];
 
 interface CorpusSource {
@@ -37,31 +39,31 @@ interface CorpusSource {
 }
 
 const CORPUS: CorpusSource[] = [
-  { name: 'H.264 long GOP with B-frames + AAC in MP4, 25 frames/s', file: 'rw-bframes.mp4', args: [...video('25'), ...tone(), ...X264, '-bf', '3', '-g', '75', '-c:a', 'aac', '-shortest'] },
-  { name: 'H.264 + AAC in MP4, 29.97 frames/s', file: 'rw-ntsc.mp4', args: [...video('30000/1001'), ...tone(), ...X264, '-c:a', 'aac', '-shortest'] },
-  { name: 'H.264 + AAC in MOV, 23.976 frames/s', file: 'rw-film.mov', args: [...video('24000/1001'), ...tone(), ...X264, '-c:a', 'aac', '-shortest'] },
+  { name: 'H.264 long GOP with B-frames + AAC in MP4, 25 frames/s', file: 'rw-bframes.mp4', args: [...video('25'), ...sound(), ...X264, '-bf', '3', '-g', '75', '-c:a', 'aac', '-shortest'] },
+  { name: 'H.264 + AAC in MP4, 29.97 frames/s', file: 'rw-ntsc.mp4', args: [...video('30000/1001'), ...sound(), ...X264, '-c:a', 'aac', '-shortest'] },
+  { name: 'H.264 + AAC in MOV, 23.976 frames/s', file: 'rw-film.mov', args: [...video('24000/1001'), ...sound(), ...X264, '-c:a', 'aac', '-shortest'] },
   {
     name: 'broadcast MPEG-TS (H.264 with B-frames + AAC, timestamps from 1.4 s)',
     file: 'rw-broadcast.ts',
-    args: [...video('25'), ...tone(), ...X264, '-bf', '2', '-g', '50', '-c:a', 'aac', '-shortest', '-f', 'mpegts'],
+    args: [...video('25'), ...sound(), ...X264, '-bf', '2', '-g', '50', '-c:a', 'aac', '-shortest', '-f', 'mpegts'],
     oneJob: /container \(mpegts\)/,
   },
   {
     name: 'phone-style variable frame rate (every 7th frame dropped) + AAC in MP4',
     file: 'rw-vfr.mp4',
-    args: [...video('30'), ...tone(), '-vf', "select='not(eq(mod(n\\,7)\\,3))'", '-fps_mode', 'vfr', ...X264, '-c:a', 'aac', '-shortest'],
+    args: [...video('30'), ...sound(), '-vf', "select='not(eq(mod(n\\,7)\\,3))'", '-fps_mode', 'vfr', ...X264, '-c:a', 'aac', '-shortest'],
     oneJob: /variable frame rate/,
   },
   {
     name: 'audio starting 0.5 s after the video (Matroska)',
     file: 'rw-audio-late.mkv',
-    args: [...video('25'), ...tone(2.5, 0.5), '-map', '0:v', '-map', '1:a', ...X264, '-c:a', 'aac'],
+    args: [...video('25'), ...sound(2.5, 0.5), '-map', '0:v', '-map', '1:a', ...X264, '-c:a', 'aac'],
     oneJob: /audio starts 4[789]\d ms after its video/,
   },
   {
     name: 'video starting 0.52 s after the audio (Matroska)',
     file: 'rw-video-late.mkv',
-    args: ['-f', 'lavfi', '-itsoffset', '0.52', '-i', 'testsrc2=size=160x120:rate=25:duration=2.48', ...tone(), '-map', '0:v', '-map', '1:a', ...X264, '-c:a', 'aac'],
+    args: ['-f', 'lavfi', '-itsoffset', '0.52', '-i', 'testsrc2=size=160x120:rate=25:duration=2.48', ...sound(), '-map', '0:v', '-map', '1:a', ...X264, '-c:a', 'aac'],
     oneJob: /audio starts 5\d\d ms before its video/,
   },
   {
@@ -69,7 +71,7 @@ const CORPUS: CorpusSource[] = [
     file: 'rw-hevc.mp4',
     args: [
       ...video('25'),
-      ...tone(),
+      ...sound(),
       '-c:v',
       'libx265',
       '-preset',
@@ -88,34 +90,51 @@ const CORPUS: CorpusSource[] = [
   {
     name: 'interlaced ProRes 422 (top field first) + PCM in MOV',
     file: 'rw-prores-tff.mov',
-    args: [...video('50'), ...tone(), '-vf', 'interlace=scan=tff,setfield=tff', '-c:v', 'prores_ks', '-profile:v', '2', '-flags', '+ildct', '-c:a', 'pcm_s16le', '-shortest'],
+    args: [...video('50'), ...sound(), '-vf', 'interlace=scan=tff,setfield=tff', '-c:v', 'prores_ks', '-profile:v', '2', '-flags', '+ildct', '-c:a', 'pcm_s16le', '-shortest'],
   },
   {
     name: 'DNxHR SQ + PCM in MOV (256x144: the smallest DNxHR frame is 256x120)',
     file: 'rw-dnxhr.mov',
-    args: ['-f', 'lavfi', '-i', 'testsrc2=size=256x144:rate=25:duration=3', ...tone(), '-c:v', 'dnxhd', '-profile:v', 'dnxhr_sq', '-pix_fmt', 'yuv422p', '-c:a', 'pcm_s16le', '-shortest'],
+    args: ['-f', 'lavfi', '-i', 'testsrc2=size=256x144:rate=25:duration=3', ...sound(), '-c:v', 'dnxhd', '-profile:v', 'dnxhr_sq', '-pix_fmt', 'yuv422p', '-c:a', 'pcm_s16le', '-shortest'],
   },
   {
     name: 'DNxHR SQ + PCM in MXF',
     file: 'rw-dnxhr.mxf',
-    args: ['-f', 'lavfi', '-i', 'testsrc2=size=256x144:rate=25:duration=3', ...tone(), '-c:v', 'dnxhd', '-profile:v', 'dnxhr_sq', '-pix_fmt', 'yuv422p', '-c:a', 'pcm_s16le', '-shortest', '-f', 'mxf'],
+    args: [
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=256x144:rate=25:duration=3',
+      ...sound(),
+      '-c:v',
+      'dnxhd',
+      '-profile:v',
+      'dnxhr_sq',
+      '-pix_fmt',
+      'yuv422p',
+      '-c:a',
+      'pcm_s16le',
+      '-shortest',
+      '-f',
+      'mxf',
+    ],
     oneJob: /container \(mxf\)/,
   },
   {
     name: 'interlaced ProRes 422 (bottom field first) + PCM in MOV',
     file: 'rw-prores-bff.mov',
-    args: [...video('50'), ...tone(), '-vf', 'interlace=scan=bff,setfield=bff', '-c:v', 'prores_ks', '-profile:v', '2', '-flags', '+ildct', '-c:a', 'pcm_s16le', '-shortest'],
+    args: [...video('50'), ...sound(), '-vf', 'interlace=scan=bff,setfield=bff', '-c:v', 'prores_ks', '-profile:v', '2', '-flags', '+ildct', '-c:a', 'pcm_s16le', '-shortest'],
   },
   {
     name: 'audio starting 0.45 s after the video through an MP4 edit list',
     file: 'rw-editlist-audio-late.mp4',
-    args: [...video('25'), ...tone(2.5, 0.45), '-map', '0:v', '-map', '1:a', ...X264, '-c:a', 'aac'],
+    args: [...video('25'), ...sound(2.5, 0.45), '-map', '0:v', '-map', '1:a', ...X264, '-c:a', 'aac'],
     oneJob: /audio starts 4\d\d ms after its video/,
   },
   {
     name: 'H.264 + PCM in MXF',
     file: 'rw-h264.mxf',
-    args: [...video('25'), ...tone(), ...X264, '-bf', '0', '-c:a', 'pcm_s16le', '-shortest', '-f', 'mxf'],
+    args: [...video('25'), ...sound(), ...X264, '-bf', '0', '-c:a', 'pcm_s16le', '-shortest', '-f', 'mxf'],
     oneJob: /container \(mxf\)/,
   },
 ];
@@ -206,7 +225,7 @@ describe('Real-world-shaped sources, whole and split, judged by the output check
           }
           for (const [how, r] of verdicts) {
             table.push(
-              `${s.file} | ${o.name} | ${how}: ${r.outputFrames} frames, ${r.dropped.length} dropped, ${r.repeated.length} repeated, audio ${r.audioOffset ? `${r.audioOffset.output.toFixed(3)}/${r.audioOffset.expected.toFixed(3)} s` : '-'}: ${r.problems.length ? r.problems.join('; ') : 'pass'}`,
+              `${s.file} | ${o.name} | ${how}: ${r.outputFrames} frames, ${r.dropped.length} dropped, ${r.repeated.length} repeated, audio ${r.audioOffset ? `${r.audioOffset.output.toFixed(3)}/${r.audioOffset.expected.toFixed(3)} s` : '-'}, content ${r.audioContentLate !== undefined ? `${(r.audioContentLate * 1000).toFixed(1)} ms late` : '-'}: ${r.problems.length ? r.problems.join('; ') : 'pass'}`,
             );
           }
           for (const [how, r] of verdicts) assert.deepEqual(r.problems, [], `${how}: ${s.timingChanged ?? ''}`);

@@ -183,7 +183,7 @@ for (const storage of ['disk', 's3'] as const) {
       // The join removes the parts right after the processing is DONE.
       await waitFor('the parts removed', async () => ((await h.database.db('processing_segments').where({ video_id: videoId })).length === 0 ? true : undefined));
       for (const part of [0, 1, 2]) assert.equal(await h.services.blobs.stat(`videos/${videoId}/segments/${part}.mp4`), undefined);
-      assert.equal(await h.services.blobs.stat(`videos/${videoId}/segments/3.mka`), undefined);
+      assert.equal(await h.services.blobs.stat(`videos/${videoId}/segments/3.mov`), undefined);
       // The output: every frame of the 6 s at 25 frames/s, with its audio.
       const v = await videosStore.byId(h.database.db, videoId);
       const dir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-segmented-'));

@@ -76,7 +76,7 @@ export class FfmpegProcessingEngine implements ProcessingEngine {
       durationsMs: s.segments.map((x) => Math.round(x.durationS * 1000)),
       audio: Boolean(s.audio),
       segmentExtension: s.segmentExtension,
-      audioExtension: s.audio?.extension ?? '.mka',
+      audioExtension: s.audio?.extension ?? '.mov',
     };
   }
 
