@@ -124,9 +124,10 @@ function videoEncoderArgs(b: PlanBuilder, x: OutputArgsInput, hdr: HdrStaticMeta
         // ffmpeg's MXF muxer writes H.264 packets without their reordering (B-frames): the file's
         // presentation times come out in decode order (0, 0.12, 0.08, ...). No B-frames there.
         if (container === 'MXF') args.push('-bf', '0');
-        // The MOV muxer tags 10-bit H.264 of AVC-Intra sizes (960x720, 1440x1080, 1920x1080...) as
-        // AVC-Intra, whose readers ignore the stream's own parameter sets: 960x720 High 10 was read
-        // as High 10 Intra, full range, with decoding errors. Always the plain AVC sample entry.
+        // The MOV muxer tags 10-bit H.264 of AVC-Intra sizes as AVC-Intra (4:2:0 at 960x720 and
+        // 1440x1080: ai5q...; 4:2:2 at 1280x720 and 1920x1080: ai1q...), whose readers ignore the
+        // stream's own parameter sets: 960x720 High 10 was read as High 10 Intra, full range, and
+        // 1280x720 High 4:2:2 as High 4:2:2 Intra, with decoding errors. Always the plain AVC sample entry.
         // ffmpeg's MOV muxer re-chooses the H.264 entry at the default strictness (-tag:v is not
         // enough there): `-strict unofficial` lets it keep avc1.
         if (container === 'MP4') args.push('-tag:v', 'avc1');
