@@ -65,6 +65,7 @@ import { videoOutPeriodicTasks } from './features/video-out';
 import { webhooksPeriodicTasks } from './features/webhooks';
 import { sweepEndedRateWindows } from './http/rate-limit';
 import { metricsEndpoint } from './http/metrics-endpoint';
+import { MediaBinariesProvider } from './media';
 
 import type { BlobStore } from './storage/blob-store';
 import { createTusStorage } from './storage/tus-storage';
@@ -92,6 +93,8 @@ export interface Services {
   projects: ProjectsService;
   videos: VideosService;
   videoIn: VideoInService;
+  /** ffmpeg and ffprobe, found once (src/media/binaries.ts) for ingestion, processing and the readiness check. */
+  mediaBinaries: MediaBinariesProvider;
   ingestion: IngestionService;
   assets: VideoAssetsService;
   configurations: ConfigurationsService;
@@ -144,8 +147,9 @@ export function createServices(deps: {
   accounts.onTeamCreated((trx, team) => projects.within(trx).createDefaultProject(team.id));
   const sources = new VideoInSources({ policy: outbound, extraCa: deps.config.extraCa });
   const signedLinks = new SignedLinks(deps.masterKey, deps.config.publicUrl);
-  const ingestion = new IngestionService({ db, clock, jobs, blobs: deps.blobs, media: deps.config.media });
-  const engine = new FfmpegProcessingEngine(() => ingestion.mediaBinaries(), deps.config.processing);
+  const mediaBinaries = new MediaBinariesProvider({ ffmpegPath: deps.config.media.ffmpegPath, ffprobePath: deps.config.media.ffprobePath });
+  const ingestion = new IngestionService({ db, clock, jobs, blobs: deps.blobs, binaries: mediaBinaries, media: deps.config.media });
+  const engine = new FfmpegProcessingEngine(mediaBinaries, deps.config.processing);
   // The service keeps `options` as a plain record (ProcessingOptions has no index signature).
   const configurations = new ConfigurationsService({ db, clock, accounts, engine, builtIns: BUILT_IN_CONFIGURATIONS as unknown as readonly ServiceBuiltInConfiguration[] });
   const processing = new ProcessingService({
@@ -156,6 +160,7 @@ export function createServices(deps: {
     jobs,
     blobs: deps.blobs,
     ingestion,
+    binaries: mediaBinaries,
     engine,
     timeoutMs: deps.config.media.timeoutMs,
   });
@@ -189,6 +194,7 @@ export function createServices(deps: {
     projects,
     videos,
     videoIn,
+    mediaBinaries,
     ingestion,
     configurations,
     processing,
@@ -301,7 +307,7 @@ export function createApp(
     readiness: async () => {
       await s.db.raw('select 1');
       // ffmpeg is reported, not required: an API-only process does no media work.
-      const media = await s.ingestion.mediaBinaries().then(
+      const media = await s.mediaBinaries.get().then(
         (m) => ({ ffmpeg: { version: m.ffmpegVersion, source: m.source.ffmpeg }, ffprobe: { version: m.ffprobeVersion, source: m.source.ffprobe } }),
         (err: Error) => ({ ffmpeg: { error: err.message }, ffprobe: { error: err.message } }),
       );

@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   const blobs = createBlobStore(config.storage);
   const services = createServices({ db, clock: systemClock, masterKey, blobs, config });
   // ffmpeg and ffprobe are found and their versions read (for /readyz and media work) while the rest starts.
-  void services.ingestion.mediaBinaries().catch(() => undefined);
+  void services.mediaBinaries.get().catch(() => undefined);
   const owner = await services.accounts.bootstrap(config.bootstrap);
   if (owner) {
     const generated = owner.generatedPassword !== undefined;

@@ -138,6 +138,29 @@ export async function resolveMediaBinaries(opts: ResolveMediaBinariesOptions = {
 }
 
 /**
+ * The process's ffmpeg and ffprobe: resolved (`resolveMediaBinaries`) when first asked for and
+ * kept; a failed resolution is tried again at the next request (the operator may install ffmpeg
+ * meanwhile). The composition root makes one and hands it to everything that runs the binaries
+ * (ingestion, processing, the processing engine, the readiness check).
+ */
+export class MediaBinariesProvider {
+  private resolving?: Promise<MediaBinaries>;
+
+  constructor(private readonly opts: ResolveMediaBinariesOptions = {}) {}
+
+  get(): Promise<MediaBinaries> {
+    if (!this.resolving) {
+      const resolving = resolveMediaBinaries(this.opts);
+      resolving.catch(() => {
+        if (this.resolving === resolving) this.resolving = undefined;
+      });
+      this.resolving = resolving;
+    }
+    return this.resolving;
+  }
+}
+
+/**
  * For the HTTP readiness check: runs both binaries again (`-version`, 5 s limit each) and
  * returns their versions; throws (so the check answers 503) when either no longer runs.
  */

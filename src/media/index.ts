@@ -2,7 +2,7 @@
  * The media module: ffmpeg/ffprobe resolution, the child-process runner, probing and the
  * ingestion recipes. No HTTP, database or job code: the ingestion job calls these.
  */
-export { resolveMediaBinaries, mediaReadiness, availableFilters, parseVersionLine } from './binaries';
+export { resolveMediaBinaries, MediaBinariesProvider, mediaReadiness, availableFilters, parseVersionLine } from './binaries';
 export type { MediaBinaries, BinarySource, ResolveMediaBinariesOptions } from './binaries';
 export { MediaError, MediaBinaryError, MediaProcessError, MediaTimeoutError, MediaAbortedError, UnsupportedMediaError } from './errors';
 export { runMedia } from './runner';

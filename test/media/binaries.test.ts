@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { MediaBinaryError, assessQuality, mediaReadiness, parseVersionLine, probeMedia, resolveMediaBinaries } from '../../src/media';
+import { MediaBinariesProvider, MediaBinaryError, assessQuality, mediaReadiness, parseVersionLine, probeMedia, resolveMediaBinaries } from '../../src/media';
 import { availableFilters } from '../../src/media/binaries';
 import { fixture } from './fixtures';
 
@@ -84,6 +85,21 @@ describe('Media binaries: resolution order configured -> PATH -> npm', function 
 
   it('nothing anywhere: an error that says where it looked', async () => {
     await assert.rejects(resolveMediaBinaries({ searchPath: '', allowNpm: false }), /ffmpeg not found: set VIDMILL_FFMPEG_PATH, put ffmpeg on PATH or install @ffmpeg-installer\/ffmpeg/);
+  });
+
+  it("the process's provider resolves once, and again after a failure (ffmpeg installed meanwhile)", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'vidmill-bins-'));
+    try {
+      const ffmpegPath = path.join(dir, 'ffmpeg');
+      const provider = new MediaBinariesProvider({ ffmpegPath, searchPath: SYSTEM_DIR });
+      await assert.rejects(provider.get(), /VIDMILL_FFMPEG_PATH: configured ffmpeg/);
+      symlinkSync('/usr/bin/ffmpeg', ffmpegPath);
+      const first = provider.get();
+      assert.equal((await first).ffmpeg, ffmpegPath);
+      assert.equal(provider.get(), first, 'kept, not resolved again');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('readiness reports both versions', async () => {

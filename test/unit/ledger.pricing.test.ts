@@ -15,8 +15,10 @@ import type { ProcessingOptions } from '../../src/processing-planner';
 import { probeOf } from '../processing/helpers';
 
 /** The engine the service appraises with (no ffmpeg needed: planning and estimating are pure). */
-const engine = new FfmpegProcessingEngine(async () => {
-  throw new Error('planning needs no binaries');
+const engine = new FfmpegProcessingEngine({
+  get: async () => {
+    throw new Error('planning needs no binaries');
+  },
 });
 
 /** What appraising a job prices: the products of the real plan and estimate, priced. */

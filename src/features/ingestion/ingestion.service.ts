@@ -18,19 +18,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
 import type { JobQueue } from '../../jobs/job-queue';
 import type { JobHandler } from '../../jobs/worker';
-import {
-  assessQuality,
-  clipWindow,
-  cutClip,
-  detectScanning,
-  ingestionCosts,
-  makeThumbnailsAndFrames,
-  makeWebVideo,
-  MediaBinaries,
-  probeMedia,
-  resolveMediaBinaries,
-  UnsupportedMediaError,
-} from '../../media';
+import { assessQuality, clipWindow, cutClip, detectScanning, ingestionCosts, makeThumbnailsAndFrames, makeWebVideo, type MediaBinariesProvider, probeMedia, UnsupportedMediaError } from '../../media';
 import type { BlobStore } from '../../storage/blob-store';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { Clock } from '../../shared/clock';
@@ -49,8 +37,6 @@ import { CLIP_JOB, INGEST_JOB } from './ingestion.jobs';
 export const FREE_CLIP_MS = 10_000;
 
 export interface MediaSettings {
-  ffmpegPath?: string;
-  ffprobePath?: string;
   /** Longest run of one ffmpeg or ffprobe process. */
   timeoutMs: number;
 }
@@ -67,6 +53,8 @@ export interface IngestionServiceDeps {
   clock: Clock;
   jobs: JobQueue;
   blobs: BlobStore;
+  /** ffmpeg and ffprobe (the process's one provider, src/media/binaries.ts). */
+  binaries: MediaBinariesProvider;
   media: MediaSettings;
 }
 
@@ -74,8 +62,8 @@ export class IngestionService extends TransactionalService {
   private readonly clock: Clock;
   private readonly jobs: JobQueue;
   private readonly blobs: BlobStore;
+  private readonly binaries: MediaBinariesProvider;
   private readonly media: MediaSettings;
-  private binaries?: Promise<MediaBinaries>;
   private readonly failureListeners: IngestionFailureListener[] = [];
 
   constructor(deps: IngestionServiceDeps) {
@@ -83,19 +71,8 @@ export class IngestionService extends TransactionalService {
     this.clock = deps.clock;
     this.jobs = deps.jobs;
     this.blobs = deps.blobs;
+    this.binaries = deps.binaries;
     this.media = deps.media;
-  }
-
-  /** ffmpeg and ffprobe as resolved (configured path, PATH, npm-shipped), once per process. */
-  mediaBinaries(): Promise<MediaBinaries> {
-    if (!this.binaries) {
-      const resolving = resolveMediaBinaries({ ffmpegPath: this.media.ffmpegPath, ffprobePath: this.media.ffprobePath });
-      // A failed resolution is tried again next time (the operator may install ffmpeg meanwhile).
-      resolving.catch(() => (this.binaries = undefined));
-      this.binaries = resolving;
-      return resolving;
-    }
-    return this.binaries;
   }
 
   /** Processing refunds a processed video whose result cannot be ingested. */
@@ -166,7 +143,7 @@ export class IngestionService extends TransactionalService {
    * video's and the quality assessment's own progress (ffmpeg's) inside their steps; the time left comes from `eta` (src/shared/progress-eta.ts).
    */
   private async ingest(video: Video, dir: string, signal: AbortSignal, log: Logger, eta: ProgressEta): Promise<void> {
-    const bins = await this.mediaBinaries();
+    const bins = await this.binaries.get();
     const id = video.id;
     const full = video.fullIngestion;
     const update = (u: IngestionFacts) => recordIngestionFacts(this.db, id, u, this.clock.now());
@@ -304,7 +281,7 @@ export class IngestionService extends TransactionalService {
     });
     await mkdir(dir, { recursive: true });
     try {
-      const bins = await this.mediaBinaries();
+      const bins = await this.binaries.get();
       const out = path.join(dir, `clip${ext}`);
       const startMs = clip.processing.startMs ?? 0;
       const lengthMs = (clip.processing.endMs ?? startMs + FREE_CLIP_MS) - startMs;

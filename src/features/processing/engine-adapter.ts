@@ -1,8 +1,9 @@
 /**
  * Binds the processing feature's ProcessingEngine to the options -> ffmpeg engine of
- * src/processing, with this installation's ffmpeg capabilities (found once, when first needed).
+ * src/processing-planner, with this installation's ffmpeg capabilities (found once, when first
+ * needed, from the ffmpeg of the process's MediaBinariesProvider).
  */
-import type { MediaBinaries } from '../../media';
+import type { MediaBinaries, MediaBinariesProvider } from '../../media';
 import {
   buildProcessingPlan,
   EngineCapabilities,
@@ -35,13 +36,13 @@ export class FfmpegProcessingEngine implements ProcessingEngine {
   private capabilities?: EngineCapabilities;
 
   constructor(
-    private readonly binaries: () => Promise<MediaBinaries>,
+    private readonly binaries: Pick<MediaBinariesProvider, 'get'>,
     /** Installation settings: segment length (0: never split), ffmpeg threads (0: ffmpeg's choice), x264/x265 preset. */
     private readonly settings: { segmentSeconds: number; threads: number; encoderPreset: X26xPreset } = { segmentSeconds: 0, threads: 0, encoderPreset: 'medium' },
   ) {}
 
   async prepare(): Promise<void> {
-    this.capabilities ??= await engineCapabilities(await this.binaries());
+    this.capabilities ??= await engineCapabilities(await this.binaries.get());
   }
 
   validate(options: Record<string, unknown>, fieldPrefix = 'body'): void {

@@ -8,7 +8,7 @@
  */
 import { fileNameFrom } from '../../shared/file-names';
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Db } from '../../db/database';
@@ -24,6 +24,7 @@ import type { LedgerService } from '../billing';
 import { StorageMeters } from '../billing';
 import { priceStorage } from '../billing';
 import type { IngestionService } from '../ingestion';
+import type { MediaBinariesProvider } from '../../media';
 import { mediaStageError, stageError } from '../videos';
 import { findVideo, findVideoInScope, insertVideo, recordAppliedOptions, recordVideoFile, retriesLeft, StageError, Video, VideoStage } from '../videos';
 import type { AppliedOptions, JobAppraisal } from '../videos';
@@ -35,6 +36,7 @@ import { TransactionalService } from '../../db/transactional';
 import { SegmentedProcessing } from './segmented-processing';
 import { PROCESS_JOB } from './processing.jobs';
 import { probeOf, processingEvents, rangeOf } from './processing-inputs';
+import { processingAttempt } from './processing-attempt';
 export { probeOf } from './processing-inputs';
 
 export const APPRAISAL_TTL_MS = 15 * 60_000;
@@ -72,6 +74,8 @@ export interface ProcessingServiceDeps {
   jobs: JobQueue;
   blobs: BlobStore;
   ingestion: IngestionService;
+  /** ffmpeg and ffprobe (the process's one provider, src/media/binaries.ts). */
+  binaries: MediaBinariesProvider;
   engine: ProcessingEngine;
   timeoutMs: number;
 }
@@ -83,6 +87,7 @@ export class ProcessingService extends TransactionalService {
   private readonly jobs: JobQueue;
   private readonly blobs: BlobStore;
   private readonly ingestion: IngestionService;
+  private readonly binaries: MediaBinariesProvider;
   private readonly engine: ProcessingEngine;
   private readonly timeoutMs: number;
   /** Segmented processing: the segment, audio and join jobs of a split video. */
@@ -95,9 +100,10 @@ export class ProcessingService extends TransactionalService {
     this.jobs = deps.jobs;
     this.blobs = deps.blobs;
     this.ingestion = deps.ingestion;
+    this.binaries = deps.binaries;
     this.engine = deps.engine;
     this.timeoutMs = deps.timeoutMs;
-    this.segmented = new SegmentedProcessing(this, { db: deps.db, clock: deps.clock, jobs: deps.jobs, blobs: deps.blobs, ingestion: deps.ingestion, engine: deps.engine, timeoutMs: deps.timeoutMs });
+    this.segmented = new SegmentedProcessing(this, { db: deps.db, clock: deps.clock, jobs: deps.jobs, blobs: deps.blobs, binaries: deps.binaries, engine: deps.engine, timeoutMs: deps.timeoutMs });
   }
 
   async appraise(userId: string, videoId: string, req: ProcessingRequest, names: NewVideoNames = {}): Promise<Appraisal> {
@@ -251,23 +257,23 @@ export class ProcessingService extends TransactionalService {
     const stage = this.stage;
     await stage.start(videoId, events.started);
     if (!(await this.sourceAvailable(videoId, source))) return;
-    // This claim's scratch folder (the worker removes it, or whoever takes the job over).
-    const dir = await ctx.scratchDir();
     const eta = new ProgressEta({ label: 'processing' });
     eta.observe(0);
-    const writes = writeProgress(eta, (e) => stage.progress(videoId, e));
-    await mkdir(dir, { recursive: true });
-    try {
-      const bins = await this.ingestion.mediaBinaries();
-      await this.engine.prepare();
+    const attempt = {
+      binaries: this.binaries,
+      engine: this.engine,
+      progress: () => writeProgress(eta, (e) => stage.progress(videoId, e)),
+      failed: (err: unknown) => this.failAfterAttempt(videoId, err, ctx),
+    };
+    await processingAttempt(ctx, attempt, async ({ dir, bins, progress }) => {
       const probe = probeOf(source!);
       const range = rangeOf(video, probe);
-      const plan: EnginePlan = this.engine.plan(video.processing.options ?? {}, probe, range);
+      const plan: EnginePlan = this.engine.plan(video.processing?.options ?? {}, probe, range);
       await recordAppliedOptions(this.db, videoId, appliedOptionsOf(plan) as unknown as Record<string, unknown>, this.clock.now());
       const segments = this.engine.segmentsOf(plan);
       if (segments) {
         // Split: the segment jobs (any worker) and then the join finish it (segmented-processing.ts).
-        await writes.stop();
+        await progress.stop();
         await this.segmented.split(videoId, segments);
         return;
       }
@@ -280,16 +286,10 @@ export class ProcessingService extends TransactionalService {
           onProgress: (p) => eta.observe(p.percentage / 100),
         }),
       );
-      await writes.stop();
+      await progress.stop();
       await this.finish(videoId, plan, out, ctx.signal);
       eta.finish();
-    } catch (err) {
-      await writes.stop();
-      await this.failAfterAttempt(videoId, err, ctx);
-    } finally {
-      await writes.stop();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   };
 
   /** The source still has its file; otherwise the processing is FAILED (SOURCE_VIDEO_NOT_AVAILABLE) and false. */

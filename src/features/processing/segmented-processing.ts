@@ -18,7 +18,6 @@
  *   removed after the join or the failure, and by the sweep (`sweepLeftovers`) after a crash.
  */
 import path from 'node:path';
-import { mkdir, rm } from 'node:fs/promises';
 import type { Db } from '../../db/database';
 import { TransactionalService } from '../../db/transactional';
 import type { JobQueue } from '../../jobs/job-queue';
@@ -27,12 +26,13 @@ import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { BlobStore } from '../../storage/blob-store';
-import type { IngestionService } from '../ingestion';
+import type { MediaBinariesProvider } from '../../media';
 import { findVideo, type Video, type VideoStage } from '../videos';
 import type { EnginePlan, EngineSegments, ProcessingEngine } from './engine';
 import { probeOf, rangeOf } from './processing-inputs';
 import { SegmentRecord, segmentsStore } from './segments.store';
 import { JOIN_JOB, SEGMENT_JOB } from './processing.jobs';
+import { processingAttempt } from './processing-attempt';
 
 /** Share of the stage's progress the parts make up (the join makes the rest). */
 const PARTS_SHARE = 0.97;
@@ -44,7 +44,7 @@ export interface SegmentedProcessingDeps {
   clock: Clock;
   jobs: JobQueue;
   blobs: BlobStore;
-  ingestion: IngestionService;
+  binaries: MediaBinariesProvider;
   engine: ProcessingEngine;
   timeoutMs: number;
 }
@@ -112,12 +112,8 @@ export class SegmentedProcessing extends TransactionalService {
     if (!mine || mine.status === 'done') return;
     const { video, source } = started;
     if (!(await this.processing.sourceAvailable(videoId, source))) return;
-    const dir = await ctx.scratchDir();
-    await mkdir(dir, { recursive: true });
-    const progress = this.progressWriter(videoId, part);
-    try {
-      const bins = await this.deps.ingestion.mediaBinaries();
-      await this.deps.engine.prepare();
+    const attempt = { binaries: this.deps.binaries, engine: this.deps.engine, progress: () => this.progressWriter(videoId, part), failed: (err: unknown) => this.failAfterAttempt(videoId, err, ctx) };
+    await processingAttempt(ctx, attempt, async ({ dir, bins, progress }) => {
       const plan = this.plan(video, source, mine.segmentSeconds);
       const segments = this.deps.engine.segmentsOf(plan);
       if (!segments || segments.durationsMs.length + (segments.audio ? 1 : 0) !== parts.length) {
@@ -141,13 +137,7 @@ export class SegmentedProcessing extends TransactionalService {
       });
       // The processing ended meanwhile (another part failed, the video was deleted): nothing will join this part.
       if (!kept) await this.deps.blobs.delete(key).catch(() => undefined);
-    } catch (err) {
-      await progress.stop();
-      await this.failAfterAttempt(videoId, err, ctx);
-    } finally {
-      await progress.stop();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   };
 
   /** `video.process-join`: the parts joined into the output, then finished as an unsplit job would be. */
@@ -157,14 +147,15 @@ export class SegmentedProcessing extends TransactionalService {
     const { video, source } = started;
     const parts = await segmentsStore.byVideo(this.db, videoId);
     if (!parts.length || parts.some((p) => p.status !== 'done' || !p.blobKey)) return;
-    const dir = await ctx.scratchDir();
-    await mkdir(dir, { recursive: true });
     const eta = new ProgressEta({ label: 'processing' });
     eta.observe(PARTS_SHARE);
-    const writes = writeProgress(eta, (e) => this.processing.stage.progress(videoId, e));
-    try {
-      const bins = await this.deps.ingestion.mediaBinaries();
-      await this.deps.engine.prepare();
+    const attempt = {
+      binaries: this.deps.binaries,
+      engine: this.deps.engine,
+      progress: () => writeProgress(eta, (e) => this.processing.stage.progress(videoId, e)),
+      failed: (err: unknown) => this.failAfterAttempt(videoId, err, ctx),
+    };
+    await processingAttempt(ctx, attempt, async ({ dir, bins, progress }) => {
       const plan = this.plan(video, source, parts[0]!.segmentSeconds);
       const out = path.join(dir, `output${plan.fileExtension}`);
       const videoParts = parts.filter((p) => p.kind === 'video');
@@ -182,17 +173,11 @@ export class SegmentedProcessing extends TransactionalService {
           });
         },
       );
-      await writes.stop();
+      await progress.stop();
       await this.processing.finish(videoId, plan, out, ctx.signal);
       eta.finish();
       await this.removeParts(videoId).catch((err: unknown) => ctx.log.warn({ err, videoId }, 'could not remove the segments of a joined video'));
-    } catch (err) {
-      await writes.stop();
-      await this.failAfterAttempt(videoId, err, ctx);
-    } finally {
-      await writes.stop();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   };
 
   /** Removes the parts (rows and blobs) of videos whose processing ended or that are gone; returns how many videos. */
