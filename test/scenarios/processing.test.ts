@@ -12,8 +12,21 @@ import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { processingScenario } from './processing-scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
+import { recordStatements, type RecordedStatement } from '../helpers/statements';
 
 const H264_MP4 = { container: 'MP4', encodingConfiguration: { codec: 'H264' } };
+/**
+ * The SQL statements of one start (POST .../processing/start, a wallet team): the source's read,
+ * then one transaction: the charge (a savepoint: the team read once under its lock, the job's
+ * earlier charge, the balance, the period, the ledger rows), the appraisal, the video, the job.
+ * PostgreSQL adds the team's row lock and the job notice (pg_notify). Before issue 26 a start was
+ * 24 statements on SQLite, 27 on PostgreSQL (the appraisal path, then the accept path in full).
+ */
+const START_STATEMENTS = TEST_DIALECT === 'postgres' ? 20 : 18;
+/** Quoted as the dialect quotes names. */
+const q = (name: string) => (TEST_DIALECT === 'postgres' ? `"${name}"` : `\`${name}\``);
+const sqlOf = (statements: RecordedStatement[]) => statements.map((x) => x.sql);
+
 /** Priced above zero even for a 3-second source (output gigapixels of a 4K upscale). */
 const UPSCALE_4K = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'UHD_4K' } } };
 
@@ -217,6 +230,56 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       assert.equal(refunds.length, 1, JSON.stringify(refunds));
       assert.equal(refunds[0].accountAdjustment.type, 'OTHER');
       assert.match(refunds[0].accountAdjustment.reason, /^Refund: processing failed: SOURCE_VIDEO_NOT_AVAILABLE/);
+    });
+
+    it(`a start plans once and is one transaction after the source's read (appraisal, charge, video, job), the team read once: at most ${START_STATEMENTS} statements`, async () => {
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      const recorder = recordStatements(h.database.db);
+      const { result: started, statements } = await recorder.during(async () => await post(`/v1/videos/${source}/processing/start`, H264_MP4)).finally(() => recorder.stop());
+      assert.equal(started.status, 202, JSON.stringify(started.body));
+      const sql = sqlOf(statements);
+      const listed = `${sql.length} statements:\n${sql.join('\n')}`;
+      assert.ok(sql.length <= START_STATEMENTS, listed);
+      assert.equal(sql.filter((x) => x.startsWith(`select * from ${q('teams')}`)).length, 1, `the team read once; ${listed}`);
+      assert.equal(sql.filter((x) => x === 'BEGIN;').length, 1, `one transaction; ${listed}`);
+      const [begin, commit] = [sql.indexOf('BEGIN;'), sql.lastIndexOf('COMMIT;')];
+      for (const table of ['processing_appraisals', 'ledger_transactions', 'videos', 'jobs']) {
+        const at = sql.findIndex((x) => x.startsWith(`insert into ${q(table)}`));
+        assert.ok(begin < at && at < commit, `the ${table} row is written in the transaction; ${listed}`);
+      }
+      const appraisal = await h.database.db('processing_appraisals').where({ source_video_id: source }).first();
+      assert.equal(appraisal.accepted_video_id, started.body.videoId, 'the appraisal is written accepted');
+      assert.equal((await waitStage(started.body.videoId, 'processing')).status, 'DONE');
+    });
+
+    it('a start is all or nothing: a failure after the appraisal is written (the job cannot be enqueued) leaves no appraisal, video, charge or job', async () => {
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      const jobs = h.services.jobs;
+      const enqueue = jobs.enqueue.bind(jobs);
+      jobs.enqueue = () => Promise.reject(new Error('the queue refused the job'));
+      const recorder = recordStatements(h.database.db);
+      const { result: failed, statements } = await recorder
+        .during(() =>
+          h.services.processing.start(u.userId, source, { options: H264_MP4 }, {}).then(
+            () => undefined,
+            (err: Error) => err,
+          ),
+        )
+        .finally(() => {
+          jobs.enqueue = enqueue;
+          recorder.stop();
+        });
+      assert.match(String(failed?.message), /the queue refused the job/);
+      const sql = sqlOf(statements);
+      assert.ok(
+        sql.findIndex((x) => x.startsWith(`insert into ${q('processing_appraisals')}`)) > sql.indexOf('BEGIN;'),
+        `the appraisal was written in the transaction before the failure: ${sql.join('\n')}`,
+      );
+      assert.deepEqual(await h.database.db('processing_appraisals').where({ source_video_id: source }).select('id'), [], 'no appraisal');
+      assert.deepEqual(await h.database.db('videos').where({ source_video_id: source }).select('id'), [], 'no processed video');
+      assert.deepEqual(await h.database.db('jobs').where({ kind: 'video.process' }).select('id'), [], 'no job');
+      assert.deepEqual(await processingCharges(), [], 'no charge');
+      assert.equal(await h.services.ledger.processingBalance(u.teamId), 100_000_000);
     });
 
     it("a video not yet ingested is 409 VIDEO_NOT_FULLY_INGESTED; another team's video 404", async () => {

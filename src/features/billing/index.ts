@@ -7,7 +7,7 @@ export { microsToUsd } from './money';
 export { productCreditsView, productUsdView } from './product-view';
 export { DEFAULT_PRICE_LIST, loadPriceListFile } from './price-list';
 export type { PriceList } from './price-list';
-export type { PricedProduct, ProductUse } from './pricing';
+export type { PricedJob, PricedProduct, ProductUse } from './pricing';
 export { StorageBillingService } from './storage-billing.service';
 export { StorageMeters } from './storage-meter';
 export { priceStorage } from './storage-pricing';

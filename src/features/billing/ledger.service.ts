@@ -95,7 +95,16 @@ export class LedgerService extends TransactionalService {
    */
   async estimate(teamId: string, products: ProductUse[]): Promise<PricedJob & { billingType: BillingType }> {
     const team = await this.team(this.db, teamId);
-    return { billingType: team.billingType, ...priceJob(this.priceList, products) };
+    return { billingType: team.billingType, ...this.price(products) };
+  }
+
+  /**
+   * Prices a processing job as `charge` books it, in both units (micro-USD and credits), without
+   * reading the team: for a caller that charges in the same transaction and learns the team's
+   * billing type from the charge (processing's start).
+   */
+  price(products: ProductUse[]): PricedJob {
+    return priceJob(this.priceList, products);
   }
 
   /** Prices a download use as `accrueUtility` would book it (storage: `priceStorage`). */
@@ -112,7 +121,7 @@ export class LedgerService extends TransactionalService {
    * processes) never spend the same money twice, whoever calls.
    */
   async charge(teamId: string, input: ChargeInput): Promise<ChargeResult> {
-    const priced = priceJob(this.priceList, input.products);
+    const priced = this.price(input.products);
     const result = await this.transactional(async (trx): Promise<ChargeResult> => {
       await ledgerStore.lockTeam(trx, teamId);
       const team = await this.team(trx, teamId);

@@ -79,7 +79,7 @@ export const appraisalsStore = {
       billing_type: a.billingType,
       appraisal_json: JSON.stringify({ appraisal: a.appraisal, fileExtension: a.fileExtension }),
       expires_at: a.expiresAt,
-      accepted_video_id: null,
+      accepted_video_id: a.acceptedVideoId ?? null,
       created_at: a.createdAt,
     });
   },

@@ -4,7 +4,9 @@
  * options -> ffmpeg engine on the source, then ingestion of the result), and the status.
  *
  * Accepting writes the processed video, the charge (idempotent by the video's id) and the job in
- * ONE transaction. A job that fails, or whose result cannot be ingested, is refunded once.
+ * ONE transaction; starting plans once and writes the appraisal (accepted), the charge, the video
+ * and the job in ONE transaction. A job that fails, or whose result cannot be ingested, is
+ * refunded once.
  */
 import { fileNameFrom } from '../../shared/file-names';
 import { randomUUID } from 'node:crypto';
@@ -19,8 +21,8 @@ import type { BlobStore } from '../../storage/blob-store';
 import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../../shared/errors';
-import { findTeam } from '../accounts';
-import type { LedgerService } from '../billing';
+import { findTeam, type BillingType } from '../accounts';
+import type { LedgerService, PricedJob, ProductUse } from '../billing';
 import { StorageMeters } from '../billing';
 import { priceStorage } from '../billing';
 import type { IngestionService } from '../ingestion';
@@ -30,7 +32,7 @@ import { findVideo, findVideoInScope, insertVideo, recordAppliedOptions, recordV
 import type { AppliedOptions, JobAppraisal } from '../videos';
 import { processingProducts } from './billing-products';
 import type { ConfigurationsService } from './configurations.service';
-import type { EnginePlan, ProcessingEngine } from './engine';
+import type { EngineEstimate, EnginePlan, ProcessingEngine } from './engine';
 import { AppraisalRecord, appraisalsStore } from './appraisals.store';
 import { TransactionalService } from '../../db/transactional';
 import { SegmentedProcessing } from './segmented-processing';
@@ -64,6 +66,17 @@ export interface ProcessingRequest {
 export interface NewVideoNames {
   videoName?: string;
   videoDescription?: string;
+}
+
+/** A job planned from a request (ProcessingService.planJob): everything its appraisal needs but the team's billing type. */
+interface PlannedJob {
+  source: Video;
+  options: Record<string, unknown>;
+  configurationId?: string;
+  range: { startMs: number; endMs: number };
+  plan: EnginePlan;
+  estimate: EngineEstimate;
+  charge: ProductUse[];
 }
 
 export interface ProcessingServiceDeps {
@@ -106,7 +119,76 @@ export class ProcessingService extends TransactionalService {
     this.segmented = new SegmentedProcessing(this, { db: deps.db, clock: deps.clock, jobs: deps.jobs, blobs: deps.blobs, binaries: deps.binaries, engine: deps.engine, timeoutMs: deps.timeoutMs });
   }
 
+  /** A priced estimate of the job, stored for 15 minutes (accepting it is `accept`). */
   async appraise(userId: string, videoId: string, req: ProcessingRequest, names: NewVideoNames = {}): Promise<Appraisal> {
+    const job = await this.planJob(userId, videoId, req);
+    const priced = await this.ledger.estimate(job.source.teamId, job.charge);
+    const record = this.appraisalOf(userId, job, priced, randomUUID(), this.clock.now());
+    await appraisalsStore.insert(this.db, record);
+    return { id: record.id, expiresAt: record.expiresAt, video: this.newVideo(record, job.source, names), source: job.source };
+  }
+
+  /**
+   * Accepts an appraisal: 404 unknown (or of another video), 409 APPRAISAL_EXPIRED / already
+   * accepted, 409 APPRAISAL_BILLING_OUT_DATED when the team's billing type changed since,
+   * 409 INSUFFICIENT_PROJECTED_BALANCE_ERROR when the wallet cannot pay.
+   */
+  async accept(userId: string, videoId: string, appraisalId: string, names: NewVideoNames = {}): Promise<Video> {
+    const source = await this.processable(userId, videoId);
+    return this.transactional(async (trx) => {
+      const a = await appraisalsStore.byIdForUpdate(trx, appraisalId);
+      if (!a || a.sourceVideoId !== source.id) throw new NotFoundError('Appraisal not found');
+      if (a.acceptedVideoId) throw new ConflictError('APPRAISAL_ALREADY_ACCEPTED', `Appraisal ${a.id} was accepted already (video ${a.acceptedVideoId})`);
+      const now = this.clock.now();
+      if (a.expiresAt.getTime() <= now.getTime()) throw new ConflictError('APPRAISAL_EXPIRED', `Appraisal ${a.id} expired at ${a.expiresAt.toISOString()}; create a new one`);
+      const team = await findTeam(trx, source.teamId);
+      if (!team) throw new NotFoundError('Team not found', 'TEAM_NOT_FOUND');
+      if (team.billingType !== a.billingType) {
+        throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `The team is billed by ${team.billingType} now, not ${a.billingType} as when the appraisal was made; create a new one`);
+      }
+      const appraisal = a.appraisal as unknown as JobAppraisal;
+      const booked = await this.chargeFor(trx, source, a.videoId, appraisal.charge);
+      // The billing type the ledger charged in is the team's under the lock; the check above read it before.
+      if (booked.billingType !== a.billingType) {
+        throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `The team is billed by ${booked.billingType} now, not ${a.billingType} as when the appraisal was made; create a new one`);
+      }
+      // The appraisal's amounts are what is booked; only a changed price list (a restart with
+      // another VIDMILL_PRICE_LIST_FILE) could make them differ, and then the appraisal is out of date.
+      const bookedCost = booked.billingType === 'WALLET' ? -booked.amountMicros : booked.credits;
+      if (bookedCost !== (a.billingType === 'WALLET' ? appraisal.costMicros : appraisal.costCredits)) {
+        throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `Prices changed since appraisal ${a.id} was made; create a new one`);
+      }
+      await appraisalsStore.markAccepted(trx, a.id, a.videoId);
+      return this.createProcessedVideo(trx, userId, a, source, names, now);
+    });
+  }
+
+  /**
+   * Appraise and accept in one call (startProcessingByVideoId / ...AndConfId): the job is planned
+   * once, then ONE transaction charges it (the ledger locks the team and reads its billing type,
+   * the only read of the team; 409 INSUFFICIENT_PROJECTED_BALANCE_ERROR or
+   * CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE roll everything back), writes the appraisal priced for
+   * that billing type and already accepted, the processed video and its job.
+   */
+  async start(userId: string, videoId: string, req: ProcessingRequest, names: NewVideoNames): Promise<Video> {
+    const job = await this.planJob(userId, videoId, req);
+    const priced = this.ledger.price(job.charge);
+    return this.transactional(async (trx) => {
+      const now = this.clock.now();
+      const processedId = randomUUID();
+      const booked = await this.chargeFor(trx, job.source, processedId, job.charge);
+      const a = this.appraisalOf(userId, job, { ...priced, billingType: booked.billingType }, processedId, now);
+      await appraisalsStore.insert(trx, { ...a, acceptedVideoId: processedId });
+      return this.createProcessedVideo(trx, userId, a, job.source, names, now);
+    });
+  }
+
+  /**
+   * Plans a job for a request, once: the source (visible and ingested), the options (sent, or the
+   * configuration's), the rules of this ffmpeg, the range, the plan, its estimate and the products
+   * it is charged for. Reads no team and books nothing.
+   */
+  private async planJob(userId: string, videoId: string, req: ProcessingRequest): Promise<PlannedJob> {
     const source = await this.processable(userId, videoId);
     const options = await this.optionsOf(userId, req);
     await this.engine.prepare();
@@ -116,7 +198,12 @@ export class ProcessingService extends TransactionalService {
     const plan = this.engine.plan(options, probe, range);
     const estimate = this.engine.estimate(plan, probe);
     const charge = processingProducts(options, plan, probe, estimate.gigapixels);
-    const priced = await this.ledger.estimate(source.teamId, charge);
+    return { source, options, configurationId: req.confId, range, plan, estimate, charge };
+  }
+
+  /** The appraisal of a planned job, priced for a billing type; `videoId` is the id the processed video gets. */
+  private appraisalOf(userId: string, job: PlannedJob, priced: PricedJob & { billingType: BillingType }, videoId: string, now: Date): AppraisalRecord {
+    const { plan, estimate } = job;
     const gb = estimate.outputBytes / 1e9;
     // What storage billing charges for the output kept one month (the same price and rounding).
     const storage = priceStorage(this.ledger.prices, gb);
@@ -133,92 +220,58 @@ export class ProcessingService extends TransactionalService {
       costCredits: priced.costCredits,
       storage: { costMicros: storage.costMicros, costCredits: storage.costCredits },
       download: { costMicros: download.costMicros, costCredits: download.costCredits },
-      charge,
+      charge: job.charge,
       notes: plan.applied.notes.map(({ field, requested, appliedAs, note }) => ({ field, requested, appliedAs, note })),
       appliedOptions: appliedOptionsOf(plan),
     };
-    const now = this.clock.now();
-    const record: AppraisalRecord = {
+    return {
       id: randomUUID(),
-      teamId: source.teamId,
+      teamId: job.source.teamId,
       userId,
-      sourceVideoId: source.id,
-      videoId: randomUUID(),
-      configurationId: req.confId,
-      options: { ...options },
-      startMs: range.startMs,
-      endMs: range.endMs,
+      sourceVideoId: job.source.id,
+      videoId,
+      configurationId: job.configurationId,
+      options: { ...job.options },
+      startMs: job.range.startMs,
+      endMs: job.range.endMs,
       billingType: priced.billingType,
       appraisal: appraisal as unknown as Record<string, unknown>,
       fileExtension: plan.fileExtension,
       expiresAt: new Date(now.getTime() + APPRAISAL_TTL_MS),
       createdAt: now,
     };
-    await appraisalsStore.insert(this.db, record);
-    return { id: record.id, expiresAt: record.expiresAt, video: this.newVideo(record, source, names), source };
   }
 
   /**
-   * Accepts an appraisal: 404 unknown (or of another video), 409 APPRAISAL_EXPIRED / already
-   * accepted, 409 APPRAISAL_BILLING_OUT_DATED when the team's billing type changed since,
-   * 409 INSUFFICIENT_PROJECTED_BALANCE_ERROR when the wallet cannot pay.
+   * The job's charge, idempotent by the processed video's id, in the caller's transaction. The
+   * ledger checks the wallet's cover under the team lock (409 INSUFFICIENT_PROJECTED_BALANCE_ERROR,
+   * rolling back the caller's writes too): a balance read here, before that lock, would let
+   * accepts at once all pass on the same money.
    */
-  async accept(userId: string, videoId: string, appraisalId: string, names: NewVideoNames = {}): Promise<Video> {
-    const source = await this.processable(userId, videoId);
-    const created = await this.transactional(async (trx) => {
-      const a = await appraisalsStore.byIdForUpdate(trx, appraisalId);
-      if (!a || a.sourceVideoId !== source.id) throw new NotFoundError('Appraisal not found');
-      if (a.acceptedVideoId) throw new ConflictError('APPRAISAL_ALREADY_ACCEPTED', `Appraisal ${a.id} was accepted already (video ${a.acceptedVideoId})`);
-      const now = this.clock.now();
-      if (a.expiresAt.getTime() <= now.getTime()) throw new ConflictError('APPRAISAL_EXPIRED', `Appraisal ${a.id} expired at ${a.expiresAt.toISOString()}; create a new one`);
-      const team = await findTeam(trx, source.teamId);
-      if (!team) throw new NotFoundError('Team not found', 'TEAM_NOT_FOUND');
-      if (team.billingType !== a.billingType) {
-        throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `The team is billed by ${team.billingType} now, not ${a.billingType} as when the appraisal was made; create a new one`);
-      }
-      const appraisal = a.appraisal as unknown as JobAppraisal;
-      const ledger = this.ledger.within(trx);
-      const video = this.newVideo(a, source, names);
-      await insertVideo(trx, {
-        id: video.id,
-        kind: 'PROCESSED',
-        teamId: video.teamId,
-        projectId: video.projectId,
-        userId,
-        name: video.name,
-        description: video.description,
-        masterVideoId: video.masterVideoId,
-        sourceVideoId: source.id,
-        clipId: video.clipId,
-        fullIngestion: true,
-        processing: { startMs: a.startMs, endMs: a.endMs, options: a.options, appliedOptions: appliedOf(a), appraisal: a.appraisal },
-        createdAt: now,
-      });
-      // The ledger checks the wallet's cover under the team lock (409 INSUFFICIENT_PROJECTED_BALANCE_ERROR,
-      // rolling back the video too): a balance read here, before that lock, would let accepts at
-      // once all pass on the same money.
-      const booked = await ledger.charge(source.teamId, { jobId: video.id, videoId: video.id, sourceVideoId: source.id, products: appraisal.charge, reason: `Processing of ${source.name}` });
-      // The billing type the ledger charged in is the team's under the lock; the check above read it before.
-      if (booked.billingType !== a.billingType) {
-        throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `The team is billed by ${booked.billingType} now, not ${a.billingType} as when the appraisal was made; create a new one`);
-      }
-      // The appraisal's amounts are what is booked; only a changed price list (a restart with
-      // another VIDMILL_PRICE_LIST_FILE) could make them differ, and then the appraisal is out of date.
-      const bookedCost = booked.billingType === 'WALLET' ? -booked.amountMicros : booked.credits;
-      if (bookedCost !== (a.billingType === 'WALLET' ? appraisal.costMicros : appraisal.costCredits)) {
-        throw new ConflictError('APPRAISAL_BILLING_OUT_DATED', `Prices changed since appraisal ${a.id} was made; create a new one`);
-      }
-      await appraisalsStore.markAccepted(trx, a.id, video.id);
-      await PROCESS_JOB.enqueue(this.jobs, trx, { videoId: video.id });
-      return video.id;
-    });
-    return (await findVideo(this.db, created))!;
+  private chargeFor(trx: Knex, source: Video, videoId: string, products: ProductUse[]): ReturnType<LedgerService['charge']> {
+    return this.ledger.within(trx).charge(source.teamId, { jobId: videoId, videoId, sourceVideoId: source.id, products, reason: `Processing of ${source.name}` });
   }
 
-  /** Appraise and accept in one call (startProcessingByVideoId / ...AndConfId). */
-  async start(userId: string, videoId: string, req: ProcessingRequest, names: NewVideoNames): Promise<Video> {
-    const appraisal = await this.appraise(userId, videoId, req, names);
-    return this.accept(userId, videoId, appraisal.id, names);
+  /** The processed video an accepted appraisal describes (`processing` INITIAL, full ingestion) and its job, written in the caller's transaction. */
+  private async createProcessedVideo(trx: Knex, userId: string, a: AppraisalRecord, source: Video, names: NewVideoNames, now: Date): Promise<Video> {
+    const video: Video = { ...this.newVideo(a, source, names, now), userId };
+    await insertVideo(trx, {
+      id: video.id,
+      kind: 'PROCESSED',
+      teamId: video.teamId,
+      projectId: video.projectId,
+      userId,
+      name: video.name,
+      description: video.description,
+      masterVideoId: video.masterVideoId,
+      sourceVideoId: source.id,
+      clipId: video.clipId,
+      fullIngestion: true,
+      processing: { startMs: a.startMs, endMs: a.endMs, options: a.options, appliedOptions: appliedOf(a), appraisal: a.appraisal },
+      createdAt: now,
+    });
+    await PROCESS_JOB.enqueue(this.jobs, trx, { videoId: video.id });
+    return video;
   }
 
   /** The processing state of a processed video (404 for a video not made by processing). */
@@ -350,9 +403,8 @@ export class ProcessingService extends TransactionalService {
     return (await this.configurations.get(userId, req.confId)).options;
   }
 
-  /** The processed video an appraisal describes: same team and project, derived from the source's master. */
-  private newVideo(a: AppraisalRecord, source: Video, names: NewVideoNames): Video {
-    const now = a.createdAt;
+  /** The processed video an appraisal describes (created at `now`): same team and project, derived from the source's master. */
+  private newVideo(a: AppraisalRecord, source: Video, names: NewVideoNames, now = a.createdAt): Video {
     const clipId = source.kind === 'CLIP' ? source.id : source.clipId;
     return {
       id: a.videoId,
