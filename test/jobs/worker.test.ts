@@ -496,6 +496,9 @@ describe(`Worker loop (${TEST_DIALECT})`, () => {
       clock.advance(LEASE);
       assert.equal((await queue.sweepExpiredLeases()).requeued, 1);
       assert.equal((await queue.claim('other-machine', ['elsewhere'], LEASE * 10))?.id, id);
+      // Within a lease length of the takeover: the worker's loop may have swept its folders between
+      // the clock's step and the claim above (the dead claim still counted then), and sweeps once a lease.
+      clock.advance(LEASE);
       await waitFor("the ended claim's folder removed", () => !existsSync(deadDir));
       assert.deepEqual(readdirSync(root), []);
     });
