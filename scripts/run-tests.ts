@@ -26,11 +26,14 @@
  * list, costliest in CPU first, so the next cut is made from data.
  *
  * The passes and lint run at the same time, as separate processes (VIDMILL_TEST_JOBS at once,
- * default 3; 1 runs them one after the other; VIDMILL_TEST_FILE_JOBS > 1 also runs that many
- * files of a pass at once, mocha --parallel: measured on 2 cores, 2 made the run slower, the
- * machine being CPU-bound already): they share nothing (each test has its own database,
- * SQLite file or PostgreSQL database, its own temporary folders and ports chosen by the system),
- * and on a small machine the waits of the database passes (I/O, timers, child processes) overlap
+ * default 4: all of them; 1 runs them one after the other), and each pass runs
+ * VIDMILL_TEST_FILE_JOBS files at once (mocha --parallel, default 2; 1 runs a pass's files one by
+ * one). Measured on 2 cores (full npm test, Node 20, machine shared with other work): 3 passes with one file at a time used 0.9
+ * of the 2 cores for 24 min (the passes wait on timers, child processes and the database more
+ * than they compute); 4 jobs with 2 files each, 1.6 cores for 12.5 min. They share nothing (each
+ * test has its own database, SQLite file or PostgreSQL database, its own temporary folders and
+ * ports chosen by the system), and on a small machine the waits of the database passes (I/O,
+ * timers, child processes) overlap
  * the CPU-bound media work of the dialect-free pass. Each run's output is kept and printed whole,
  * under its `=== npm test: ...` heading, when it ends (live when only one runs).
  * Before the passes, when a chosen file starts Vidmill's own programs as child processes (it
@@ -38,6 +41,7 @@
  * the children start from dist/ and sdk/dist/ instead of through tsx (VIDMILL_TEST_BUILT=true).
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,9 +51,9 @@ const PG_URL = process.env.VIDMILL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1
 const TEST_DIR = path.resolve('test');
 const DATABASE_HELPER = path.join(TEST_DIR, 'helpers', 'database.ts');
 const ENTRY_POINTS_HELPER = path.join(TEST_DIR, 'helpers', 'entry-points.ts');
-const JOBS = Math.max(1, Number(process.env.VIDMILL_TEST_JOBS ?? 3) || 1);
+const JOBS = Math.max(1, Number(process.env.VIDMILL_TEST_JOBS ?? 4) || 1);
 /** Files run at once within each mocha pass (mocha --parallel --jobs); 1 runs them one by one. */
-const FILE_JOBS = Math.max(1, Number(process.env.VIDMILL_TEST_FILE_JOBS ?? 1) || 1);
+const FILE_JOBS = Math.max(1, Number(process.env.VIDMILL_TEST_FILE_JOBS ?? 2) || 1);
 
 async function postgresReachable(): Promise<boolean> {
   const client = new Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
@@ -151,6 +155,24 @@ function oneDatabase(file: string): boolean {
   return /^\/\/ test-databases: one$/m.test(readFileSync(file, 'utf8'));
 }
 
+/** This run's tag (test/helpers/database.ts names its PostgreSQL databases vidmill_test_<tag>_...). */
+const RUN = randomBytes(4).toString('hex');
+
+/** Drops the PostgreSQL databases this run's passes left (see RUN_TAG in test/helpers/database.ts). */
+async function dropRunDatabases(): Promise<void> {
+  const client = new Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ datname: string }>('select datname from pg_database where datname like $1', [`vidmill\\_test\\_${RUN}\\_%`]);
+    for (const { datname } of rows) await client.query(`drop database if exists "${datname}" with (force)`);
+    if (rows.length) console.log(`dropped the ${rows.length} PostgreSQL databases the run's processes left`);
+  } catch (err) {
+    console.log(`could not drop this run's PostgreSQL databases: ${(err as Error).message}`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 const TIMES = path.join(mkdtempSync(path.join(os.tmpdir(), 'vidmill-test-times-')), 'times.jsonl');
 
 /** Every file's duration and CPU time in every pass, costliest first (from test/helpers/file-times.ts). */
@@ -195,7 +217,7 @@ function mochaJob(pass: Pass, files: string[], options: string[], env: NodeJS.Pr
     count: files.length,
     command: 'npx',
     args: ['mocha', ...color, ...(FILE_JOBS > 1 && files.length > 1 ? ['--parallel', '--jobs', String(FILE_JOBS)] : []), ...options, ...files],
-    env: { ...env, VIDMILL_TEST_DB: pass === 'dialect-free' ? 'none' : pass, VIDMILL_TEST_TIMES: TIMES },
+    env: { ...env, VIDMILL_TEST_DB: pass === 'dialect-free' ? 'none' : pass, VIDMILL_TEST_TIMES: TIMES, VIDMILL_TEST_RUN: RUN },
   };
 }
 
@@ -307,6 +329,7 @@ async function main(): Promise<void> {
     jobs.push({ heading: 'npm run lint', label: 'lint', command: 'npm', args: ['run', 'lint'] });
   }
   const outcomes = await runJobs(jobs);
+  if (jobs.some((job) => job.label === 'PostgreSQL')) await dropRunDatabases();
   // The summary in the usual order: lint, dialect-free, SQLite, PostgreSQL.
   const order = ['lint', 'dialect-free', 'SQLite', 'PostgreSQL'];
   const done = jobs.map((job, i) => ({ job, ok: outcomes[i]! })).sort((a, b) => order.indexOf(a.job.label) - order.indexOf(b.job.label));

@@ -58,6 +58,15 @@ function pgUrl(database: string): string {
   return url.toString();
 }
 
+/**
+ * The run's tag in the names of its PostgreSQL databases (VIDMILL_TEST_RUN, set by
+ * scripts/run-tests.ts): the run drops what its passes left once they end. A mocha process run
+ * in parallel mode (--parallel) loads this module once per worker, so the root `after` hook below
+ * is registered for the first file of each worker only and the last databases of a worker would
+ * stay otherwise.
+ */
+export const RUN_TAG = /^[0-9a-f]{1,16}$/.test(process.env.VIDMILL_TEST_RUN ?? '') ? `${process.env.VIDMILL_TEST_RUN}_` : '';
+
 let admin: Knex | undefined;
 /** One admin connection per test process, for creating and dropping databases (closed at exit by --exit). */
 function pgAdmin(): Knex {
@@ -149,7 +158,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     let name = emptied.pop();
     if (!name) {
       const template = await postgresTemplate();
-      name = `vidmill_test_${randomBytes(6).toString('hex')}`;
+      name = `vidmill_test_${RUN_TAG}${randomBytes(6).toString('hex')}`;
       await pgAdmin().raw(`create database ${name} template ${template}`);
     }
     const config = { client: 'pg' as const, connectionString: pgUrl(name) };
