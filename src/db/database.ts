@@ -83,8 +83,34 @@ export function isPostgres(db: Db): boolean {
   return knexClient(db).config.client === 'pg';
 }
 
+/**
+ * Brings the schema to the latest migration. Processes that start together on one PostgreSQL
+ * database (an API and a worker of a new installation) take turns: Knex's own lock row is
+ * created by the first migration and refuses a second runner instead of waiting ("relation
+ * knex_migrations already exists", "Migration table is already locked"), so the run holds a
+ * session advisory lock (released by the server if its holder dies) and the next process finds
+ * nothing left to do. SQLite: one process owns the file.
+ */
 export async function migrateToLatest(db: Db): Promise<void> {
-  await db.migrate.latest({ migrationSource });
+  if (!isPostgres(db)) {
+    await db.migrate.latest({ migrationSource });
+    return;
+  }
+  // A transaction only to hold one connection with the lock while Knex migrates on others.
+  await db.transaction(async (trx) => {
+    await lockNamed(trx, 'vidmill.migrations');
+    await db.migrate.latest({ migrationSource });
+  });
+}
+
+/**
+ * Serialises, until the end of the transaction `trx`, the work of every process under `name`
+ * (a PostgreSQL transaction-level advisory lock; SQLite runs one write transaction at a time
+ * anyway). For work that creates what must exist once: the schema, the first owner, the first
+ * signing key.
+ */
+export async function lockNamed(trx: Knex.Transaction, name: string): Promise<void> {
+  if (isPostgres(trx)) await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [name]);
 }
 
 /** Row values come back as numbers (SQLite) or Date objects (PostgreSQL); services see Dates. */

@@ -153,6 +153,22 @@ async function sqliteTemplateFile(): Promise<string> {
   return (sqliteTemplate = filename);
 }
 
+/** A new PostgreSQL database without any table (not from the migrated template), dropped by `drop`. */
+export async function createEmptyPostgresDatabase(): Promise<TestDatabase> {
+  const name = `vidmill_test_${RUN_TAG}${randomBytes(6).toString('hex')}`;
+  await pgAdmin().raw(`create database ${name}`);
+  const config = { client: 'pg' as const, connectionString: pgUrl(name) };
+  const db = openDatabase(config);
+  return {
+    db,
+    config,
+    async drop() {
+      await db.destroy();
+      await pgAdmin().raw(`drop database if exists ${name} with (force)`);
+    },
+  };
+}
+
 export async function createTestDatabase(): Promise<TestDatabase> {
   if (TEST_DIALECT === 'postgres') {
     let name = emptied.pop();

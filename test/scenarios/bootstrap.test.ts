@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { TEST_DIALECT } from '../helpers/database';
+import { migrateToLatest, openDatabase } from '../../src/db/database';
+import { migrationSource } from '../../src/db/migrations';
+import { createEmptyPostgresDatabase, TEST_DIALECT } from '../helpers/database';
 import { serverArgs } from '../helpers/entry-points';
 import { basic, createHarness, Harness } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
@@ -72,6 +74,35 @@ describe(`First start (${TEST_DIALECT})`, () => {
     const [{ n }] = (await h.database.db('users').count({ n: '*' })) as [{ n: number | string }];
     assert.equal(Number(n), 1);
   });
+
+  it('processes starting together on an empty database: one makes the owner, the others find it (no failed start)', async () => {
+    const starts = await Promise.all([1, 2, 3].map(() => h.services.accounts.bootstrap({})));
+    assert.equal(starts.filter(Boolean).length, 1, JSON.stringify(starts));
+    const [{ n }] = (await h.database.db('users').count({ n: '*' })) as [{ n: number | string }];
+    assert.equal(Number(n), 1);
+  });
+
+  if (TEST_DIALECT === 'postgres') {
+    it('processes starting together on an empty PostgreSQL database migrate it once between them (no "relation knex_migrations already exists", no "already locked")', async function () {
+      this.timeout(120_000);
+      // Four processes (each its own pool) on a new database. Before the lock, most of them failed
+      // ("Migration table is already locked", or "relation knex_migrations already exists").
+      const empty = await createEmptyPostgresDatabase();
+      const pools = [1, 2, 3, 4].map(() => openDatabase(empty.config));
+      try {
+        const outcomes = await Promise.allSettled(pools.map((db) => migrateToLatest(db)));
+        assert.deepEqual(
+          outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'migrated')),
+          ['migrated', 'migrated', 'migrated', 'migrated'],
+        );
+        const [, pending] = (await empty.db.migrate.list({ migrationSource })) as [unknown[], unknown[]];
+        assert.equal(pending.length, 0, 'no migration left pending');
+      } finally {
+        await Promise.all(pools.map((db) => db.destroy()));
+        await empty.drop();
+      }
+    });
+  }
 
   it('npm start on an empty database prints the generated password once, in a framed block apart from the log lines, and never logs it', async function () {
     this.timeout(120_000);

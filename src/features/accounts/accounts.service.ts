@@ -3,7 +3,7 @@
  * lockout, team selection rules, and the operations behind the admin CLI.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../db/database';
+import { lockNamed, type Db } from '../../db/database';
 import type { Clock } from '../../shared/clock';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../shared/errors';
 import type { PageRequest } from '../../shared/paging';
@@ -65,18 +65,28 @@ export class AccountsService extends TransactionalService {
     if ((await usersStore.count(this.db)) > 0) return undefined;
     const email = opts.email ?? 'owner@vidmill.local';
     const password = opts.password ?? generatePassword();
-    const { user, team } = await this.createUserWithTeam({ email, password, name: 'Owner', teamName: 'My team' });
-    return { userId: user.id, teamId: team.id, email: user.email, ...(opts.password ? {} : { generatedPassword: password }) };
+    const passwordHash = await hashPassword(password);
+    // Processes starting together on an empty database: one makes the owner, the others find it
+    // under the lock (before, the second insert of the owner's e-mail failed its start).
+    const created = await this.transactional(async (trx) => {
+      await lockNamed(trx, 'vidmill.bootstrap');
+      if ((await usersStore.count(trx)) > 0) return undefined;
+      return this.insertUserWithTeam(trx, { email, passwordHash, name: 'Owner', teamName: 'My team' });
+    });
+    if (!created) return undefined;
+    return { userId: created.user.id, teamId: created.team.id, email: created.user.email, ...(opts.password ? {} : { generatedPassword: password }) };
   }
 
   async createUserWithTeam(input: { email: string; password: string; name: string; teamName: string; billingType?: BillingType }): Promise<{ user: User; team: Team }> {
     const passwordHash = await hashPassword(input.password);
-    return this.transactional(async (trx) => {
-      const user = await this.insertUser(trx, input.email, input.name, passwordHash);
-      const team = await this.insertTeam(trx, input.teamName, input.billingType ?? 'WALLET');
-      await teamsStore.addMember(trx, team.id, user.id, 'owner', this.clock.now());
-      return { user, team };
-    });
+    return this.transactional((trx) => this.insertUserWithTeam(trx, { ...input, passwordHash }));
+  }
+
+  private async insertUserWithTeam(trx: Db, input: { email: string; passwordHash: string; name: string; teamName: string; billingType?: BillingType }): Promise<{ user: User; team: Team }> {
+    const user = await this.insertUser(trx, input.email, input.name, input.passwordHash);
+    const team = await this.insertTeam(trx, input.teamName, input.billingType ?? 'WALLET');
+    await teamsStore.addMember(trx, team.id, user.id, 'owner', this.clock.now());
+    return { user, team };
   }
 
   async createUser(input: { email: string; password: string; name: string }): Promise<User> {

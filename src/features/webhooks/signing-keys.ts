@@ -22,7 +22,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, randomUUID } from 'node:crypto';
 import { exportJWK } from 'jose';
 import type { Knex } from 'knex';
-import { asDate, asOptionalDate, Db, isPostgres } from '../../db/database';
+import { asDate, asOptionalDate, Db, lockNamed } from '../../db/database';
 import type { SecretBox } from '../../security/secret-box';
 import { Clock, DAY_MS } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
@@ -163,9 +163,9 @@ const signingKeysStore = {
   async deleteExpired(db: Knex, now: Date): Promise<number> {
     return db(TABLE).whereNotNull('expires_at').where('expires_at', '<=', now).delete();
   },
-  /** Serialises key creation and rotation across processes (SQLite has one writer anyway). */
-  async lock(db: Knex): Promise<void> {
-    if (isPostgres(db)) await db.raw(`select pg_advisory_xact_lock(hashtext('vidmill.webhook_signing_keys'))`);
+  /** Serialises key creation and rotation across processes. */
+  lock(trx: Knex.Transaction): Promise<void> {
+    return lockNamed(trx, 'vidmill.webhook_signing_keys');
   },
 };
 
