@@ -8,12 +8,19 @@
  * ffmpeg commands (an absent container that resolves to an explicit one, AUTO that resolves to
  * PROGRESSIVE...) run once. Refusals must be the engine's 400, never another error.
  *
+ * Starting ffmpeg costs more than encoding a few 64x64 frames, so the commands that share their
+ * source and everything before `-filter_complex` run as the outputs of one ffmpeg process,
+ * `batchSize` at a time: each output its own graph with its `[vout]` renamed `[vout<k>]`, its own
+ * arguments and file. A batch that fails or leaves an output empty runs again command by command,
+ * as a processing run does, so a failure names its combination. Plans with an analysis pass run
+ * alone.
+ *
  * It touches no database: `npm test` runs it once, in the dialect-free pass.
  */
 import { strict as assert } from 'node:assert';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { probeMedia, type ProbeResult } from '../../src/media';
+import { probeMedia, runMedia, type MediaBinaries, type ProbeResult } from '../../src/media';
 import {
   buildProcessingPlan,
   CODECS,
@@ -117,6 +124,84 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
   );
 }
 
+/** One distinct accepted combination. */
+interface Combination {
+  label: string;
+  source: MatrixSource;
+  plan: ProcessingPlan;
+}
+
+/** A combination and the file it is encoded into. */
+interface Encode {
+  combination: Combination;
+  output: string;
+}
+
+/**
+ * Outputs per ffmpeg process: at most 16 (~0.09 s CPU to start ffmpeg against a few hundredths
+ * per tiny encode), and at most ~11 million source pixels across them (a 1080p DNxHD output holds
+ * ~200 MB in ffmpeg: 5 of them, not 16, at 1080p).
+ */
+function batchSize(source: MatrixSource): number {
+  return Math.max(1, Math.min(16, Math.floor((16 * 960 * 720) / (source.probe.width * source.probe.height))));
+}
+
+/**
+ * processingArgs's list in three: what comes before `-filter_complex` (overwrite, threads, input
+ * options, input), the graph without its final `[vout]`, and what follows `-map [vout]` (output
+ * arguments and the output file).
+ */
+function splitArgs(args: string[]): { head: string[]; graph: string; tail: string[] } {
+  const i = args.indexOf('-filter_complex');
+  const graph = args[i + 1] ?? '';
+  assert.ok(i > 0 && graph.indexOf('[vout]') === graph.length - '[vout]'.length && args[i + 2] === '-map' && args[i + 3] === '[vout]', `not a one-graph command ending in [vout]: ${args.join(' ')}`);
+  return { head: args.slice(0, i), graph: graph.slice(0, -'[vout]'.length), tail: args.slice(i + 4) };
+}
+
+/** The source pixels a batch encodes per frame. */
+function pixels(batch: Encode[]): number {
+  return batch.reduce((sum, { combination: { source } }) => sum + source.probe.width * source.probe.height, 0);
+}
+
+/** ffmpeg processes run, and the failures (`<label>: <why>`), of the matrix's encodes. */
+interface Runs {
+  processes: number;
+  failures: string[];
+}
+
+/** One combination alone, as a processing run does it. */
+async function runAlone(b: MediaBinaries, { label, source, plan }: Combination, output: string, runs: Runs): Promise<void> {
+  runs.processes += plan.analysis ? 2 : 1;
+  try {
+    const r = await runProcessing(b, source.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: 60_000 });
+    if (!(r.bytes > 0)) runs.failures.push(`${label}: empty output`);
+  } catch (err) {
+    runs.failures.push(`${label}: ${(err as Error).message.slice(0, 400)}`);
+  } finally {
+    await rm(output, { force: true });
+  }
+}
+
+/** Combinations of one source and command head as the outputs of one ffmpeg process; alone again if it fails. */
+async function runBatch(b: MediaBinaries, batch: Encode[], runs: Runs): Promise<void> {
+  const args: string[] = [];
+  batch.forEach(({ combination: { source, plan }, output }, k) => {
+    const { head, graph, tail } = splitArgs(processingArgs(plan, source.file, output));
+    if (k === 0) args.push(...head);
+    args.push('-filter_complex', `${graph}[vout${k}]`, '-map', `[vout${k}]`, ...tail);
+  });
+  runs.processes++;
+  let whole = true;
+  try {
+    await runMedia(b.ffmpeg, args, { tool: 'ffmpeg', timeoutMs: 60_000 });
+    for (const { output } of batch) if (!((await stat(output)).size > 0)) whole = false;
+  } catch {
+    whole = false;
+  }
+  await Promise.all(batch.map(({ output }) => rm(output, { force: true })));
+  if (!whole) for (const { combination, output } of batch) await runAlone(b, combination, output, runs);
+}
+
 describe('Capability matrix: every accepted combination runs on this ffmpeg', function () {
   this.timeout(900_000);
 
@@ -124,7 +209,7 @@ describe('Capability matrix: every accepted combination runs on this ffmpeg', fu
     const caps = await capabilities();
     const b = await bins();
     let total = 0;
-    const accepted: { label: string; source: MatrixSource; plan: ProcessingPlan }[] = [];
+    const accepted: Combination[] = [];
     const refusedBy = new Map<string, number>();
     for (const encoding of ENCODINGS) {
       for (const container of [undefined, ...CONTAINERS]) {
@@ -146,27 +231,37 @@ describe('Capability matrix: every accepted combination runs on this ffmpeg', fu
       }
     }
     // One encode per distinct ffmpeg command.
-    const distinct = new Map<string, (typeof accepted)[number]>();
+    const distinct = new Map<string, Combination>();
     for (const a of accepted) {
       const key = JSON.stringify([a.source.file, processingArgs(a.plan, 'in', 'out')]);
       if (!distinct.has(key)) distinct.set(key, a);
     }
-    const failures: string[] = [];
+    // Batches of commands sharing their source and head (the input included), as even as can be, the heaviest first.
+    const groups = new Map<string, Encode[]>();
+    const alone: Encode[] = [];
     let n = 0;
-    await pool([...distinct.values()], 2, async ({ label, source, plan }) => {
-      const output = path.join(workDir, `matrix-out-${n++}${plan.fileExtension}`);
-      try {
-        const r = await runProcessing(b, source.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: 60_000 });
-        if (!(r.bytes > 0)) failures.push(`${label}: empty output`);
-      } catch (err) {
-        failures.push(`${label}: ${(err as Error).message.slice(0, 400)}`);
-      } finally {
-        await rm(output, { force: true });
+    for (const combination of distinct.values()) {
+      const output = path.join(workDir, `matrix-out-${n++}${combination.plan.fileExtension}`);
+      if (combination.plan.analysis) {
+        alone.push({ combination, output });
+        continue;
       }
-    });
+      const key = JSON.stringify(splitArgs(processingArgs(combination.plan, combination.source.file, output)).head);
+      groups.set(key, [...(groups.get(key) ?? []), { combination, output }]);
+    }
+    const batches = [...groups.values()]
+      .flatMap((group) => {
+        const size = Math.ceil(group.length / Math.ceil(group.length / batchSize(group[0]!.combination.source)));
+        return Array.from({ length: Math.ceil(group.length / size) }, (_, i) => group.slice(i * size, (i + 1) * size));
+      })
+      .sort((x, y) => pixels(y) - pixels(x));
+    const runs: Runs = { processes: 0, failures: [] };
+    await pool(batches, 2, (batch) => runBatch(b, batch, runs));
+    await pool(alone, 2, ({ combination, output }) => runAlone(b, combination, output, runs));
+    const failures = runs.failures;
     console.log(
       `      matrix: ${total} combinations, ${accepted.length} accepted (${[...refusedBy].map(([c, k]) => `${k} ${c}`).join(', ')} refused), ` +
-        `${distinct.size} distinct ffmpeg commands, all ${distinct.size} run, ${failures.length} failed`,
+        `${distinct.size} distinct ffmpeg commands, all ${distinct.size} run in ${runs.processes} ffmpeg processes, ${failures.length} failed`,
     );
     assert.deepEqual(failures, [], `${failures.length} accepted combinations failed in ffmpeg:\n${failures.slice(0, 30).join('\n')}`);
   });
