@@ -62,7 +62,7 @@ describe(`Admin CLI (${TEST_DIALECT})`, function () {
     const database = h.database.config;
     const firstLine = r.stderr.split('\n')[0]!;
     if (database.client === 'sqlite') assert.equal(firstLine, `database: SQLite file ${database.filename}`);
-    else assert.match(firstLine, /^database: PostgreSQL \S+\/vidmill_test_[0-9a-f]+$/);
+    else assert.match(firstLine, /^database: PostgreSQL \S+\/vidmill_test_[0-9a-f_]+$/);
     const teams = r.lines.map((l) => JSON.parse(l));
     const mine = teams.find((t) => t.teamId === u.teamId);
     assert.deepEqual(mine, { teamId: u.teamId, name: 'Studio Ada', billingType: 'WALLET', apiEnabled: true, members: [{ email: u.email, role: 'owner' }] });
