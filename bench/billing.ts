@@ -165,14 +165,14 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<boolean | undefined>
     }
     if (process.env.BENCH_PROFILE) {
       const f = { from: new Date(0), to: new Date('2030-01-01'), mode: 'INCLUDE' as const };
-      const { ledgerStore } = await import('../src/features/billing/ledger.store');
+      const { ledgerReads } = await import('../src/features/billing/testing');
       const parts: Record<string, () => Promise<unknown>> = {
         selectTeam: () => s.accounts.selectTeam(user.id),
-        itemsByRef: () => ledgerStore.items(db, { latestOfTeam: team.id }, f, req),
-        itemsById: () => ledgerStore.items(db, period.id, f, req),
-        pageWithChosenTeam: () => ledgerStore.pageWithPeriod(db, { latestOfChosenTeam: { userId: user.id } }, { ...f, from: undefined }, req),
-        pageWithPeriod: () => ledgerStore.pageWithPeriod(db, { latestOfTeam: team.id }, f, req),
-        pageWithPeriodById: () => ledgerStore.pageWithPeriod(db, { id: period.id }, f, req),
+        itemsByRef: () => ledgerReads.items(db, { latestOfTeam: team.id }, f, req),
+        itemsById: () => ledgerReads.items(db, period.id, f, req),
+        pageWithChosenTeam: () => ledgerReads.pageWithPeriod(db, { latestOfChosenTeam: { userId: user.id } }, { ...f, from: undefined }, req),
+        pageWithPeriod: () => ledgerReads.pageWithPeriod(db, { latestOfTeam: team.id }, f, req),
+        pageWithPeriodById: () => ledgerReads.pageWithPeriod(db, { id: period.id }, f, req),
         operation,
         plain,
         acquireRelease: async () => {

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { Config, loadConfig } from '../src/config';
 import { createServices, jobDefinitions, Services } from '../src/composition';
 import { DatabaseConfig, Db, migrateToLatest, openDatabase } from '../src/db/database';
-import { videosStore } from '../src/features/videos/videos.store';
+import { insertVideo, recordVideoFile } from '../src/features/videos';
 import { Worker } from '../src/jobs/worker';
 import { systemClock } from '../src/shared/clock';
 import { storeFile } from '../src/storage/blob-files';
@@ -59,7 +59,7 @@ export async function storedMaster(v: EmbeddedVidmill, source: string, file: { n
   const blobKey = `videos/${videoId}/file`;
   const stored = await storeFile(v.blobs, blobKey, source);
   const now = new Date();
-  await videosStore.insert(v.db, {
+  await insertVideo(v.db, {
     id: videoId,
     kind: 'MASTER',
     teamId: v.teamId,
@@ -70,7 +70,7 @@ export async function storedMaster(v: EmbeddedVidmill, source: string, file: { n
     file: { ...file, size: stored.size, lastModified: now },
     uploadStatus: 'DONE',
   });
-  await videosStore.setStored(v.db, videoId, { blobKey, crc32c: stored.crc32c, size: stored.size }, now);
+  await recordVideoFile(v.db, videoId, { blobKey, crc32c: stored.crc32c, size: stored.size }, now);
   return { videoId, blobKey, stored };
 }
 

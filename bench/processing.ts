@@ -17,8 +17,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROCESS_JOB } from '../src/features/processing/processing.jobs';
-import { videosStore } from '../src/features/videos/videos.store';
+import { PROCESS_JOB } from '../src/features/processing';
+import { findVideo } from '../src/features/videos';
+import { videoStageWrites } from '../src/features/videos/testing';
 import { probeMedia, resolveMediaBinaries } from '../src/media';
 import { buildProcessingPlan, processingArgs, ProcessingOptions } from '../src/processing-planner';
 import { etaError, EtaRun, onEtaRun } from '../src/shared/progress-eta';
@@ -77,7 +78,7 @@ export async function processingBenchmark(): Promise<boolean> {
   const user = { id: vidmill.userId };
   const { videoId: masterId } = await storedMaster(vidmill, source, { name: 'source-720p.mp4', type: 'video/mp4', containerName: 'MPEG-4' });
   const { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
-  await videosStore.updateIngestion(
+  await videoStageWrites.updateIngestion(
     db,
     masterId,
     { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as any, probe: { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } },
@@ -99,7 +100,7 @@ export async function processingBenchmark(): Promise<boolean> {
       const t0 = performance.now();
       const video = await s.processing.start(user.id, masterId, { options: OPTIONS as unknown as Record<string, unknown> }, { videoName: `Bench ${round}` });
       for (;;) {
-        const v = await videosStore.byId(db, video.id);
+        const v = await findVideo(db, video.id);
         if (v?.processing?.status === 'DONE') break;
         if (v?.processing?.status === 'FAILED') throw new Error(`processing failed: ${v.processing.error?.message}`);
         await new Promise((r) => setTimeout(r, 20));

@@ -38,8 +38,9 @@ import path from 'node:path';
 import type { Config } from '../src/config';
 import type { Services } from '../src/composition';
 import type { Db } from '../src/db/database';
-import { JOIN_JOB, PROCESS_JOB, SEGMENT_JOB } from '../src/features/processing/processing.jobs';
-import { videosStore } from '../src/features/videos/videos.store';
+import { JOIN_JOB, PROCESS_JOB, SEGMENT_JOB } from '../src/features/processing';
+import { findVideo } from '../src/features/videos';
+import { videoStageWrites } from '../src/features/videos/testing';
 import { MediaBinaries, probeMedia, ProbeResult, resolveMediaBinaries } from '../src/media';
 import { buildProcessingPlan, ProcessingOptions, X26xPreset } from '../src/processing-planner';
 import { EmbeddedVidmill, embeddedVidmill, storedMaster } from './embedded-vidmill';
@@ -154,7 +155,7 @@ function createDatabase(): { url: string; drop: () => void } {
 async function masterVideo(v: EmbeddedVidmill, source: string, probe: ProbeResult): Promise<string> {
   const { videoId } = await storedMaster(v, source, { name: 'source-1080p.mp4', type: 'video/mp4', containerName: 'MPEG-4' });
   const { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
-  await videosStore.updateIngestion(
+  await videoStageWrites.updateIngestion(
     v.db,
     videoId,
     { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as any, probe: { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } },
@@ -264,7 +265,7 @@ async function processOnce(s: Services, db: Db, userId: string, masterId: string
   const started = performance.now();
   const video = await s.processing.start(userId, masterId, { options: OPTIONS as unknown as Record<string, unknown> }, { videoName: name });
   for (;;) {
-    const v = await videosStore.byId(db, video.id);
+    const v = await findVideo(db, video.id);
     if (v?.processing?.status === 'DONE') break;
     if (v?.processing?.status === 'FAILED') throw new Error(`processing failed (${name}): ${v.processing.error?.code}: ${v.processing.error?.message}`);
     if (performance.now() - started > RUN_TIMEOUT_MS) throw new Error(`processing not DONE after ${RUN_TIMEOUT_MS} ms (${name})`);
@@ -301,7 +302,7 @@ async function runOnce(run: Run, v: EmbeddedVidmill, masterId: string, workerEnv
 
 /** The output's file on local disk (the processed video's blob). */
 async function outputFile(v: EmbeddedVidmill, videoId: string): Promise<string> {
-  const video = await videosStore.byId(v.db, videoId);
+  const video = await findVideo(v.db, videoId);
   const file = video?.blobKey ? v.blobs.localPath(video.blobKey) : undefined;
   if (!file) throw new Error(`video ${videoId} has no stored file`);
   return file;

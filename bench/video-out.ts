@@ -42,8 +42,9 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { DeleteObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { lanesFor, VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB } from '../src/features/video-out/video-out.jobs';
-import { videosStore } from '../src/features/videos/videos.store';
+import { lanesFor } from '../src/features/video-out/testing';
+import { VIDEO_OUT_BILL_JOB, VIDEO_OUT_COPY_JOB } from '../src/features/video-out';
+import { findVideo } from '../src/features/videos';
 import { choosePartSize, MIB } from '../src/storage/blob-store';
 import { BucketSettings, createBucketClient } from '../src/storage/bucket-access';
 import { benchWorker, EmbeddedVidmill, embeddedVidmill, storedMaster } from './embedded-vidmill';
@@ -164,7 +165,7 @@ export async function videoOutBenchmark(): Promise<boolean> {
       const t0 = performance.now();
       await s.videoOut.copyToBucket(user.id, videoId, { objectKeyPrefix: prefix, bucket });
       for (;;) {
-        const v = await videosStore.byId(db!, videoId);
+        const v = await findVideo(db!, videoId);
         if (v?.output?.status === 'DONE') break;
         if (v?.output?.status === 'FAILED') throw new Error(`video out failed: ${v.output.error?.code}: ${v.output.error?.message}`);
         await new Promise((r) => setTimeout(r, 10));

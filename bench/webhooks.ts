@@ -15,8 +15,7 @@ import { loadConfig } from '../src/config';
 import { createServices } from '../src/composition';
 import { systemClock } from '../src/shared/clock';
 import { LocalDiskStore } from '../src/storage/local-disk-store';
-import { DeliveryWorker } from '../src/features/webhooks/delivery-worker';
-import { recordEvent } from '../src/features/webhooks/events';
+import { DeliveryWorker, recordEvent } from '../src/features/webhooks';
 import { createTestDatabase } from '../test/helpers/database';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 4000);

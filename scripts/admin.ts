@@ -15,7 +15,7 @@ import { systemClock } from '../src/shared/clock';
 import { createBlobStore } from '../src/storage/create-blob-store';
 import { DomainError } from '../src/shared/errors';
 import { generatePassword } from '../src/security/passwords';
-import { usdToMicros } from '../src/features/billing/money';
+import { usdToMicros } from '../src/features/billing';
 
 const USAGE = `usage: npm run admin -- <command> [--flag value ...]
 Runs against the database the VIDMILL_* settings name (VIDMILL_DATA_DIR, VIDMILL_DATABASE_URL), as the server does.

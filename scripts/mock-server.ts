@@ -55,8 +55,7 @@ import { bodyMaximumError, bodyMaximumsOf } from '../src/http/body-maximums';
 import { bodyIsMissing, hasBody, operationsWithoutBody, unexpectedBodyError } from '../src/http/json-body';
 import { FixedWindowLimiter, rateLimitExceeded } from '../src/http/rate-limit';
 import { requestId } from '../src/http/request-id';
-import { MAX_VIDEO_BYTES } from '../src/features/video-in/video-in-sources';
-import { TUS_PATH } from '../src/features/video-in/video-in.service';
+import { MAX_VIDEO_BYTES, TUS_PATH } from '../src/features/video-in/testing';
 import { DomainError, ForbiddenError, UnauthorizedError, type ValidationIssue } from '../src/shared/errors';
 
 export const CONTRACT_FILE = path.resolve(__dirname, '..', 'generated', 'openapi.json');

@@ -18,7 +18,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createVidmillClient } from '../../sdk/src/client';
 import { fileResumeStore, uploadFile } from '../../sdk/src/upload-file';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
 import { cliCommandLine, runCli, runInTerminal, startCliServer, type CliServer } from '../helpers/cli';
 import { TEST_DIALECT } from '../helpers/database';
 import type { TestUser } from '../helpers/harness';
@@ -45,7 +45,7 @@ describe(`vidmill CLI: uploads and webhooks listen (${TEST_DIALECT})`, function 
   beforeEach(async () => {
     s = await startCliServer({ allowPrivateUrls: true, extraCa: [media.ca] });
     u = await s.h.user();
-    await ingestionStore.setFreeClipEnabled(s.h.database.db, u.teamId, false);
+    await setFreeClipEnabled(s.h.database.db, u.teamId, false);
     s.h.startWorker({ concurrency: 2 });
   });
   afterEach(() => s.close());

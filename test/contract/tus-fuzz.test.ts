@@ -36,8 +36,8 @@ import { Upload } from 'tus-js-client';
 import { answerClientErrors } from '../../src/http/client-errors';
 import { crc32c } from '../../src/net/crc32c';
 import { expireUploads } from '../../src/features/video-in';
-import { videosStore } from '../../src/features/videos/videos.store';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
+import { findVideo } from '../../src/features/videos';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
 import { TEST_DIALECT } from '../helpers/database';
 import { describeRun, fuzzRuns, problemReport } from '../helpers/fuzzing';
@@ -374,7 +374,7 @@ describe(`tus endpoint fuzzer: no malformed tus request gets a 5xx, HTML, a stac
         );
         h = await createHarness({ publicUrl: `http://127.0.0.1:${port}`, publicUrlConfigured: true, rateLimitPerMinute: 1_000_000 }, { logger, blobs });
         u = await h.user();
-        await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+        await setFreeClipEnabled(h.database.db, u.teamId, false);
       });
       after(async () => {
         server?.closeAllConnections();
@@ -560,7 +560,7 @@ describe(`tus endpoint fuzzer: no malformed tus request gets a 5xx, HTML, a stac
             // A terminated session (DELETE with its token, only session 0 in the live phase) is replaced.
             if (phase === 'live') {
               for (const [i, p] of pool.entries()) {
-                if ((await videosStore.byId(h.database.db, p.videoId))?.upload?.status === 'FAILED') {
+                if ((await findVideo(h.database.db, p.videoId))?.upload?.status === 'FAILED') {
                   if (i !== 0) problem('a session other than the terminable one failed', `${what}`);
                   if ((await storedOffset(p)) !== undefined) problem('a terminated upload kept its bytes', `${what}: ${p.videoId}`);
                   p.ended = true;
@@ -589,7 +589,7 @@ describe(`tus endpoint fuzzer: no malformed tus request gets a 5xx, HTML, a stac
           for (const s of sessions) {
             await tusClient(s);
             const done = await waitFor(`upload ${s.videoId} done`, async () => {
-              const v = await videosStore.byId(h.database.db, s.videoId);
+              const v = await findVideo(h.database.db, s.videoId);
               return v?.upload?.status === 'DONE' || v?.upload?.status === 'FAILED' ? v : undefined;
             });
             if (done.upload?.status !== 'DONE' || done.crc32c !== crc32c(file))
@@ -609,7 +609,7 @@ describe(`tus endpoint fuzzer: no malformed tus request gets a 5xx, HTML, a stac
           // The periodic sweep ends those no request reached.
           await expireUploads(h.services.videoIn);
           for (const s of expiring) {
-            const v = await videosStore.byId(h.database.db, s.videoId);
+            const v = await findVideo(h.database.db, s.videoId);
             if (v?.upload?.status !== 'FAILED' || (await storedOffset(s)) !== undefined) problem('an expired session is not FAILED without its bytes', s.videoId);
           }
 

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Config } from '../../src/config';
 import { answerClientErrors } from '../../src/http/client-errors';
 import { cliArgs } from './entry-points';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
 import { createHarness, type Harness, type TestUser } from './harness';
 
 export interface CliResult {
@@ -135,7 +135,7 @@ export async function startCliServerWithUser(overrides: Partial<Config> = {}): P
   const s = await startCliServer(overrides);
   await s.h.services.configurations.ensureBuiltIns();
   const u = await s.h.user();
-  await ingestionStore.setFreeClipEnabled(s.h.database.db, u.teamId, false);
+  await setFreeClipEnabled(s.h.database.db, u.teamId, false);
   s.h.startWorker({ concurrency: 2 });
   return { s, u };
 }

@@ -5,7 +5,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { crc32c } from '../../src/net/crc32c';
-import { OperationStatus, videosStore } from '../../src/features/videos/videos.store';
+import { insertVideo, OperationStatus, recordVideoFile } from '../../src/features/videos';
+import { videoStageWrites } from '../../src/features/videos/testing';
 import type { Harness, TestUser } from './harness';
 
 export interface StoredVideoOptions {
@@ -29,7 +30,7 @@ export async function storedVideo(h: Harness, owner: TestUser, opts: StoredVideo
   const now = h.clock.now();
   const projectId = (await h.request.get('/api/v1/projects/default').set('X-API-Key', owner.apiKey)).body.id;
   const masterVideoId = kind === 'CLIP' ? await storedVideo(h, owner, { data }) : undefined;
-  await videosStore.insert(db, {
+  await insertVideo(db, {
     id,
     kind,
     teamId: owner.teamId,
@@ -47,9 +48,9 @@ export async function storedVideo(h: Harness, owner: TestUser, opts: StoredVideo
   const stage = opts.stage ?? 'DONE';
   if (stage === 'DONE') {
     await h.services.blobs.put(`videos/${id}/file`, data);
-    await videosStore.setStored(db, id, { blobKey: `videos/${id}/file`, crc32c: opts.crc ?? crc32c(data), size: data.length }, now);
+    await recordVideoFile(db, id, { blobKey: `videos/${id}/file`, crc32c: opts.crc ?? crc32c(data), size: data.length }, now);
   }
-  if (kind === 'MASTER') await videosStore.updateUpload(db, id, { status: stage, progress: stage === 'DONE' ? 100 : 40 }, now);
-  else await videosStore.updateProcessing(db, id, { status: stage, progress: stage === 'DONE' ? 100 : 40 }, now);
+  if (kind === 'MASTER') await videoStageWrites.updateUpload(db, id, { status: stage, progress: stage === 'DONE' ? 100 : 40 }, now);
+  else await videoStageWrites.updateProcessing(db, id, { status: stage, progress: stage === 'DONE' ? 100 : 40 }, now);
   return id;
 }

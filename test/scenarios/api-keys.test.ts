@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { AUTH_CACHE_MS, ApiKeysService } from '../../src/features/api-keys/api-keys.service';
+import { AUTH_CACHE_MS } from '../../src/features/api-keys/testing';
+import { ApiKeysService } from '../../src/features/api-keys';
 import { DAY_MS } from '../../src/shared/clock';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { TEST_DIALECT } from '../helpers/database';
-import { creditsStore } from '../../src/features/billing/credits.store';
+import { creditReads } from '../../src/features/billing/testing';
 import { createHarness, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
 
@@ -189,7 +189,7 @@ describe(`Cloud-marketplace billing (${TEST_DIALECT})`, () => {
     // reassigned away: nothing to charge against
     await h.services.billing.recordAgreementChange({ kind: 'reassign', agreementId: 'agmt-a', newAgreementId: 'agmt-b', toTeamId: other.teamId });
     await assert.rejects(h.services.ledger.charge(u.teamId, work('job-2')), { errorCode: 'CLOUD_MARKETPLACE_ACCESS_NOT_AVAILABLE' });
-    assert.equal((await creditsStore.allForTeam(h.services.db, u.teamId)).length, 1, 'nothing was booked');
+    assert.equal((await creditReads.allForTeam(h.services.db, u.teamId)).length, 1, 'nothing was booked');
     assert.equal((await h.services.ledger.charge(other.teamId, work('job-3'))).billingType, 'CLOUD_MARKETPLACE');
     // on the wallet again, work is charged in USD
     await h.services.ledger.switchBillingType(u.teamId, 'WALLET');

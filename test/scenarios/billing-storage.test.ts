@@ -4,11 +4,8 @@
  */
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
-import { DEFAULT_PRICE_LIST } from '../../src/features/billing/price-list';
-import { StorageMeters } from '../../src/features/billing/storage-meter';
-import { storageStore } from '../../src/features/billing/storage.store';
-import { creditsStore } from '../../src/features/billing/credits.store';
-import { ledgerStore } from '../../src/features/billing/ledger.store';
+import { DEFAULT_PRICE_LIST, StorageMeters } from '../../src/features/billing';
+import { creditReads, ledgerReads, storageReads } from '../../src/features/billing/testing';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
@@ -32,7 +29,7 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     await new StorageMeters(h.services.db).sample(owner.teamId, h.clock.now());
     return id;
   };
-  const storageTransactions = async (teamId: string) => (await ledgerStore.allForTeam(h.services.db, teamId)).filter((t) => t.category === 'STORAGE');
+  const storageTransactions = async (teamId: string) => (await ledgerReads.allForTeam(h.services.db, teamId)).filter((t) => t.category === 'STORAGE');
   const run = () => h.services.storageBilling.run();
 
   beforeEach(async () => {
@@ -110,7 +107,7 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
       (await storageTransactions(u.teamId)).map((t) => t.amountMicros),
       [-125_000],
     );
-    const usage = await storageStore.usageOfTeam(h.services.db, u.teamId);
+    const usage = await storageReads.usageOfTeam(h.services.db, u.teamId);
     assert.ok(
       usage.every((r) => r.chargeId),
       'every interval billed',
@@ -128,8 +125,8 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
       /killed/,
     );
     assert.equal((await storageTransactions(u.teamId)).length, 0);
-    assert.equal((await storageStore.chargesOfTeam(h.services.db, u.teamId)).length, 0);
-    assert.ok((await storageStore.usageOfTeam(h.services.db, u.teamId)).every((r) => !r.chargeId));
+    assert.equal((await storageReads.chargesOfTeam(h.services.db, u.teamId)).length, 0);
+    assert.ok((await storageReads.usageOfTeam(h.services.db, u.teamId)).every((r) => !r.chargeId));
 
     const other = h.anotherProcess().services.storageBilling;
     const runs: Array<() => Promise<unknown>> = [run, () => h.services.storageBilling.billTeam(u.teamId)];
@@ -171,7 +168,7 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
       (await storageTransactions(u.teamId)).reduce((s, t) => s + t.amountMicros, 0),
       -120_000,
     );
-    assert.equal((await storageStore.meter(h.services.db, u.teamId))?.bytes, 0);
+    assert.equal((await storageReads.meter(h.services.db, u.teamId))?.bytes, 0);
   });
 
   it('cloud marketplace: storage is charged in credits, and waits while the team has no current agreement', async () => {
@@ -179,11 +176,11 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
     await store(m);
     h.clock.advance(DAY);
     await run();
-    assert.equal((await creditsStore.allForTeam(h.services.db, m.teamId)).length, 0, 'no agreement: nothing charged');
+    assert.equal((await creditReads.allForTeam(h.services.db, m.teamId)).length, 0, 'no agreement: nothing charged');
     await linkTestAgreement(h, m.teamId, 'agmt-storage');
     h.clock.advance(DAY);
     await run();
-    const usage = await creditsStore.allForTeam(h.services.db, m.teamId);
+    const usage = await creditReads.allForTeam(h.services.db, m.teamId);
     assert.equal(usage.length, 1);
     assert.equal(usage[0]!.type, 'UTILITIES');
     assert.equal(usage[0]!.category, 'STORAGE');

@@ -2,8 +2,7 @@ import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { ledgerStore } from '../../src/features/billing/ledger.store';
-import { periodsStore, toPeriod } from '../../src/features/billing/periods.store';
+import { ledgerReads, periodRows, toPeriod } from '../../src/features/billing/testing';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
@@ -186,7 +185,7 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     const closeAt = async (boundary: string) => {
       const open = (await periods()).filter((p) => p.endedAt === null);
       assert.equal(open.length, 1);
-      await periodsStore.end(h.services.db, open[0]!.id, new Date(boundary));
+      await periodRows.end(h.services.db, open[0]!.id, new Date(boundary));
       h.clock.set(new Date(Date.parse(boundary) + 5 * 60_000));
     };
     let month = 4;
@@ -321,7 +320,7 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
     });
     await assert.rejects(h.services.ledger.adjust(u.teamId, { amountMicros: -499, adjustmentType: 'OTHER', reason: 'rounding', balance: 'utilities' }), { errorCode: 'INVALID_INPUT' });
     await assert.rejects(h.services.ledger.topUp(u.teamId, 499), { errorCode: 'INVALID_INPUT' });
-    assert.equal((await ledgerStore.allForTeam(h.services.db, u.teamId)).length, 0, 'nothing booked, not even a period');
+    assert.equal((await ledgerReads.allForTeam(h.services.db, u.teamId)).length, 0, 'nothing booked, not even a period');
     await h.services.ledger.adjust(u.teamId, { amountMicros: 500, adjustmentType: 'MANUAL_ADJUSTMENT', reason: 'half a mill rounds up', balance: 'processing' });
     assert.equal((await get('/v2/wallet/financial-details')).body.processingCreditsBalanceUsd, 0.001);
 

@@ -15,8 +15,8 @@ import path from 'node:path';
 import type { Express } from 'express';
 import type { Browser, Page } from 'playwright-core';
 import { assertChromiumInstalled, launchChromium } from '../helpers/chromium';
-import { videoAssetsStore } from '../../src/features/videos/video-assets.store';
-import { IngestionUpdate, NewVideo, videosStore } from '../../src/features/videos/videos.store';
+import { insertVideo, recordVideoAsset } from '../../src/features/videos';
+import { IngestionUpdate, NewVideo, videoStageWrites } from '../../src/features/videos/testing';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
@@ -50,7 +50,7 @@ function videoMaker(h: () => Harness, owner: () => TestUser) {
       projectId = (await h().request.get('/api/v1/projects/default').set('X-API-Key', user.apiKey)).body.id as string;
       projects.set(user.teamId, projectId);
     }
-    await videosStore.insert(db, {
+    await insertVideo(db, {
       id,
       kind,
       teamId: user.teamId,
@@ -76,13 +76,13 @@ function videoMaker(h: () => Harness, owner: () => TestUser) {
             metadata: { durationInMillis: opts.durationMs ?? SECONDS * 1000, averageFrameRate: { frameRate: FPS, rational: `${FPS}:1` }, frameWidth: 320, frameHeight: 240 },
           }
         : opts.ingestion;
-    if (ingestion) await videosStore.updateIngestion(db, id, ingestion, h().clock.now());
+    if (ingestion) await videoStageWrites.updateIngestion(db, id, ingestion, h().clock.now());
     const web = opts.webVideo ?? (ingestion?.webVideoAvailable ? 'plain' : false);
     if (web) {
       const data = readFileSync(fixtureVideo(web === 'plain' ? PLAIN : NEGATED));
       const blobKey = `videos/${id}/assets/web_video-1.mp4`;
       await h().services.blobs.put(blobKey, data, { contentType: 'video/mp4' });
-      await videoAssetsStore.putAsset(db, {
+      await recordVideoAsset(db, {
         id: randomUUID(),
         videoId: id,
         kind: 'WEB_VIDEO',

@@ -7,14 +7,12 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import { ledgerStore } from '../../src/features/billing/ledger.store';
-import { creditsStore } from '../../src/features/billing/credits.store';
-import { StorageMeters } from '../../src/features/billing/storage-meter';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
-import { videoOutStore } from '../../src/features/video-out/video-out.store';
-import { videosStore } from '../../src/features/videos/videos.store';
-import { MAX_ACTIVE_WEBHOOKS } from '../../src/features/webhooks/webhooks.service';
-import { MAX_LISTENERS_PER_TEAM } from '../../src/features/webhooks/listeners.service';
+import { creditReads, ledgerReads } from '../../src/features/billing/testing';
+import { StorageMeters } from '../../src/features/billing';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
+import { downloadRows } from '../../src/features/video-out/testing';
+import { findVideo } from '../../src/features/videos';
+import { MAX_ACTIVE_WEBHOOKS, MAX_LISTENERS_PER_TEAM } from '../../src/features/webhooks/testing';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, expectError, Harness, linkTestAgreement, TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
@@ -44,7 +42,7 @@ describe(`Money and limits under concurrency (${TEST_DIALECT})`, function () {
     () => h,
     () => u,
   );
-  const processingBalance = (teamId: string) => ledgerStore.balance(h.services.db, teamId, 'processing');
+  const processingBalance = (teamId: string) => ledgerReads.balance(h.services.db, teamId, 'processing');
 
   before(async () => {
     server = await startRangeServer();
@@ -62,7 +60,7 @@ describe(`Money and limits under concurrency (${TEST_DIALECT})`, function () {
   describe('processing: a wallet pays only for the jobs it covers', () => {
     /** A 2-second master of `u` copied in and ingested (no clip); the worker is stopped again, so accepted jobs stay queued. */
     async function ingestedSource(): Promise<string> {
-      await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+      await setFreeClipEnabled(h.database.db, u.teamId, false);
       const p = `/media/concurrency-${++n}.mp4`;
       server.serve(p, fixtureBytes({ seconds: 2 }));
       const worker = h.startWorker({ concurrency: 2 });
@@ -72,7 +70,7 @@ describe(`Money and limits under concurrency (${TEST_DIALECT})`, function () {
         const ingestion = await waitFor(
           'ingestion',
           async () => {
-            const s = (await videosStore.byId(h.database.db, res.body.videoId))?.ingestion;
+            const s = (await findVideo(h.database.db, res.body.videoId))?.ingestion;
             return s && ['DONE', 'FAILED'].includes(s.status) ? s : undefined;
           },
           { timeoutMs: 60_000 },
@@ -107,7 +105,7 @@ describe(`Money and limits under concurrency (${TEST_DIALECT})`, function () {
         assert.deepEqual(statuses(answers), { 202: k, 409: N - k }, JSON.stringify(answers.map((r) => [r.status, r.body.errorCode])));
         for (const r of answers.filter((a) => a.status === 409)) expectError(r, 409, 'INSUFFICIENT_PROJECTED_BALANCE_ERROR');
         assert.equal(await processingBalance(u.teamId), 0);
-        const rows = await ledgerStore.allForTeam(h.services.db, u.teamId);
+        const rows = await ledgerReads.allForTeam(h.services.db, u.teamId);
         assert.ok(
           rows.every((r) => r.balanceMicros >= 0),
           `no running balance below zero: ${rows.map((r) => r.balanceMicros).join(', ')}`,
@@ -159,14 +157,14 @@ describe(`Money and limits under concurrency (${TEST_DIALECT})`, function () {
       await linkTestAgreement(h, m.teamId, `agreement-${randomUUID()}`);
       const credits = await Promise.all(Array.from({ length: N }, () => h.services.ledger.charge(m.teamId, { jobId: `once-${m.teamId}`, products })));
       assert.equal(credits.filter((r) => !r.duplicate).length, 1);
-      assert.equal((await creditsStore.allForTeam(h.services.db, m.teamId)).length, 1);
+      assert.equal((await creditReads.allForTeam(h.services.db, m.teamId)).length, 1);
     });
 
     it(`download bytes are billed once: ${N} overlapping download billing runs book each batch once (post-paid utilities)`, async () => {
       const video = await storedVideo(h, u);
-      await videoOutStore.recordDownload(h.services.db, { teamId: u.teamId, videoId: video, bytes: 2_000_000_000, servedAt: h.clock.now() });
+      await downloadRows.recordDownload(h.services.db, { teamId: u.teamId, videoId: video, bytes: 2_000_000_000, servedAt: h.clock.now() });
       await Promise.allSettled(Array.from({ length: N }, () => h.services.videoOut.billDownloads()));
-      const downloads = (await ledgerStore.allForTeam(h.services.db, u.teamId)).filter((t) => t.category === 'DOWNLOAD_HTTPS');
+      const downloads = (await ledgerReads.allForTeam(h.services.db, u.teamId)).filter((t) => t.category === 'DOWNLOAD_HTTPS');
       assert.equal(downloads.length, 1);
       assert.ok(downloads[0]!.amountMicros < 0 && downloads[0]!.balanceMicros < 0, 'downloads are post-paid: the utilities balance may go below zero');
     });
@@ -180,7 +178,7 @@ describe(`Money and limits under concurrency (${TEST_DIALECT})`, function () {
       h.clock.advance(3 * 24 * 3600_000);
       await Promise.all(Array.from({ length: N }, () => h.services.storageBilling.billTeam(u.teamId)));
       await h.services.storageBilling.billTeam(alone.teamId);
-      const storage = async (teamId: string) => (await ledgerStore.allForTeam(h.services.db, teamId)).filter((t) => t.category === 'STORAGE').reduce((s, t) => s + t.amountMicros, 0);
+      const storage = async (teamId: string) => (await ledgerReads.allForTeam(h.services.db, teamId)).filter((t) => t.category === 'STORAGE').reduce((s, t) => s + t.amountMicros, 0);
       const charged = await storage(u.teamId);
       assert.ok(charged < 0, 'storage was charged');
       assert.equal(charged, await storage(alone.teamId), 'the overlapping runs charged what one run charges');

@@ -18,8 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Db, openDatabase } from '../../src/db/database';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
+import { findVideo } from '../../src/features/videos';
 import { crc32c } from '../../src/net/crc32c';
 import { TEST_DIALECT } from '../helpers/database';
 import { fixtureBytes } from '../helpers/media-fixtures';
@@ -80,7 +80,7 @@ const OWNER = { email: 'owner@example.com', password: 'a-long-enough-password' }
     const team = await db<{ id: string }>('teams').first('id');
     assert.ok(team, 'the owner team');
     // Only the video's own stages: no free clip after its ingestion.
-    await ingestionStore.setFreeClipEnabled(db, team.id, false);
+    await setFreeClipEnabled(db, team.id, false);
 
     const res = await fetch(`${base}/api/v1/videos/in/https?maxConcurrentConnections=2&crc32c=${crc32c(data)}`, {
       method: 'POST',
@@ -97,7 +97,7 @@ const OWNER = { email: 'owner@example.com', password: 'a-long-enough-password' }
     const killedAt = performance.now();
     const partsBefore = await parts();
     assert.ok(partsBefore < partCount, 'killed in the middle of the copy');
-    assert.equal((await videosStore.byId(db, videoId))?.upload?.status, 'IN_PROGRESS');
+    assert.equal((await findVideo(db, videoId))?.upload?.status, 'IN_PROGRESS');
     const job = (await db('jobs').where({ kind: 'video-in.copy' }).first()) as { id: string; status: string; attempts: number };
     assert.equal(job.status, 'running', 'the killed process still holds the lease');
 
@@ -107,7 +107,7 @@ const OWNER = { email: 'owner@example.com', password: 'a-long-enough-password' }
 
     const second = start();
     await second.listening();
-    await waitFor('copy done', async () => (await videosStore.byId(db!, videoId))?.upload?.status === 'DONE', { timeoutMs: 60_000 });
+    await waitFor('copy done', async () => (await findVideo(db!, videoId))?.upload?.status === 'DONE', { timeoutMs: 60_000 });
     const resumedIn = Math.round(performance.now() - killedAt);
     const refetched = ranged() - rangedBefore;
     assert.ok(refetched <= partCount - partsBefore, `only the missing parts are fetched again (${refetched} requests; ${partsBefore} of ${partCount} parts were stored)`);
@@ -117,8 +117,8 @@ const OWNER = { email: 'owner@example.com', password: 'a-long-enough-password' }
     assert.equal(taken.status, 'done');
     assert.equal(taken.attempts, 2, 'the same job, taken over once');
 
-    await waitFor('ingested', async () => ['DONE', 'FAILED'].includes((await videosStore.byId(db!, videoId))?.ingestion?.status ?? ''), { timeoutMs: 120_000 });
-    const video = await videosStore.byId(db, videoId);
+    await waitFor('ingested', async () => ['DONE', 'FAILED'].includes((await findVideo(db!, videoId))?.ingestion?.status ?? ''), { timeoutMs: 120_000 });
+    const video = await findVideo(db, videoId);
     assert.equal(video?.ingestion?.status, 'DONE', JSON.stringify(video?.ingestion));
     assert.equal(video?.crc32c, crc32c(data));
     assert.ok(readFileSync(path.join(dataDir, 'blobs', video.blobKey!)).equals(data), 'the stored file is the source, byte for byte');

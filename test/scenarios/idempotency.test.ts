@@ -6,8 +6,8 @@ import { strict as assert } from 'node:assert';
 import pino from 'pino';
 import supertest from 'supertest';
 import { createApp } from '../../src/composition';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
+import { findVideo } from '../../src/features/videos';
 import { IDEMPOTENCY_LEASE_MS, idempotencyScope, requestFingerprint } from '../../src/http/idempotency';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
@@ -288,7 +288,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
       await h.close();
       h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
       u = await h.user();
-      await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+      await setFreeClipEnabled(h.database.db, u.teamId, false);
       await h.services.ledger.topUp(u.teamId, 100_000_000);
       const worker = h.startWorker();
       server.serve('/media/source.mp4', fixtureBytes({ seconds: 2 }));
@@ -300,7 +300,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
       const ingestion = await waitFor(
         'ingestion of the source',
         async () => {
-          const s = (await videosStore.byId(h.database.db, source.body.videoId))?.ingestion;
+          const s = (await findVideo(h.database.db, source.body.videoId))?.ingestion;
           return s && ['DONE', 'FAILED'].includes(s.status) ? s : undefined;
         },
         { timeoutMs: 90_000 },

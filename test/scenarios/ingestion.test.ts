@@ -3,10 +3,9 @@
  * small generated videos served by the local HTTPS range server.
  */
 import { strict as assert } from 'node:assert';
-import { storageStore } from '../../src/features/billing/storage.store';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
-import { videoAssetsStore } from '../../src/features/videos/video-assets.store';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { storageReads } from '../../src/features/billing/testing';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
+import { findVideo, videoAssetsOf } from '../../src/features/videos';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertEtaQuality, assertStageError, createHarness, deliveryPayloads, expectError, Harness, recordEtaRuns, subscribeWebhook, TestUser, withTamperedSignature } from '../helpers/harness';
 import { apiRequests, waitFor } from '../helpers/scenario';
@@ -29,7 +28,7 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     () => h,
     () => u,
   );
-  const ingestionOf = async (videoId: string) => (await videosStore.byId(h.database.db, videoId))?.ingestion;
+  const ingestionOf = async (videoId: string) => (await findVideo(h.database.db, videoId))?.ingestion;
   const waitIngested = (videoId: string, want = ['DONE', 'FAILED']) =>
     waitFor(
       `ingestion of ${videoId}`,
@@ -67,7 +66,7 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
   afterEach(() => h.close());
 
   it('metadata-only ingestion (fullIngestion=false) reads the metadata with ffprobe and makes no assets', async () => {
-    await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+    await setFreeClipEnabled(h.database.db, u.teamId, false);
     const res = await post('/v1/videos/in/https', { name: 'Meta', url: serve(fixtureBytes({ seconds: 3, audio: true })) });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     const videoId = res.body.videoId;
@@ -151,10 +150,10 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
     // Storage billing: each stored file and asset was sampled when it landed.
     let stored = 0;
     for (const id of [videoId, clipId]) {
-      stored += (await videosStore.byId(h.database.db, id))!.file!.size;
-      for (const a of await videoAssetsStore.assetsOf(h.database.db, id)) stored += a.size;
+      stored += (await findVideo(h.database.db, id))!.file!.size;
+      for (const a of await videoAssetsOf(h.database.db, id)) stored += a.size;
     }
-    assert.equal((await storageStore.meter(h.database.db, u.teamId))?.bytes, stored);
+    assert.equal((await storageReads.meter(h.database.db, u.teamId))?.bytes, stored);
   });
 
   it('a text file named .mp4 fails ingestion with INGESTION_UNREADABLE_MEDIA, said in the state and in the event, and no clip is made', async () => {
@@ -185,7 +184,7 @@ describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
   });
 
   it('an interlaced source is found interlaced by the scanning heuristics', async () => {
-    await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+    await setFreeClipEnabled(h.database.db, u.teamId, false);
     const interlaced = fixtureBytes({
       seconds: 3,
       width: 352,

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import type supertest from 'supertest';
-import { sealingContext } from '../../src/features/locations/locations.service';
+import { sealingContext } from '../../src/features/locations/testing';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { LocalS3, randomKeyPair, S3KeyPair, startLocalS3 } from '../helpers/s3-server';

@@ -16,10 +16,9 @@ import express from 'express';
 import pino from 'pino';
 import supertest from 'supertest';
 import { ConfigError, loadConfig } from '../../src/config';
-import { DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
-import { recordEvent } from '../../src/features/webhooks/events';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { DeliveryWorker, recordEvent } from '../../src/features/webhooks';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
+import { findVideo } from '../../src/features/videos';
 import { metricsEndpoint, startMetricsServer } from '../../src/http/metrics-endpoint';
 import { PermanentJobError, Worker } from '../../src/jobs/worker';
 import { TEST_DIALECT } from '../helpers/database';
@@ -309,7 +308,7 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
       h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
       await h.services.configurations.ensureBuiltIns();
       u = await h.user();
-      await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+      await setFreeClipEnabled(h.database.db, u.teamId, false);
       const worker = h.startWorker({ concurrency: 2 });
       const data = fixtureBytes({ seconds: 2, audio: false });
       server.serve('/media/metrics.mp4', data);
@@ -323,7 +322,7 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
       const ingestion = await waitFor(
         'ingestion of the source',
         async () => {
-          const s = (await videosStore.byId(h.database.db, source))?.ingestion;
+          const s = (await findVideo(h.database.db, source))?.ingestion;
           return s && ['DONE', 'FAILED'].includes(s.status) ? s : undefined;
         },
         { timeoutMs: 90_000 },

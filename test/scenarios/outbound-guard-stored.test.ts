@@ -17,8 +17,7 @@ import net, { type AddressInfo } from 'node:net';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import pino from 'pino';
 import { DeliveryWorker, recordEvent } from '../../src/features/webhooks';
-import { videosStore } from '../../src/features/videos/videos.store';
-import { stageError } from '../../src/features/videos';
+import { findVideo, stageError } from '../../src/features/videos';
 import type { Worker } from '../../src/jobs/worker';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
@@ -101,8 +100,8 @@ describe(`Outbound guard: URLs stored while private addresses were allowed are r
     accessKey: s3.credentials.accessKey,
     secretAccessKey: s3.credentials.secretAccessKey,
   });
-  const uploadStatus = async (videoId: string) => (await videosStore.byId(h.database.db, videoId))?.upload?.status;
-  const outputStatus = async (videoId: string) => (await videosStore.byId(h.database.db, videoId))?.output?.status;
+  const uploadStatus = async (videoId: string) => (await findVideo(h.database.db, videoId))?.upload?.status;
+  const outputStatus = async (videoId: string) => (await findVideo(h.database.db, videoId))?.output?.status;
   const waitFailed = (what: string, status: () => Promise<string | undefined>) =>
     waitFor(`${what} FAILED`, async () => {
       const s = await status();

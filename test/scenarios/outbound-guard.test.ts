@@ -12,7 +12,7 @@
 import { strict as assert } from 'node:assert';
 import net from 'node:net';
 import type supertest from 'supertest';
-import { LocationsService } from '../../src/features/locations/locations.service';
+import { LocationsService } from '../../src/features/locations';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { storedVideo } from '../helpers/stored-video';

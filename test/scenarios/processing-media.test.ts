@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { resolveMediaBinaries, probeMedia } from '../../src/media';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { findVideo } from '../../src/features/videos';
 import { expectError, Harness, TestUser } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
@@ -116,7 +116,7 @@ describe('Processing: media end to end (one database)', function () {
       const cp = video.processing.appliedOptions.output.colorProfile;
       assert.deepEqual([cp.hdrFormat, cp.maxCll, cp.maxFall, cp.masteringDisplay.maxLuminance, cp.masteringDisplay.red], ['HDR10', 4000, 1000, 4000, { x: 0.708, y: 0.292 }]);
       assert.equal(video.processing.appliedOptions.output.codecProfile, 'Main 10');
-      const stored = await videosStore.byId(h.database.db, videoId);
+      const stored = await findVideo(h.database.db, videoId);
       const probe = await probeMedia(await resolveMediaBinaries({}), h.services.blobs.localPath!(stored!.blobKey!));
       assert.equal(probe.hdr10?.masteringDisplay?.maxLuminance, 4000);
       assert.equal(probe.hdr10?.maxCll, 4000);
@@ -176,7 +176,7 @@ describe('Processing: media end to end (one database)', function () {
     const videoId = accepted.body.videoId;
     const processing = await waitStage(videoId, 'processing');
     assert.equal(processing.status, 'DONE', JSON.stringify(processing.error));
-    const video = await videosStore.byId(h.database.db, videoId);
+    const video = await findVideo(h.database.db, videoId);
     const bins = await resolveMediaBinaries({});
     const local = h.services.blobs.localPath!(video!.blobKey!);
     const probe = await probeMedia(bins, local, { detectScanning: true });
@@ -197,7 +197,7 @@ describe('Processing: media end to end (one database)', function () {
       s3Bucket: { bucket: 'deliveries', accessKey: s.s3.credentials.accessKey, secretAccessKey: s.s3.credentials.secretAccessKey, endpoint: s.s3.endpoint, forcePathStyle: true },
     });
     assert.equal(out.status, 202, JSON.stringify(out.body));
-    await waitFor('video out', async () => (await videosStore.byId(h.database.db, videoId))?.output?.status === 'DONE', { timeoutMs: 60_000 });
+    await waitFor('video out', async () => (await findVideo(h.database.db, videoId))?.output?.status === 'DONE', { timeoutMs: 60_000 });
     const client = s.s3.client();
     const got = await client.send(new GetObjectCommand({ Bucket: 'deliveries', Key: `results/${video!.file!.name}` }));
     const fetched = Buffer.from(await got.Body!.transformToByteArray());

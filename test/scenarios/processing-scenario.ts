@@ -6,14 +6,14 @@
  * Registers its hooks in the calling `describe`; `h` and `u` are the current test's.
  */
 import { strict as assert } from 'node:assert';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
+import { findVideo } from '../../src/features/videos';
 import { assertEtaQuality, createHarness, type Harness, recordEtaRuns, type TestUser } from '../helpers/harness';
 import { type RangeServer, startRangeServer } from '../helpers/range-server';
 import { type LocalS3, startLocalS3 } from '../helpers/s3-server';
 import { apiRequests, waitFor } from '../helpers/scenario';
 
-type StoredVideo = NonNullable<Awaited<ReturnType<typeof videosStore.byId>>>;
+type StoredVideo = NonNullable<Awaited<ReturnType<typeof findVideo>>>;
 
 export interface ProcessingScenario {
   readonly h: Harness;
@@ -59,7 +59,7 @@ export function processingScenario(): ProcessingScenario {
     h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
     await h.services.configurations.ensureBuiltIns();
     u = await h.user();
-    await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+    await setFreeClipEnabled(h.database.db, u.teamId, false);
     h.startWorker({ concurrency: 2 });
   });
   afterEach(() => h.close());
@@ -68,7 +68,7 @@ export function processingScenario(): ProcessingScenario {
     waitFor(
       `${stage} of ${videoId}`,
       async () => {
-        const s = (await videosStore.byId(h.database.db, videoId))?.[stage];
+        const s = (await findVideo(h.database.db, videoId))?.[stage];
         return s && want.includes(s.status) ? s : undefined;
       },
       { timeoutMs: 150_000 },

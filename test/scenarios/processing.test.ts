@@ -6,8 +6,8 @@
  * processing-media.test.ts, on one.
  */
 import { strict as assert } from 'node:assert';
-import { priceStorage } from '../../src/features/billing/storage-pricing';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { priceStorage } from '../../src/features/billing';
+import { findVideo } from '../../src/features/videos';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { processingScenario } from './processing-scenario';
@@ -215,7 +215,7 @@ describe(`Processing (${TEST_DIALECT})`, function () {
 
     it('a job that fails is refunded once and ends FAILED with video_processing.failed', async () => {
       await h.services.ledger.topUp(u.teamId, 100_000_000);
-      const master = await videosStore.byId(h.database.db, source);
+      const master = await findVideo(h.database.db, source);
       await h.services.blobs.delete(master!.blobKey!);
       const started = await post(`/v1/videos/${source}/processing/start`, H264_MP4);
       assert.equal(started.status, 202, JSON.stringify(started.body));

@@ -8,9 +8,9 @@
 import { strict as assert } from 'node:assert';
 import pino from 'pino';
 import { jobDefinitions } from '../../src/composition';
-import { JOIN_JOB, PROCESS_JOB, SEGMENT_JOB } from '../../src/features/processing/processing.jobs';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { JOIN_JOB, PROCESS_JOB, SEGMENT_JOB } from '../../src/features/processing';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
+import { findVideo } from '../../src/features/videos';
 import { Worker } from '../../src/jobs/worker';
 import { probeMedia, resolveMediaBinaries } from '../../src/media';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
@@ -46,7 +46,7 @@ for (const storage of ['disk', 's3'] as const) {
       waitFor(
         `${stage} of ${videoId}`,
         async () => {
-          const s = (await videosStore.byId(h.database.db, videoId))?.[stage];
+          const s = (await findVideo(h.database.db, videoId))?.[stage];
           return s && ['DONE', 'FAILED'].includes(s.status) ? s : undefined;
         },
         { timeoutMs: 150_000 },
@@ -137,7 +137,7 @@ for (const storage of ['disk', 's3'] as const) {
           : {},
       );
       u = await h.user();
-      await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+      await setFreeClipEnabled(h.database.db, u.teamId, false);
       await h.services.ledger.topUp(u.teamId, 100_000_000);
     });
     afterEach(() => h.close());
@@ -154,7 +154,7 @@ for (const storage of ['disk', 's3'] as const) {
       const done = await waitFor(
         'processing',
         async () => {
-          const s = (await videosStore.byId(h.database.db, videoId))?.processing;
+          const s = (await findVideo(h.database.db, videoId))?.processing;
           if (s?.status === 'IN_PROGRESS') progress.push(s.progress ?? 0);
           return s && ['DONE', 'FAILED'].includes(s.status) ? s : undefined;
         },
@@ -185,7 +185,7 @@ for (const storage of ['disk', 's3'] as const) {
       for (const part of [0, 1, 2]) assert.equal(await h.services.blobs.stat(`videos/${videoId}/segments/${part}.mp4`), undefined);
       assert.equal(await h.services.blobs.stat(`videos/${videoId}/segments/3.mov`), undefined);
       // The output: every frame of the 6 s at 25 frames/s, with its audio.
-      const v = await videosStore.byId(h.database.db, videoId);
+      const v = await findVideo(h.database.db, videoId);
       const dir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-segmented-'));
       try {
         const probe = await withLocalFile(h.services.blobs, v!.blobKey!, dir, async (file) => probeMedia(await resolveMediaBinaries({}), file));

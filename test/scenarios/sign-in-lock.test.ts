@@ -9,7 +9,7 @@
  */
 import { strict as assert } from 'node:assert';
 import type supertest from 'supertest';
-import type { AccountsService } from '../../src/features/accounts/accounts.service';
+import type { AccountsService } from '../../src/features/accounts';
 import { TEST_DIALECT } from '../helpers/database';
 import { basic, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { loadContract } from '../../src/composition';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { insertVideo } from '../../src/features/videos';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
@@ -182,7 +182,7 @@ describe(`Account, teams and projects (${TEST_DIALECT})`, () => {
       expectError(await get(`/v1/projects/${empty.id}`), 404, 'RESOURCE_NOT_FOUND');
 
       const full = (await h.request.post('/api/v1/projects').set('X-API-Key', u.apiKey).send({ name: 'full' })).body;
-      await videosStore.insert(h.database.db, { id: randomUUID(), teamId: u.teamId, projectId: full.id, userId: u.userId, name: 'clip.mp4', createdAt: h.clock.now() });
+      await insertVideo(h.database.db, { id: randomUUID(), teamId: u.teamId, projectId: full.id, userId: u.userId, name: 'clip.mp4', createdAt: h.clock.now() });
       expectError(await h.request.delete(`/api/v1/projects/${full.id}`).set('X-API-Key', u.apiKey), 409, 'PROJECT_WITH_VIDEOS_CANNOT_BE_DELETED');
       assert.equal((await get(`/v1/projects/${full.id}`)).status, 200);
       const other = await h.user();

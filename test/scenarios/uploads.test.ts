@@ -11,8 +11,8 @@ import { Upload } from 'tus-js-client';
 import { answerClientErrors } from '../../src/http/client-errors';
 import { crc32c } from '../../src/net/crc32c';
 import { expireUploads } from '../../src/features/video-in';
-import { videosStore } from '../../src/features/videos/videos.store';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
+import { findVideo } from '../../src/features/videos';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
@@ -97,7 +97,7 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
         h = await createHarness({ publicUrl: origin, publicUrlConfigured: true }, { blobs });
         u = await h.user();
-        await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+        await setFreeClipEnabled(h.database.db, u.teamId, false);
       });
       afterEach(async () => {
         server.closeAllConnections();
@@ -132,7 +132,7 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
       const uploadState = async (videoId: string) => (await get(`/v1/videos/${videoId}/in/status`)).body.upload.uploadState;
       const waitUpload = (videoId: string, want: string[]) =>
         waitFor(`upload ${want.join('/')}`, async () => {
-          const s = (await videosStore.byId(h.database.db, videoId))?.upload?.status;
+          const s = (await findVideo(h.database.db, videoId))?.upload?.status;
           return s && want.includes(s) ? s : undefined;
         });
       const tusBytes = (videoId: string) => h.services.videoIn.uploads.offset(h.services.videoIn.uploadStoreId(videoId));
@@ -170,7 +170,7 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         assert.equal(second.finished, true);
         await waitUpload(s.videoId, ['DONE']);
         assert.ok((await stored(s.videoId)).equals(video));
-        const v = await videosStore.byId(h.database.db, s.videoId);
+        const v = await findVideo(h.database.db, s.videoId);
         assert.equal(v?.crc32c, crc32c(video));
         assert.ok(v?.ingestion, 'ingestion has begun');
         const state = await uploadState(s.videoId);
@@ -195,7 +195,7 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         await h.services.videoIn.uploads.adopt(h.services.videoIn.uploadStoreId(s.videoId), `videos/${s.videoId}/file`, video.length);
         h.startWorker();
         await waitUpload(s.videoId, ['DONE']);
-        assert.equal((await videosStore.byId(h.database.db, s.videoId))?.crc32c, crc32c(video));
+        assert.equal((await findVideo(h.database.db, s.videoId))?.crc32c, crc32c(video));
         assert.ok((await stored(s.videoId)).equals(video));
         const events = (await h.database.db('webhook_events').select('event_type', 'data')).filter((r: any) => JSON.parse(r.data).videoId === s.videoId).map((r: any) => r.event_type);
         assert.deepEqual(
@@ -258,7 +258,7 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
           h.startWorker();
           assert.equal((await send(s.url, big)).finished, true);
           await waitUpload(s.videoId, ['DONE']);
-          assert.equal((await videosStore.byId(h.database.db, s.videoId))?.crc32c, crc32c(big));
+          assert.equal((await findVideo(h.database.db, s.videoId))?.crc32c, crc32c(big));
         });
       }
 
@@ -280,7 +280,7 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         await Promise.all([waitUpload(a.videoId, ['DONE']), waitUpload(b.videoId, ['DONE'])]);
         assert.ok((await stored(a.videoId)).equals(video));
         assert.ok((await stored(b.videoId)).equals(other));
-        assert.equal((await videosStore.byId(h.database.db, b.videoId))?.crc32c, crc32c(other));
+        assert.equal((await findVideo(h.database.db, b.videoId))?.crc32c, crc32c(other));
       });
 
       it('the tus creation extension (POST /tus/uploads with X-API-Key and Upload-Metadata) makes the same session, and a tus client uploads through it', async () => {
@@ -307,7 +307,7 @@ describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
         await waitUpload(videoId, ['DONE']);
         const v = (await get(`/v1/videos/${videoId}`)).body;
         assert.equal(v.name, 'From tus');
-        assert.equal((await videosStore.byId(h.database.db, videoId))?.crc32c, crc32c(video));
+        assert.equal((await findVideo(h.database.db, videoId))?.crc32c, crc32c(video));
         assert.equal((await uploadState(videoId)).uploadStatus, 'DONE');
         // Without a key, or with a bad one, or without a name.
         const create = (headers: Record<string, string>) => fetch(`${origin}/tus/uploads`, { method: 'POST', headers: { 'Tus-Resumable': '1.0.0', 'Upload-Length': '100', ...headers } });

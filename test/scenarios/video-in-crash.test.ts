@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { crc32c } from '../../src/net/crc32c';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
+import { findVideo } from '../../src/features/videos';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
@@ -32,7 +32,7 @@ describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function (
     server = await startRangeServer();
     h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
     u = await h.user();
-    await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+    await setFreeClipEnabled(h.database.db, u.teamId, false);
     // The worker process shares the database and the platform storage of the harness.
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-crash-'));
     symlinkSync(h.blobDir, path.join(dataDir, 'blobs'));
@@ -74,7 +74,7 @@ describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function (
     await waitFor('two parts stored', async () => (await h.database.db('video_in_parts').where({ video_id: videoId })).length >= 2, { timeoutMs: 60_000 });
     await child.kill('SIGKILL');
     const partsBefore = (await h.database.db('video_in_parts').where({ video_id: videoId })).length;
-    assert.equal((await videosStore.byId(h.database.db, videoId))?.upload?.status, 'IN_PROGRESS');
+    assert.equal((await findVideo(h.database.db, videoId))?.upload?.status, 'IN_PROGRESS');
     const job = await h.database.db('jobs').where({ kind: 'video-in.copy' }).first();
     assert.equal(job.status, 'running', 'the dead worker still holds the lease');
 
@@ -83,8 +83,8 @@ describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function (
     // Time passes beyond the dead worker's lease; a new worker sweeps it and takes the job.
     h.clock.advance(5 * 60_000);
     h.startWorker();
-    await waitFor('copy done', async () => (await videosStore.byId(h.database.db, videoId))?.upload?.status === 'DONE', { timeoutMs: 60_000 });
-    const video = await videosStore.byId(h.database.db, videoId);
+    await waitFor('copy done', async () => (await findVideo(h.database.db, videoId))?.upload?.status === 'DONE', { timeoutMs: 60_000 });
+    const video = await findVideo(h.database.db, videoId);
     assert.equal(video?.crc32c, crc32c(data));
     const chunks: Buffer[] = [];
     for await (const c of await h.services.blobs.read(`videos/${videoId}/file`)) chunks.push(Buffer.from(c));

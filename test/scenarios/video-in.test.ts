@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { crc32c } from '../../src/net/crc32c';
-import { videosStore } from '../../src/features/videos/videos.store';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
+import { findVideo } from '../../src/features/videos';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, deliveryPayloads, expectError, Harness, subscribeWebhook, TestUser } from '../helpers/harness';
 import { apiRequests, waitFor } from '../helpers/scenario';
@@ -39,7 +39,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
     () => u,
   );
   const status = async (videoId: string) => (await get(`/v1/videos/${videoId}/in/status`)).body;
-  const uploadStatus = async (videoId: string) => (await videosStore.byId(h.database.db, videoId))?.upload?.status;
+  const uploadStatus = async (videoId: string) => (await findVideo(h.database.db, videoId))?.upload?.status;
   const waitUpload = (videoId: string, want: string[]) =>
     waitFor(`upload ${want.join('/')}`, async () => {
       const s = await uploadStatus(videoId);
@@ -74,7 +74,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
     h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca], workDir });
     u = await h.user();
     // These tests are about the copy: no ingestion work beyond the metadata, no clip.
-    await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+    await setFreeClipEnabled(h.database.db, u.teamId, false);
     server.modes.noRanges = false;
     server.modes.dropOnce.clear();
     server.modes.changeAfterRangedRequests = undefined;
@@ -107,7 +107,7 @@ describe(`Video in (${TEST_DIALECT})`, function () {
       assert.equal(s.upload.uploadState.bytesTransferred, data.length);
       assert.ok(!('error' in s.upload.uploadState));
       assert.ok((await stored(videoId)).equals(data));
-      assert.equal((await videosStore.byId(h.database.db, videoId))?.crc32c, crc32c(data));
+      assert.equal((await findVideo(h.database.db, videoId))?.crc32c, crc32c(data));
       assert.deepEqual((await events(videoId)).slice(0, 2), ['video_in.started', 'video_in.done']);
     });
 

@@ -14,10 +14,9 @@ import { GetObjectCommand, ListMultipartUploadsCommand, PutObjectCommand } from 
 import { crc32c } from '../../src/net/crc32c';
 import { choosePartSize, MIB } from '../../src/storage/blob-store';
 import { S3BlobStore, S3Upload } from '../../src/storage/s3-blob-store';
-import { objectKeyFor } from '../../src/features/video-out/video-out.service';
-import { classify, lanesFor } from '../../src/features/video-out/video-out.jobs';
+import { classify, lanesFor, objectKeyFor } from '../../src/features/video-out/testing';
+import { findVideo, OperationStatus } from '../../src/features/videos';
 import { CopyFailedError } from '../../src/storage/copy-engine';
-import { OperationStatus, videosStore } from '../../src/features/videos/videos.store';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, deliveryPayloads, expectError, Harness, subscribeWebhook, TestUser, withTamperedSignature } from '../helpers/harness';
 import { apiRequests, waitFor } from '../helpers/scenario';
@@ -51,7 +50,7 @@ describe(`Video out (${TEST_DIALECT})`, function () {
     ...overrides,
   });
   const copy = (videoId: string, objectKeyPrefix: string, user: TestUser = u, s3Bucket: object = bucket()) => post(`/v1/videos/${videoId}/out/bucket`, { s3Bucket, objectKeyPrefix }, user);
-  const outputStatus = async (videoId: string) => (await videosStore.byId(db(), videoId))?.output?.status;
+  const outputStatus = async (videoId: string) => (await findVideo(db(), videoId))?.output?.status;
   const waitOutput = (videoId: string, want: OperationStatus[]) =>
     waitFor(`output ${want.join('/')}`, async () => {
       const s = await outputStatus(videoId);

@@ -4,8 +4,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import { IngestionUpdate, NewVideo, OperationStatus, videosStore } from '../../src/features/videos/videos.store';
-import { PURGE_BLOBS_JOB } from '../../src/features/videos/videos.jobs';
+import { IngestionUpdate, NewVideo, videoStageWrites } from '../../src/features/videos/testing';
+import { findVideo, insertVideo, OperationStatus, PURGE_BLOBS_JOB, recordVideoFile } from '../../src/features/videos';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
@@ -34,7 +34,7 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
     const id = randomUUID();
     h.clock.advance(1000);
     const kind = opts.kind ?? 'MASTER';
-    await videosStore.insert(db(), {
+    await insertVideo(db(), {
       id,
       kind,
       teamId: owner.teamId,
@@ -50,8 +50,8 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       uploadStatus: kind === 'MASTER' ? 'INITIAL' : undefined,
       createdAt: h.clock.now(),
     });
-    if (opts.upload) await videosStore.updateUpload(db(), id, { status: opts.upload, progress: opts.upload === 'DONE' ? 100 : 40 }, h.clock.now());
-    if (opts.ingestion) await videosStore.updateIngestion(db(), id, opts.ingestion, h.clock.now());
+    if (opts.upload) await videoStageWrites.updateUpload(db(), id, { status: opts.upload, progress: opts.upload === 'DONE' ? 100 : 40 }, h.clock.now());
+    if (opts.ingestion) await videoStageWrites.updateIngestion(db(), id, opts.ingestion, h.clock.now());
     if (opts.sample) await db()('videos').where({ id }).update({ is_sample: true });
     return id;
   }
@@ -66,7 +66,7 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
     return { master, clip, processedClip, processed };
   }
   const ids = (res: any) => res.body.items.map((v: any) => v.id);
-  const exists = async (id: string) => Boolean(await videosStore.byId(db(), id));
+  const exists = async (id: string) => Boolean(await findVideo(db(), id));
   const deletedEvents = async () =>
     (await db()('webhook_events').where({ event_type: 'video.deleted' }).select('team_id', 'data', 'occurred_at')).map((r: any) => ({
       teamId: r.team_id,
@@ -113,7 +113,7 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
 
     it('a failed upload carries error {errorCode, message} (StageError) with code repeating errorCode', async () => {
       const id = await video();
-      await videosStore.updateUpload(db(), id, { status: 'FAILED', error: { code: 'CHECKSUM_MISMATCH', message: 'crc differs' } }, h.clock.now());
+      await videoStageWrites.updateUpload(db(), id, { status: 'FAILED', error: { code: 'CHECKSUM_MISMATCH', message: 'crc differs' } }, h.clock.now());
       const v = (await api().get(`/v1/videos/${id}`)).body;
       assert.equal(v.upload.uploadState.uploadStatus, 'FAILED');
       assert.deepEqual(v.upload.uploadState.error, { errorCode: 'CHECKSUM_MISMATCH', code: 'CHECKSUM_MISMATCH', message: 'crc differs' });
@@ -176,9 +176,9 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       const master = await video({ upload: 'DONE', ingestion: { status: 'DONE' } });
       const clip = await video({ kind: 'CLIP', masterVideoId: master });
       assert.deepEqual(await flagsOf(clip), { ...none, isClip: true });
-      await videosStore.updateIngestion(db(), clip, { status: 'IN_PROGRESS' }, h.clock.now());
+      await videoStageWrites.updateIngestion(db(), clip, { status: 'IN_PROGRESS' }, h.clock.now());
       assert.deepEqual(await flagsOf(clip), { ...none, isClip: true, isIngesting: true });
-      await videosStore.updateIngestion(db(), clip, { status: 'DONE' }, h.clock.now());
+      await videoStageWrites.updateIngestion(db(), clip, { status: 'DONE' }, h.clock.now());
       assert.deepEqual(await flagsOf(clip), { ...none, isClip: true, isIngested: true });
     });
 
@@ -197,7 +197,7 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       const team2 = await h.services.accounts.createTeam({ name: 'Second', ownerEmail: u.email });
       const p2 = (await h.request.post(`/api/v1/projects?selectTeamId=${team2.id}`).set('X-API-Key', u.apiKey).send({ name: 'p' })).body.id;
       const inTeam2 = randomUUID();
-      await videosStore.insert(db(), { id: inTeam2, teamId: team2.id, projectId: p2, userId: u.userId, name: 'in team 2', createdAt: h.clock.now() });
+      await insertVideo(db(), { id: inTeam2, teamId: team2.id, projectId: p2, userId: u.userId, name: 'in team 2', createdAt: h.clock.now() });
 
       const all = await api().get('/v1/videos');
       assert.equal(all.status, 200, JSON.stringify(all.body));
@@ -317,7 +317,7 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       const other = await h.user();
       const theirs = await video({ user: other, name: 'theirs' });
       expectError(await api().patch(`/v1/videos/${theirs}`, { name: 'mine now' }), 404, 'RESOURCE_NOT_FOUND');
-      assert.equal((await videosStore.byId(db(), theirs))?.name, 'theirs');
+      assert.equal((await findVideo(db(), theirs))?.name, 'theirs');
       expectError(await api().patch(`/v1/videos/${theirs}`, {}), 400, 'VALIDATION_ERROR');
       expectError(await api().patch(`/v1/videos/${theirs}`, { name: '' }), 400, 'VALIDATION_ERROR');
     });
@@ -441,7 +441,7 @@ describe(`Videos API (${TEST_DIALECT})`, () => {
       const now = h.clock.now();
       // The master's file, a thumbnail of the clip, and the web video of the processed clip.
       await blobs.put(`videos/${f.master}/file`, Buffer.from('master'));
-      await videosStore.setStored(db(), f.master, { blobKey: `videos/${f.master}/file` }, now);
+      await recordVideoFile(db(), f.master, { blobKey: `videos/${f.master}/file` }, now);
       await blobs.put(`videos/${f.clip}/thumbnails/0.jpg`, Buffer.from('jpg'));
       await db()('video_assets').insert({
         id: randomUUID(),

@@ -6,8 +6,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
-import { recordEvent } from '../../src/features/webhooks/events';
+import { DeliveryWorker, recordEvent } from '../../src/features/webhooks';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
 import { Receiver, startReceiver } from '../helpers/webhook-receiver';

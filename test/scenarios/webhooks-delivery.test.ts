@@ -1,13 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { DeliveryOptions, DeliveryWorker } from '../../src/features/webhooks/delivery-worker';
-import { webhooksStore } from '../../src/features/webhooks/webhooks.store';
-import { deliveryNotices, jobNotices, recordEvent } from '../../src/features/webhooks/events';
+import { deliveryNotices, DeliveryOptions, DeliveryWorker, jobNotices, recordEvent } from '../../src/features/webhooks';
+import { webhookRows } from '../../src/features/webhooks/testing';
+import { STAGE_ERRORS } from '../../src/features/videos/testing';
 import { openDatabase } from '../../src/db/database';
 import { listenForJobs } from '../../src/jobs/job-notifications';
 import { loadContract } from '../../src/composition';
-import { STAGE_ERRORS } from '../../src/features/videos/stage-errors';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { Receiver, startReceiver } from '../helpers/webhook-receiver';
@@ -548,7 +547,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
     h.clock.advance(24 * 3600_000);
     await h.services.webhooks.sweepHistory();
     expectError(await api.get(`${BASE}/events/${d.id}`), 404, 'RESOURCE_NOT_FOUND');
-    assert.equal(await webhooksStore.byId(h.services.db, w.id), undefined);
+    assert.equal(await webhookRows.byId(h.services.db, w.id), undefined);
   });
 
   it("a deactivated webhook's pending delivery is not sent; replay is 409", async () => {

@@ -11,7 +11,7 @@ import { strict as assert } from 'node:assert';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createVidmillClient, listAll, unwrap, uploadFile, waitFor, type StageProgress, type VidmillClient } from '../../sdk/src';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
 import { crc32c } from '../../src/net/crc32c';
 import { TEST_DIALECT } from '../helpers/database';
 import { startCliServer, type CliServer } from '../helpers/cli';
@@ -30,7 +30,7 @@ describe(`SDK end to end (${TEST_DIALECT})`, function () {
     const h = s.h;
     await h.services.configurations.ensureBuiltIns();
     u = await h.user();
-    await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+    await setFreeClipEnabled(h.database.db, u.teamId, false);
     await h.services.ledger.topUp(u.teamId, 100_000_000);
     h.startWorker({ concurrency: 2 });
     client = createVidmillClient({ baseUrl: s.url, apiKey: u.apiKey });

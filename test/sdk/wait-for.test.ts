@@ -7,7 +7,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { unwrap, VidmillApiError, VidmillStageFailedError, VidmillWaitTimeoutError, waitFor, type StageProgress, type VidmillClient } from '../../sdk/src';
-import { ingestionStore } from '../../src/features/ingestion/ingestion.store';
+import { setFreeClipEnabled } from '../../src/features/ingestion/testing';
 import { crc32c } from '../../src/net/crc32c';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
@@ -35,7 +35,7 @@ describe(`SDK waitFor (${TEST_DIALECT})`, function () {
   beforeEach(async () => {
     h = await createHarness({ allowPrivateUrls: true, extraCa: [server.ca] });
     u = await h.user();
-    await ingestionStore.setFreeClipEnabled(h.database.db, u.teamId, false);
+    await setFreeClipEnabled(h.database.db, u.teamId, false);
     h.startWorker({ concurrency: 2 });
     client = await sdkClient(h, u);
   });

@@ -4,13 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { ConfigError, loadConfig } from '../../src/config';
-import { microsToUsd, roundToMills, unitPriceToUsd, usdToMicros } from '../../src/features/billing/money';
-import { DEFAULT_PRICE_LIST, volumeDiscountPercentage } from '../../src/features/billing/price-list';
-import { priceJob, priceUtility, type ProductUse } from '../../src/features/billing/pricing';
-import { toJobAppraisalDto } from '../../src/features/videos/appraisal-view';
-import { processingProducts } from '../../src/features/processing/billing-products';
-import type { JobAppraisal } from '../../src/features/videos/appraisal-view';
-import { FfmpegProcessingEngine } from '../../src/features/processing/engine-adapter';
+import { DEFAULT_PRICE_LIST, microsToUsd, type ProductUse, usdToMicros } from '../../src/features/billing';
+import { priceJob, priceUtility, roundToMills, unitPriceToUsd, volumeDiscountPercentage } from '../../src/features/billing/testing';
+import { type JobAppraisal, toJobAppraisalDto } from '../../src/features/videos';
+import { processingProducts } from '../../src/features/processing/testing';
+import { FfmpegProcessingEngine } from '../../src/features/processing';
 import type { ProcessingOptions } from '../../src/processing-planner';
 import { probeOf } from '../processing/helpers';
 

@@ -9,12 +9,9 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { teamsStore } from '../../src/features/accounts/accounts.store';
-import { ledgerStore, summaryFromAggregates } from '../../src/features/billing/ledger.store';
-import { periodsStore } from '../../src/features/billing/periods.store';
-import { LedgerService } from '../../src/features/billing/ledger.service';
-import { DEFAULT_PRICE_LIST } from '../../src/features/billing/price-list';
-import type { ProductUse } from '../../src/features/billing/pricing';
+import { teamRows } from '../../src/features/accounts/testing';
+import { ledgerReads, periodRows, summaryFromAggregates } from '../../src/features/billing/testing';
+import { DEFAULT_PRICE_LIST, LedgerService, type ProductUse } from '../../src/features/billing';
 import { ManualClock } from '../../src/shared/clock';
 import { createTestDatabase, TEST_DIALECT, TestDatabase } from '../helpers/database';
 
@@ -62,7 +59,7 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
         const clock = new ManualClock('2026-01-20T08:00:00Z');
         const ledger = new LedgerService({ db, clock, priceList: DEFAULT_PRICE_LIST });
         const teamId = randomUUID();
-        await teamsStore.insert(db, { id: teamId, name: 'prop', apiEnabled: true, billingType: 'WALLET', createdAt: clock.now() });
+        await teamRows.insert(db, { id: teamId, name: 'prop', apiEnabled: true, billingType: 'WALLET', createdAt: clock.now() });
         const model = { processing: 0, utilities: 0 };
         const charged = new Map<number, number>();
         const refunded = new Set<number>();
@@ -128,7 +125,7 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
           }
         }
 
-        const rows = await ledgerStore.allForTeam(db, teamId);
+        const rows = await ledgerReads.allForTeam(db, teamId);
         stats.rows += rows.length;
         for (const kind of ['processing', 'utilities'] as const) {
           let sum = 0;
@@ -137,7 +134,7 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
             assert.equal(r.balanceMicros, sum, `running ${kind} balance`);
             assert.ok(r.amountMicros % 1000 === 0, 'whole mills');
           }
-          assert.equal(await ledgerStore.balance(db, teamId, kind), sum);
+          assert.equal(await ledgerReads.balance(db, teamId, kind), sum);
           assert.equal(sum, model[kind], `${kind} balance matches the model`);
         }
         const jobIds = rows.filter((r) => r.jobId).map((r) => r.jobId);
@@ -156,16 +153,16 @@ describe(`Ledger properties (${TEST_DIALECT})`, function () {
             else e.debit -= a;
             expected.set(l.category, e);
           }
-          const period = (await periodsStore.byId(db, periodId))!;
+          const period = (await periodRows.byId(db, periodId))!;
           const whole = { from: new Date(0), to: new Date('2100-01-01T00:00:00Z'), mode: 'INCLUDE' as const };
-          const viaAggregates = await ledgerStore.summary(db, periodId, whole);
+          const viaAggregates = await ledgerReads.summary(db, periodId, whole);
           assert.equal(viaAggregates.fromAggregates, true);
-          const viaScan = await ledgerStore.summary(db, periodId, { ...whole, from: new Date(period.createdAt.getTime() - 1) }, false);
+          const viaScan = await ledgerReads.summary(db, periodId, { ...whole, from: new Date(period.createdAt.getTime() - 1) }, false);
           assert.equal(viaScan.fromAggregates, false);
-          const items = await ledgerStore.items(db, periodId, whole, { pageNumber: 0, pageSize: 100_000, sortDirection: 'ASC' });
+          const items = await ledgerReads.items(db, periodId, whole, { pageNumber: 0, pageSize: 100_000, sortDirection: 'ASC' });
           assert.equal(viaAggregates.count, items.length);
           assert.equal(viaScan.count, items.length);
-          const onePass = await ledgerStore.pageWithPeriod(db, { id: periodId }, whole, { pageNumber: 0, pageSize: 100_000, sortDirection: 'ASC' });
+          const onePass = await ledgerReads.pageWithPeriod(db, { id: periodId }, whole, { pageNumber: 0, pageSize: 100_000, sortDirection: 'ASC' });
           assert.deepEqual(
             onePass.items.map((t) => t.seq),
             items.map((t) => t.seq),

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { DEFAULT_PRICE_LIST } from '../../src/features/billing/price-list';
-import { gbMonths, nextMonthStart, priceStorage } from '../../src/features/billing/storage-pricing';
+import { DEFAULT_PRICE_LIST, priceStorage } from '../../src/features/billing';
+import { gbMonths, nextMonthStart } from '../../src/features/billing/testing';
 
 describe('storage pricing (GB-months)', () => {
   it('a GB-month is 10^9 bytes for a whole UTC calendar month, whatever its length', () => {

@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import https from 'node:https';
 import { HttpsRangeSource, RedirectRefusedError } from '../../src/net/https-range-source';
-import { classifyHttpsProbeFailure } from '../../src/features/video-in/video-in-sources';
+import { classifyHttpsProbeFailure } from '../../src/features/video-in/testing';
 import { checkOutboundUrl } from '../../src/net/outbound-url';
 import { BadRequestError } from '../../src/shared/errors';
 import { RangeServer, startRangeServer } from '../helpers/range-server';

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import * as m013 from '../../src/db/migrations/013_stage_error_messages';
-import { mediaStageError, STAGE_ERRORS, stageError } from '../../src/features/videos/stage-errors';
-import { videosStore } from '../../src/features/videos/videos.store';
+import { findVideo, insertVideo, mediaStageError, stageError } from '../../src/features/videos';
+import { STAGE_ERRORS, videoStageWrites } from '../../src/features/videos/testing';
 import { MediaProcessError, MediaTimeoutError, UnsupportedMediaError } from '../../src/media';
 import { BadRequestError } from '../../src/shared/errors';
 import { TEST_DIALECT } from '../helpers/database';
@@ -43,15 +43,15 @@ describe(`Stage errors (${TEST_DIALECT})`, () => {
       const projectId = (await h.request.get('/api/v1/projects/default').set('X-API-Key', u.apiKey)).body.id;
       const id = randomUUID();
       const now = h.clock.now();
-      await videosStore.insert(h.database.db, { id, teamId: u.teamId, projectId, userId: u.userId, name: 'old', uploadStatus: 'DONE', createdAt: now });
-      await videosStore.updateIngestion(
+      await insertVideo(h.database.db, { id, teamId: u.teamId, projectId, userId: u.userId, name: 'old', uploadStatus: 'DONE', createdAt: now });
+      await videoStageWrites.updateIngestion(
         h.database.db,
         id,
         { status: 'FAILED', error: { code: 'UNSUPPORTED_CONTENT_TYPE', message: 'ffprobe cannot read /var/lib/vidmill/work/ingest-1/file: Invalid data' } },
         now,
       );
       await m013.up(h.database.db);
-      const v = await videosStore.byId(h.database.db, id);
+      const v = await findVideo(h.database.db, id);
       assert.equal(v?.ingestion?.error?.code, 'INGESTION_UNREADABLE_MEDIA');
       assertStageError({ errorCode: v?.ingestion?.error?.code, message: v?.ingestion?.error?.message }, 'INGESTION_UNREADABLE_MEDIA');
       const state = (await h.request.get(`/api/v1/videos/${id}`).set('X-API-Key', u.apiKey)).body.ingestion.ingestionState;

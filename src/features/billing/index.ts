@@ -3,7 +3,7 @@ export { billingHandlers } from './billing.handlers';
 export { billingPeriodicTasks } from './billing.tasks';
 export { BillingService } from './billing.service';
 export { LedgerService } from './ledger.service';
-export { microsToUsd } from './money';
+export { microsToUsd, usdToMicros } from './money';
 export { productCreditsView, productUsdView } from './product-view';
 export { DEFAULT_PRICE_LIST, loadPriceListFile } from './price-list';
 export type { PriceList } from './price-list';

@@ -4,6 +4,6 @@ export { ConfigurationsService } from './configurations.service';
 export type { BuiltInConfiguration } from './configurations.service';
 export { FfmpegProcessingEngine } from './engine-adapter';
 export { processingHandlers } from './processing.handlers';
-export { processingJobs } from './processing.jobs';
+export { JOIN_JOB, PROCESS_JOB, SEGMENT_JOB, processingJobs } from './processing.jobs';
 export { ProcessingService } from './processing.service';
 export { processingPeriodicTasks } from './processing.tasks';

@@ -1,0 +1,5 @@
+/**
+ * Test support of the locations feature: what test/, bench/ and scripts/ may use beyond the face
+ * (index.ts), and nothing else may import (docs/architecture.md, "Test support entries").
+ */
+export { sealingContext } from './locations.service';
