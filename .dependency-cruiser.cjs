@@ -1,5 +1,6 @@
 /**
- * Import boundaries of src/ (docs/architecture.md draws them). `npm test` runs
+ * Import boundaries of src/, and of test/, bench/ and scripts/ towards the features
+ * (docs/architecture.md draws them). `npm test` runs
  * `npm run lint:boundaries`, so a change that breaks one fails the suite.
  */
 const LAYERS = '^src/(http|db|jobs|storage|net|media|processing-planner|security|shared)/';
@@ -19,6 +20,21 @@ module.exports = {
       comment: "A feature's index.ts is its only public face: other features and the composition root import nothing else of it.",
       from: { path: '^src/features/([^/]+)/|^src/[^/]+[.]ts$' },
       to: { path: '^src/features/([^/]+)/.+', pathNot: ['^src/features/$1/', '^src/features/[^/]+/index[.]ts$'] },
+    },
+    {
+      name: 'outside-src-features-only-through-their-index-or-testing',
+      severity: 'error',
+      comment:
+        'Tests, benchmarks and scripts use a feature through its face (index.ts) or its test support entry (testing.ts: the narrow reads and seeds tests need, by name), never another of its modules.',
+      from: { path: '^(test|bench|scripts)/' },
+      to: { path: '^src/features/[^/]+/.+', pathNot: '^src/features/[^/]+/(index|testing)[.]ts$' },
+    },
+    {
+      name: 'testing-entries-only-outside-src',
+      severity: 'error',
+      comment: "A feature's testing.ts serves test/, bench/ and scripts/ only: nothing in src/, its own feature included, imports it.",
+      from: { path: '^src/' },
+      to: { path: '^src/features/[^/]+/testing[.]ts$' },
     },
     {
       name: 'layers-never-import-features',
