@@ -11,6 +11,8 @@ import { Config, loadConfig } from '../src/config';
 import { createServices, jobDefinitions, Services } from '../src/composition';
 import { DatabaseConfig, Db, migrateToLatest, openDatabase } from '../src/db/database';
 import { insertVideo, recordVideoFile } from '../src/features/videos';
+import { videoStageWrites } from '../src/features/videos/testing';
+import { type ProbeResult, storedProbeFacts } from '../src/media';
 import { Worker } from '../src/jobs/worker';
 import { systemClock } from '../src/shared/clock';
 import { storeFile } from '../src/storage/blob-files';
@@ -72,6 +74,17 @@ export async function storedMaster(v: EmbeddedVidmill, source: string, file: { n
   });
   await recordVideoFile(v.db, videoId, { blobKey, crc32c: stored.crc32c, size: stored.size }, now);
   return { videoId, blobKey, stored };
+}
+
+/**
+ * `storedMaster` whose ingestion is DONE with `probe`'s metadata and the facts ingestion records
+ * (storedProbeFacts: without them a source is planned as one of before they were recorded, one
+ * job, never split).
+ */
+export async function ingestedMaster(v: EmbeddedVidmill, source: string, probe: ProbeResult, file: { name: string; type: string; containerName: string }): Promise<string> {
+  const { videoId } = await storedMaster(v, source, file);
+  await videoStageWrites.updateIngestion(v.db, videoId, { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as never, probe: storedProbeFacts(probe) }, new Date());
+  return videoId;
 }
 
 /** A started Worker (one job at a time) with the handlers and give-ups of `kinds` only. */

@@ -19,11 +19,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { PROCESS_JOB } from '../src/features/processing';
 import { findVideo } from '../src/features/videos';
-import { videoStageWrites } from '../src/features/videos/testing';
 import { probeMedia, resolveMediaBinaries } from '../src/media';
 import { buildProcessingPlan, processingArgs, ProcessingOptions } from '../src/processing-planner';
 import { etaError, EtaRun, onEtaRun } from '../src/shared/progress-eta';
-import { benchWorker, embeddedVidmill, storedMaster } from './embedded-vidmill';
+import { benchWorker, embeddedVidmill, ingestedMaster } from './embedded-vidmill';
 
 const ROUNDS = Number(process.env.BENCH_PROCESSING_ROUNDS ?? 3);
 const LIMIT = 1.05;
@@ -76,14 +75,7 @@ export async function processingBenchmark(): Promise<boolean> {
   const vidmill = await embeddedVidmill(dir);
   const { db, s } = vidmill;
   const user = { id: vidmill.userId };
-  const { videoId: masterId } = await storedMaster(vidmill, source, { name: 'source-720p.mp4', type: 'video/mp4', containerName: 'MPEG-4' });
-  const { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
-  await videoStageWrites.updateIngestion(
-    db,
-    masterId,
-    { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as any, probe: { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } },
-    new Date(),
-  );
+  const masterId = await ingestedMaster(vidmill, source, probe, { name: 'source-720p.mp4', type: 'video/mp4', containerName: 'MPEG-4' });
 
   const worker = benchWorker(s, [PROCESS_JOB.kind]);
 

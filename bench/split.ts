@@ -40,10 +40,9 @@ import type { Services } from '../src/composition';
 import type { Db } from '../src/db/database';
 import { JOIN_JOB, PROCESS_JOB, SEGMENT_JOB } from '../src/features/processing';
 import { findVideo } from '../src/features/videos';
-import { videoStageWrites } from '../src/features/videos/testing';
 import { MediaBinaries, probeMedia, ProbeResult, resolveMediaBinaries } from '../src/media';
 import { buildProcessingPlan, ProcessingOptions, X26xPreset } from '../src/processing-planner';
-import { EmbeddedVidmill, embeddedVidmill, storedMaster } from './embedded-vidmill';
+import { EmbeddedVidmill, embeddedVidmill, ingestedMaster } from './embedded-vidmill';
 import {
   buildDist,
   Check,
@@ -149,19 +148,6 @@ function createDatabase(): { url: string; drop: () => void } {
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
-
-/** The source as a stored master video whose ingestion is DONE (as bench/processing.ts). */
-async function masterVideo(v: EmbeddedVidmill, source: string, probe: ProbeResult): Promise<string> {
-  const { videoId } = await storedMaster(v, source, { name: 'source-1080p.mp4', type: 'video/mp4', containerName: 'MPEG-4' });
-  const { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } = probe;
-  await videoStageWrites.updateIngestion(
-    v.db,
-    videoId,
-    { status: 'DONE', progress: 100, metadataAvailable: true, metadata: probe.metadata as any, probe: { durationMs, width, height, hasVideo, hasAudio, fps, formatNames } },
-    new Date(),
-  );
-  return videoId;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -424,7 +410,7 @@ export async function splitBenchmark(): Promise<boolean> {
     makeSource(bins.ffmpeg, source);
     const probe = await probeMedia(bins, source);
     v = await embeddedVidmill(dir, { database: { client: 'pg', connectionString: database.url }, blobDir: path.join(dataDir, 'blobs') });
-    const masterId = await masterVideo(v, source, probe);
+    const masterId = await ingestedMaster(v, source, probe, { name: 'source-1080p.mp4', type: 'video/mp4', containerName: 'MPEG-4' });
     const workerEnv: NodeJS.ProcessEnv = {
       NODE_ENV: 'production',
       VIDMILL_DATA_DIR: dataDir,

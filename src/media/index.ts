@@ -7,7 +7,7 @@ export type { MediaBinaries, BinarySource, ResolveMediaBinariesOptions } from '.
 export { MediaError, MediaBinaryError, MediaProcessError, MediaTimeoutError, MediaAbortedError, UnsupportedMediaError } from './errors';
 export { runMedia } from './runner';
 export type { MediaProgress, RunMediaOptions, RunMediaResult } from './runner';
-export { probeMedia, detectScanning, countVideoPackets } from './probe';
+export { probeMedia, detectScanning, countVideoPackets, storedProbeFacts } from './probe';
 export type { ProbeResult, ProbeOptions, DetectScanningOptions, VideoMetadata, AspectRatio, FrameRate, VideoScanning, Scanning, Hdr10Metadata, MasteringDisplayMetadata } from './probe';
 export { makeThumbnails, makeFullFrames, makeThumbnailsAndFrames, makeWebVideo, assessQuality, MAX_FULL_FRAMES, QUALITY_SCALE } from './recipes';
 export type { StillImage, ThumbnailOptions, FullFrameOptions, StillsOptions, WebVideoOptions, QualityOptions, QualityMetric, VideoQualityAssessment } from './recipes';

@@ -92,6 +92,31 @@ export interface ProbeResult {
   hdr10?: Hdr10Metadata;
 }
 
+/**
+ * The facts of a probe kept with an ingested video (its `probe`), which processing plans from:
+ * size, rate and whether and where each stream starts, the frame-rate mode, HDR10. Ingestion
+ * records them with this, and so does anything that seeds an ingested video (the benchmarks):
+ * a video stored without, say, the frame-rate mode is planned as one of before these facts were
+ * recorded (one job, never split).
+ */
+export function storedProbeFacts(probe: ProbeResult) {
+  const { durationMs, width, height, hasVideo, hasAudio, fps, formatNames, videoStartMs, audioStartMs, frameRateMode, fileStartMs, hdr10 } = probe;
+  return {
+    durationMs,
+    width,
+    height,
+    hasVideo,
+    hasAudio,
+    fps,
+    formatNames,
+    ...(videoStartMs ? { videoStartMs } : {}),
+    ...(audioStartMs !== undefined ? { audioStartMs } : {}),
+    ...(frameRateMode ? { frameRateMode } : {}),
+    ...(fileStartMs !== undefined ? { fileStartMs } : {}),
+    ...(hdr10 ? { hdr10 } : {}),
+  };
+}
+
 /** SMPTE ST 2086 mastering display colour volume: CIE 1931 xy chromaticities and luminance in cd/m2. */
 export interface MasteringDisplayMetadata {
   red: [number, number];

@@ -18,7 +18,19 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database';
 import type { JobQueue } from '../../jobs/job-queue';
 import type { JobHandler } from '../../jobs/worker';
-import { assessQuality, clipWindow, cutClip, detectScanning, ingestionCosts, makeThumbnailsAndFrames, makeWebVideo, type MediaBinariesProvider, probeMedia, UnsupportedMediaError } from '../../media';
+import {
+  assessQuality,
+  clipWindow,
+  cutClip,
+  detectScanning,
+  ingestionCosts,
+  makeThumbnailsAndFrames,
+  makeWebVideo,
+  type MediaBinariesProvider,
+  probeMedia,
+  storedProbeFacts,
+  UnsupportedMediaError,
+} from '../../media';
 import type { BlobStore } from '../../storage/blob-store';
 import { storeFile, withLocalFile } from '../../storage/blob-files';
 import type { Clock } from '../../shared/clock';
@@ -168,22 +180,7 @@ export class IngestionService extends TransactionalService {
         });
         const metadata = { ...probe.metadata } as Record<string, unknown>;
         if (heuristics) metadata.scanning = { ...(metadata.scanning ?? {}), heuristics };
-        const { durationMs: probedMs, width, height, hasVideo, hasAudio, fps, formatNames, videoStartMs, audioStartMs, frameRateMode, fileStartMs, hdr10 } = probe;
-        const facts = {
-          durationMs: probedMs,
-          width,
-          height,
-          hasVideo,
-          hasAudio,
-          fps,
-          formatNames,
-          ...(videoStartMs ? { videoStartMs } : {}),
-          ...(audioStartMs !== undefined ? { audioStartMs } : {}),
-          ...(frameRateMode ? { frameRateMode } : {}),
-          ...(fileStartMs !== undefined ? { fileStartMs } : {}),
-          ...(hdr10 ? { hdr10 } : {}),
-        };
-        await update({ metadata, metadataAvailable: true, probe: facts });
+        await update({ metadata, metadataAvailable: true, probe: storedProbeFacts(probe) });
         reached(2);
         if (!full) return;
         await writes.now();
