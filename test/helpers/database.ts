@@ -73,6 +73,8 @@ function pgAdmin(): Knex {
   return (admin ??= knex({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 2, idleTimeoutMillis: 1000 } }));
 }
 
+const dropPostgresDatabase = (name: string) => pgAdmin().raw(`drop database if exists ${name} with (force)`);
+
 let pgTemplate: Promise<string> | undefined;
 /** The name of the migrated PostgreSQL template for these migrations, built if missing. */
 function postgresTemplate(): Promise<string> {
@@ -93,7 +95,7 @@ function postgresTemplate(): Promise<string> {
       await pgAdmin().raw(`alter database ${building} rename to ${name}`);
       await pgAdmin().raw(`alter database ${name} with allow_connections false`);
     } catch (err) {
-      await pgAdmin().raw(`drop database if exists ${building} with (force)`);
+      await dropPostgresDatabase(building);
       if (!(await exists())) throw err;
     }
     return name;
@@ -115,13 +117,13 @@ const underMocha = typeof after === 'function';
 if (underMocha) {
   after('drop the test databases of this process', async function () {
     this.timeout(120_000);
-    for (const name of emptied.splice(0)) await pgAdmin().raw(`drop database if exists ${name} with (force)`);
+    for (const name of emptied.splice(0)) await dropPostgresDatabase(name);
   });
 }
 
 async function handBack(name: string): Promise<void> {
   if (!underMocha) {
-    await pgAdmin().raw(`drop database if exists ${name} with (force)`);
+    await dropPostgresDatabase(name);
     return;
   }
   await pgAdmin().raw('select pg_terminate_backend(pid) from pg_stat_activity where datname = ? and pid <> pg_backend_pid()', [name]);
@@ -153,10 +155,15 @@ async function sqliteTemplateFile(): Promise<string> {
   return (sqliteTemplate = filename);
 }
 
-/** A new PostgreSQL database without any table (not from the migrated template), dropped by `drop`. */
-export async function createEmptyPostgresDatabase(): Promise<TestDatabase> {
+/** A new PostgreSQL database named for this run: a copy of `template`, or without any table. */
+async function newPostgresDatabase(template?: string): Promise<string> {
   const name = `vidmill_test_${RUN_TAG}${randomBytes(6).toString('hex')}`;
-  await pgAdmin().raw(`create database ${name}`);
+  await pgAdmin().raw(`create database ${name}${template ? ` template ${template}` : ''}`);
+  return name;
+}
+
+/** The PostgreSQL database `name` opened; `drop` closes its pool, then hands the name to `release`. */
+function openPostgresDatabase(name: string, release: (name: string) => Promise<unknown>): TestDatabase {
   const config = { client: 'pg' as const, connectionString: pgUrl(name) };
   const db = openDatabase(config);
   return {
@@ -164,29 +171,19 @@ export async function createEmptyPostgresDatabase(): Promise<TestDatabase> {
     config,
     async drop() {
       await db.destroy();
-      await pgAdmin().raw(`drop database if exists ${name} with (force)`);
+      await release(name);
     },
   };
 }
 
+/** A new PostgreSQL database without any table (not from the migrated template), dropped by `drop`. */
+export async function createEmptyPostgresDatabase(): Promise<TestDatabase> {
+  return openPostgresDatabase(await newPostgresDatabase(), dropPostgresDatabase);
+}
+
 export async function createTestDatabase(): Promise<TestDatabase> {
   if (TEST_DIALECT === 'postgres') {
-    let name = emptied.pop();
-    if (!name) {
-      const template = await postgresTemplate();
-      name = `vidmill_test_${RUN_TAG}${randomBytes(6).toString('hex')}`;
-      await pgAdmin().raw(`create database ${name} template ${template}`);
-    }
-    const config = { client: 'pg' as const, connectionString: pgUrl(name) };
-    const db = openDatabase(config);
-    return {
-      db,
-      config,
-      async drop() {
-        await db.destroy();
-        await handBack(name);
-      },
-    };
+    return openPostgresDatabase(emptied.pop() ?? (await newPostgresDatabase(await postgresTemplate())), handBack);
   }
   const template = await sqliteTemplateFile();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-test-'));
