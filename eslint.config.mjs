@@ -76,6 +76,20 @@ export default tseslint.config(
     },
   },
   {
+    // A test's wall-clock bound is a hang detector for a quiet machine, scaled to the runner's
+    // load: `this.timeout(scaled(ms))` (test/helpers/timeouts.ts), never a bare number.
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.type='ThisExpression'][callee.property.name='timeout'] > :not(CallExpression[callee.name='scaled']).arguments",
+          message: "Write a test's timeout as this.timeout(scaled(ms)) (test/helpers/timeouts.ts): it is scaled to the load of the run.",
+        },
+      ],
+    },
+  },
+  {
     // One way per concern (issue 26), as a rule of its own so that it adds to no-restricted-syntax
     // blocks instead of replacing them. Jobs: declared only with defineJob in a feature's
     // <feature>.jobs.ts and enqueued only through the definition (typed payload, its kind and

@@ -221,6 +221,27 @@ function mochaJob(pass: Pass, files: string[], options: string[], env: NodeJS.Pr
   };
 }
 
+/** mocha's default timeout for a test or hook (.mocharc.json), before scaling. */
+const DEFAULT_TIMEOUT_MS = (JSON.parse(readFileSync('.mocharc.json', 'utf8')) as { timeout: number }).timeout;
+
+/**
+ * The tests' wall-clock bounds are hang detectors written for one file on a quiet machine
+ * (test/helpers/timeouts.ts); this run puts several files on each core, so it scales them by the
+ * number of its processes at once (lint and up to FILE_JOBS files per mocha pass) per core,
+ * rounded up. VIDMILL_TEST_TIMEOUT_SCALE, when set, is used instead (CI sets it to count the
+ * Node 22 run it starts alongside). mocha's own default timeout is scaled with them.
+ */
+function applyTimeoutScale(jobs: Job[]): void {
+  const atOnce = jobs.slice(0, JOBS).reduce((n, job) => n + Math.min(FILE_JOBS, job.count ?? 1), 0);
+  const scale = Number(process.env.VIDMILL_TEST_TIMEOUT_SCALE) || Math.max(1, Math.ceil(atOnce / os.availableParallelism()));
+  console.log(`test timeouts x${scale} (${atOnce} processes at once on ${os.availableParallelism()} cores; VIDMILL_TEST_TIMEOUT_SCALE)`);
+  for (const job of jobs) {
+    if (!job.env) continue;
+    job.env = { ...job.env, VIDMILL_TEST_TIMEOUT_SCALE: String(scale) };
+    job.args = [...job.args.slice(0, 1), '--timeout', String(DEFAULT_TIMEOUT_MS * scale), ...job.args.slice(1)];
+  }
+}
+
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
 
 /**
@@ -328,6 +349,7 @@ async function main(): Promise<void> {
   } else if (!nodeRuntime && files.length === testFilesUnder(TEST_DIR).length) {
     jobs.push({ heading: 'npm run lint', label: 'lint', command: 'npm', args: ['run', 'lint'] });
   }
+  applyTimeoutScale(jobs);
   const outcomes = await runJobs(jobs);
   if (jobs.some((job) => job.label === 'PostgreSQL')) await dropRunDatabases();
   // The summary in the usual order: lint, dialect-free, SQLite, PostgreSQL.

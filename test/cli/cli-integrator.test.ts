@@ -29,6 +29,7 @@ import type { TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { waitFor } from '../helpers/scenario';
+import { scaled } from '../helpers/timeouts';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -99,7 +100,7 @@ async function silentServer(): Promise<{ url: string; connections: () => number;
 }
 
 describe(`vidmill CLI for integrators: npx, folders, signals, errors, exit codes, prompts (${TEST_DIALECT})`, function () {
-  this.timeout(300_000);
+  this.timeout(scaled(300_000));
   let media: RangeServer;
   let s: CliServer;
   let u: TestUser;
@@ -152,7 +153,7 @@ describe(`vidmill CLI for integrators: npx, folders, signals, errors, exit codes
   });
 
   it('SIGTERM to npm run mock, npm run vidmill or npx vidmill leaves no process running', async function () {
-    this.timeout(600_000); // three npm starts, slow on a loaded machine
+    this.timeout(scaled(600_000)); // three npm starts, slow on a loaded machine
     const hanging = await silentServer();
     try {
       const cases: Array<{ what: string; start: () => Run; ready: (r: Run) => boolean }> = [
@@ -254,7 +255,7 @@ describe(`vidmill CLI for integrators: npx, folders, signals, errors, exit codes
   });
 
   it('on a terminal the price prompt names its unit and shows the wallet balance; answering n charges nothing', async function () {
-    this.timeout(600_000);
+    this.timeout(scaled(600_000));
     await s.h.services.ledger.topUp(u.teamId, 25_000_000); // 25 USD
     media.serve('/media/prompt.mp4', fixtureBytes({ seconds: 2, width: 320, height: 240 }));
     const imported = await runCli(['videos', 'import', `${media.origin}/media/prompt.mp4`, '--wait', '--json'], env(), { cwd: caller });

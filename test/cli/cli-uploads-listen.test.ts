@@ -26,9 +26,10 @@ import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { waitFor } from '../helpers/scenario';
 import { startReceiver } from '../helpers/webhook-receiver';
+import { scaled } from '../helpers/timeouts';
 
 describe(`vidmill CLI: uploads and webhooks listen (${TEST_DIALECT})`, function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let media: RangeServer;
   let s: CliServer;
   let u: TestUser;

@@ -16,9 +16,10 @@ import type { TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { storedVideo } from '../helpers/stored-video';
+import { scaled } from '../helpers/timeouts';
 
 describe(`vidmill CLI (${TEST_DIALECT})`, function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let media: RangeServer;
   let s: CliServer;
   let u: TestUser;
@@ -185,7 +186,7 @@ describe(`vidmill CLI (${TEST_DIALECT})`, function () {
   });
 
   it('process --preset --yes shows the appraisal with its price and the wallet balance, accepts and follows the processing and the ingestion of the result until done; an immediate compare prints the link', async function () {
-    this.timeout(300_000); // processing, then the result's ingestion
+    this.timeout(scaled(300_000)); // processing, then the result's ingestion
     await s.h.services.ledger.topUp(u.teamId, 100_000_000);
     const master = json((await cli(['videos', 'import', served(2), '--full-ingestion', '--wait', '--json'])).stdout);
     const processed = await cli(['process', master.id, '--preset', 'compress-h-264', '--yes']);

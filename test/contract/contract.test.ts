@@ -4,6 +4,7 @@ import path from 'node:path';
 import { loadContract } from '../../src/composition';
 import { assertHandlersMatchContract, contractOperationIds } from '../../src/http/operations';
 import { createHandlers } from '../../src/composition';
+import { scaled } from '../helpers/timeouts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -22,13 +23,13 @@ describe('Contract (openapi/ -> generated/)', () => {
   const doc = loadContract();
 
   it('npm run generate would not change generated/ or the SDK types in sdk/src/generated/ (no drift)', function () {
-    this.timeout(60_000);
+    this.timeout(scaled(60_000));
     const res = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--check'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(res.status, 0, res.stderr + res.stdout);
   });
 
   it('redocly lint with the recommended rules reports 0 errors', function () {
-    this.timeout(60_000);
+    this.timeout(scaled(60_000));
     const res = spawnSync(bin('redocly'), ['lint', '--config', 'openapi/redocly.yaml', '--format', 'summary', 'generated/openapi.json'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(res.status, 0, res.stdout + res.stderr);
   });
@@ -220,7 +221,7 @@ describe('Contract (openapi/ -> generated/)', () => {
   it('the generated types compile with the code that uses them (tsc --noEmit, the whole project)', function () {
     // A whole-project compile: 40-70 s beside the rest of npm test on 2 cores, over 120 s when the
     // machine is shared with more; the limit only guards against a compiler that hangs.
-    this.timeout(300_000);
+    this.timeout(scaled(300_000));
     execFileSync(bin('tsc'), ['--noEmit', '-p', '.', '--incremental', '--tsBuildInfoFile', TYPECHECK_INFO], { cwd: ROOT, stdio: 'pipe' });
   });
 });

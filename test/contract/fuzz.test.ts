@@ -29,6 +29,7 @@ import { contractOperations, type ContractOperation } from '../helpers/contract-
 import { TEST_DIALECT } from '../helpers/database';
 import { describeRun, fuzzRuns, INTEGER_LOOKALIKES, problemReport, type FuzzRun } from '../helpers/fuzzing';
 import { basic, createHarness, withoutBodyFraming, type Harness, type TestUser } from '../helpers/harness';
+import { scaled } from '../helpers/timeouts';
 
 /** Tables whose rows change for reasons other than the request's own effect. */
 const VOLATILE_TABLES = new Set(['knex_migrations', 'knex_migrations_lock', 'rate_limits']);
@@ -515,7 +516,7 @@ function describeCase(c: FuzzCase): string {
 const RUNS = fuzzRuns('api-fuzz');
 
 describe(`Contract fuzzer: no input gets a 5xx (${TEST_DIALECT})`, function () {
-  this.timeout(10 * 60_000);
+  this.timeout(scaled(10 * 60_000));
   let h: Harness;
   let u: TestUser;
   /** Calls the cloud-marketplace operations, which answer a wallet team 409 before anything else. */

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_MOCK_PASSWORD, MockCredentials, mockCredentials, MockServer, mockSettings, startMockServer } from '../../scripts/mock-server';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
+import { scaled } from '../helpers/timeouts';
 
 const contract = JSON.parse(readFileSync(path.resolve(__dirname, '..', '..', 'generated', 'openapi.json'), 'utf8'));
 const errorSchema = contract.components.schemas.Error;
@@ -375,7 +376,7 @@ describe('mock server (npm run mock)', () => {
   });
 
   it('npm run mock -- --help prints the usage and exits', function () {
-    this.timeout(30_000);
+    this.timeout(scaled(30_000));
     const root = path.resolve(__dirname, '..', '..');
     // As package.json's `mock` script starts it: node with tsx's loader.
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/mock-server.ts', '--help'], { cwd: root, encoding: 'utf8' });

@@ -10,6 +10,7 @@ import { strict as assert } from 'node:assert';
 import path from 'node:path';
 import ts from 'typescript';
 import { contractOperations, resolveRef } from '../helpers/contract-operations';
+import { scaled } from '../helpers/timeouts';
 
 /** `example` cut down to what `schema` requires (objects keep their required properties, recursively). */
 function minimal(schema: any, example: unknown): unknown {
@@ -26,7 +27,7 @@ function minimal(schema: any, example: unknown): unknown {
 }
 
 describe('Generated request types (generated/api.ts, the SDK)', function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
 
   it('the minimal body of every operation (required fields only) compiles against its request type', () => {
     const bodies = contractOperations({ includePending: true }).filter((op) => op.bodySchema && op.bodyExample !== undefined);

@@ -12,9 +12,10 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { assertChromiumInstalled, launchChromium } from '../helpers/chromium';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
+import { scaled } from '../helpers/timeouts';
 
 describe('Swagger UI at /docs (chromium)', function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
 
   let h: Harness;
   let u: TestUser;

@@ -45,6 +45,7 @@ import { createHarness, type Harness, type TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { startLocalS3, type LocalS3 } from '../helpers/s3-server';
 import { waitFor } from '../helpers/scenario';
+import { scaled } from '../helpers/timeouts';
 
 // ---------------------------------------------------------------------------------------------
 // Raw HTTP/1.1 over a socket
@@ -352,7 +353,7 @@ describe(`tus endpoint fuzzer: no malformed tus request gets a 5xx, HTML, a stac
       const loggedErrors: string[] = [];
 
       let s3: LocalS3 | undefined;
-      this.timeout(10 * 60_000);
+      this.timeout(scaled(10 * 60_000));
 
       before(async () => {
         s3 = storage === 's3' ? await startLocalS3({ buckets: ['platform'] }) : undefined;

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPrivateSqliteFile, openDatabase } from '../../src/db/database';
 import { createApiKey, embeddedEnv, startVidmillProcess } from '../helpers/vidmill-process';
+import { scaled } from '../helpers/timeouts';
 
 const modeOf = (p: string) => statSync(p).mode & 0o777;
 
@@ -27,7 +28,7 @@ function walk(dir: string): Array<[string, number]> {
 }
 
 describe('The data folder and the SQLite file are private to the service user', function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let root: string;
   let umask: number;
   beforeEach(() => {

@@ -23,6 +23,7 @@ import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import type { Config } from '../../src/config';
 import { Db, migrateToLatest, openDatabase } from '../../src/db/database';
+import { scaled } from './timeouts';
 
 if (process.env.VIDMILL_TEST_DB === 'none') {
   throw new Error('test/helpers/database.ts was loaded in the dialect-free run of npm test (VIDMILL_TEST_DB=none): run this file with VIDMILL_TEST_DB=sqlite or postgres');
@@ -116,7 +117,7 @@ const emptied: string[] = [];
 const underMocha = typeof after === 'function';
 if (underMocha) {
   after('drop the test databases of this process', async function () {
-    this.timeout(120_000);
+    this.timeout(scaled(120_000));
     for (const name of emptied.splice(0)) await dropPostgresDatabase(name);
   });
 }

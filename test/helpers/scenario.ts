@@ -4,16 +4,20 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type supertest from 'supertest';
+import { scaled } from './timeouts';
 
 type Check<T> = () => Promise<T | undefined | false> | T | undefined | false;
 
 /**
  * Resolves with the first truthy value of `check` (polled every `intervalMs`, default 20 ms),
- * else fails with "timed out waiting for `what`" after `timeoutMs` (default 20 s). Sleeps through
+ * else fails with "timed out waiting for `what`" after `timeoutMs` (default 20 s), a hang detector
+ * written for a quiet machine and scaled to the runner's load (test/helpers/timeouts.ts); `exact`
+ * keeps it as written, for a deadline the test asserts (a promise of the product's). Sleeps through
  * node:timers/promises, so it keeps working while a test mocks the global timers.
  */
-export async function waitFor<T>(what: string, check: Check<T>, opts: { timeoutMs?: number; intervalMs?: number } = {}): Promise<T> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
+export async function waitFor<T>(what: string, check: Check<T>, opts: { timeoutMs?: number; intervalMs?: number; exact?: boolean } = {}): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? 20_000;
+  const deadline = Date.now() + (opts.exact ? timeoutMs : scaled(timeoutMs));
   for (;;) {
     const value = await check();
     if (value) return value;

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhook, type VerifyWebhookOptions } from '../../sdk/src/verify-webhook';
+import { scaled } from './timeouts';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;
@@ -36,7 +37,7 @@ export interface Receiver {
   received: Received[];
   /** How to answer the next requests (default 200 "ok"). */
   answer(fn: (r: Received, index: number) => Answer): void;
-  /** Resolves when `n` requests in total have been received. */
+  /** Resolves when `n` requests in total have been received; fails after `timeoutMs` (default 10 s, scaled: test/helpers/timeouts.ts). */
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
 }
@@ -98,7 +99,7 @@ export async function startReceiver(verification: VerifyWebhookOptions, path = '
           }
           return false;
         };
-        const timer = setTimeout(() => reject(new Error(`only ${received.length} of ${n} requests received`)), timeoutMs);
+        const timer = setTimeout(() => reject(new Error(`only ${received.length} of ${n} requests received`)), scaled(timeoutMs));
         if (!check()) waiters.push(check);
       });
     },

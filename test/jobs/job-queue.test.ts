@@ -3,6 +3,7 @@ import { Db, openDatabase } from '../../src/db/database';
 import { ClaimedJob, JobQueue } from '../../src/jobs/job-queue';
 import { ManualClock } from '../../src/shared/clock';
 import { createTestDatabase, TEST_DIALECT, TestDatabase } from '../helpers/database';
+import { scaled } from '../helpers/timeouts';
 
 const LEASE = 30_000;
 
@@ -88,7 +89,7 @@ describe(`Durable job queue (${TEST_DIALECT})`, () => {
   });
 
   it('many concurrent claimers on several database connections never get the same job', async function () {
-    this.timeout(60_000);
+    this.timeout(scaled(60_000));
     const JOBS = 60;
     const expected = new Set<string>();
     for (let i = 0; i < JOBS; i++) expected.add(await queue.enqueue(database.db, { kind: 'race', payload: i }));

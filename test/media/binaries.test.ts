@@ -5,6 +5,7 @@ import path from 'node:path';
 import { MediaBinariesProvider, MediaBinaryError, assessQuality, mediaReadiness, parseVersionLine, probeMedia, resolveMediaBinaries } from '../../src/media';
 import { availableFilters } from '../../src/media/binaries';
 import { fixture } from './fixtures';
+import { scaled } from '../helpers/timeouts';
 
 const SYSTEM_DIR = path.dirname('/usr/bin/ffmpeg');
 
@@ -19,7 +20,7 @@ function npmBinariesInstalled(): boolean {
 }
 
 describe('Media binaries: resolution order configured -> PATH -> npm', function () {
-  this.timeout(20_000);
+  this.timeout(scaled(20_000));
 
   before(function () {
     if (!existsSync('/usr/bin/ffmpeg') || !existsSync('/usr/bin/ffprobe')) this.skip();

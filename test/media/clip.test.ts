@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { clipContainer, clipWindow, cutClip, planClipCut, probeMedia, type VideoPacket } from '../../src/media';
 import { clipEncoderArgs, clipMuxArgs, clipSegmentArgs, cleanCutAt, segmentSeek } from '../../src/media/clip';
 import { audioSpan, bins, decodedVideoFrames, decodeErrors, fixture, fixtureDir, framePsnr, type FixtureName } from './fixtures';
+import { scaled } from '../helpers/timeouts';
 
 const run = promisify(execFile);
 let n = 0;
@@ -34,7 +35,7 @@ function packets(frames: number, fps: number, gop: number, m: number, openGop = 
 }
 
 describe('The free clip', function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
 
   describe('window and plan (pure)', () => {
     it('centred 10-second window, the whole video when shorter; the muxer of the container', () => {

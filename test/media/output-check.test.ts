@@ -16,6 +16,7 @@ import { encodeCached } from '../helpers/media-cache';
 import { readCachingBins } from '../processing/cached-reads';
 import { pinkNoise } from '../processing/engine-fixtures';
 import { bins, fixtureDir } from './fixtures';
+import { scaled } from '../helpers/timeouts';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(path.join(fixtureDir, 'check-'));
@@ -23,7 +24,7 @@ const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 const X264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p'];
 
 describe('The output checker', function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let source: string;
   /** The binaries for the checker: the source, judged against six times, read once (test/processing/cached-reads.ts). */
   let checker: MediaBinaries;

@@ -5,6 +5,7 @@ import type { components } from '../../generated/api';
 import { UnsupportedMediaError, detectScanning, probeMedia, type ProbeResult, type VideoMetadata } from '../../src/media';
 import { bitDepth, codecShortName, containerShortName, displayAspectRatio, frameRate, hdrStandard, scanningFromFieldOrder, scanningFromIdet } from '../../src/media/probe';
 import { bins, fixture } from './fixtures';
+import { scaled } from '../helpers/timeouts';
 
 // Compile-time: the module's VideoMetadata is the contract's, both ways.
 const toContract = (m: VideoMetadata): components['schemas']['VideoMetadata'] => m;
@@ -29,7 +30,7 @@ function assertContractShape(metadata: VideoMetadata): void {
 }
 
 describe('Media probe', function () {
-  this.timeout(30_000);
+  this.timeout(scaled(30_000));
 
   describe('pure mappings', () => {
     it('container short names from the demuxer list, major brand and extension', () => {

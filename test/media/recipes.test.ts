@@ -6,6 +6,7 @@ import type { components } from '../../generated/api';
 import { MediaAbortedError, assessQuality, makeFullFrames, makeThumbnails, makeThumbnailsAndFrames, makeWebVideo, type MediaProgress, type VideoQualityAssessment } from '../../src/media';
 import { multiStillsArgs, qualityFromMetadata, qualityLabel, qualityScore, stillPositions, stillsArgs, webVideoArgs } from '../../src/media/recipes';
 import { bins, ffprobeStreams, fixture, fixtureDir, mp4TopLevelBoxes, recordKills } from './fixtures';
+import { scaled } from '../helpers/timeouts';
 
 // Compile-time: the assessment is the contract's VideoQualityAssessment.
 const toContract = (q: VideoQualityAssessment): components['schemas']['VideoQualityAssessment'] => q;
@@ -29,7 +30,7 @@ const isPng = (file: string) =>
 const videoOf = async (file: string) => (await ffprobeStreams(file)).streams.find((s) => s.codec_type === 'video')!;
 
 describe('Media recipes', function () {
-  this.timeout(30_000);
+  this.timeout(scaled(30_000));
 
   describe('argument builders', () => {
     it('still positions are evenly spaced, away from both ends', () => {

@@ -5,6 +5,7 @@ import { MediaAbortedError, MediaProcessError, MediaTimeoutError, runMedia, type
 import { mediaArgs, ProgressParser, STDERR_TAIL_BYTES } from '../../src/media/runner';
 import { waitFor } from '../helpers/scenario';
 import { bins, recordKills } from './fixtures';
+import { scaled } from '../helpers/timeouts';
 
 /** Processes whose command line contains `marker` (Linux /proc). */
 function processesWith(marker: string): number[] {
@@ -21,7 +22,7 @@ function processesWith(marker: string): number[] {
 }
 
 describe('Media runner', function () {
-  this.timeout(20_000);
+  this.timeout(scaled(20_000));
   // How a run is stopped is told by the signals sent and, for the time limits, by mocked timers.
   let kills: ReturnType<typeof recordKills>;
   beforeEach(() => (kills = recordKills()));

@@ -22,6 +22,7 @@ import path from 'node:path';
 import { migrateToLatest, openDatabase } from '../../src/db/database';
 import { migrationSource } from '../../src/db/migrations';
 import { waitFor } from '../helpers/scenario';
+import { scaled } from '../helpers/timeouts';
 
 const ROOT = path.resolve(__dirname, '../..');
 const STOP_WITHIN_MS = 10_000;
@@ -119,7 +120,7 @@ async function stopWith(started: Started, signal: NodeJS.Signals, port?: number)
   const result = await Promise.race([started.exited, timeout]);
   assert.notEqual(result, 'timeout', `npm did not exit within ${STOP_WITHIN_MS} ms of ${signal}:\n${started.output()}`);
   // npm has exited; its children must be gone with it (not reparented and still serving).
-  await waitFor('no process of the npm group to remain', () => !groupAlive(pgid), { timeoutMs: Math.max(1000, STOP_WITHIN_MS - (Date.now() - sentAt)), intervalMs: 50 }).catch(() => {
+  await waitFor('no process of the npm group to remain', () => !groupAlive(pgid), { timeoutMs: Math.max(1000, STOP_WITHIN_MS - (Date.now() - sentAt)), intervalMs: 50, exact: true }).catch(() => {
     throw new Error(`processes of the npm start group still run ${Date.now() - sentAt} ms after ${signal}`);
   });
   if (port !== undefined) assert.equal(await portAccepts(port), false, `port ${port} still accepts connections after ${signal}`);
@@ -135,7 +136,7 @@ async function stopWith(started: Started, signal: NodeJS.Signals, port?: number)
 }
 
 describe('Production start: compiled code, migrations and signals', function () {
-  this.timeout(240_000);
+  this.timeout(scaled(240_000));
   let dataDir: string;
   let running: Started | undefined;
 

@@ -8,11 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createApiKey, embeddedEnv, startVidmillProcess, VidmillProcess } from '../helpers/vidmill-process';
+import { scaled } from '../helpers/timeouts';
 
 const OWNER = { email: 'owner@example.com', password: 'a-long-password-for-the-owner' };
 
 describe('Webhook listeners: SIGTERM answers waiting long polls and stops the process', function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let dataDir: string;
   let p: VidmillProcess | undefined;
 

@@ -24,6 +24,7 @@ import { bins } from '../media/fixtures';
 import { encodeCached } from '../helpers/media-cache';
 import { readCachingBins } from './cached-reads';
 import { capabilities, workDir } from './engine-fixtures';
+import { scaled } from '../helpers/timeouts';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 const SOURCES = {
@@ -64,14 +65,14 @@ function checker(): Promise<MediaBinaries> {
   return checkerBins;
 }
 
-const scaled = (width: number, height: number): ProcessingOptions => ({ filters: { scaler: 'SCALE' }, filterSettings: { resolution: { width, height } } });
+const resizedTo = (width: number, height: number): ProcessingOptions => ({ filters: { scaler: 'SCALE' }, filterSettings: { resolution: { width, height } } });
 
 const CASES: [string, SourceName, ProcessingOptions][] = [];
 // Every codec in every container that holds it.
 for (const [container, codecs] of Object.entries(CONTAINER_CODECS) as [keyof typeof CONTAINER_CODECS, readonly string[]][]) {
   for (const codec of codecs) {
     if (codec === 'PRORES' || codec === 'DNXHD' || codec === 'DNXHR') continue; // by profile below
-    const size = codec === 'XDCAM' ? scaled(1280, 720) : {};
+    const size = codec === 'XDCAM' ? resizedTo(1280, 720) : {};
     CASES.push([`${codec} in ${container}`, 'ntsc', { container, encodingConfiguration: { codec: codec as 'H264' }, ...size }]);
   }
 }
@@ -85,13 +86,13 @@ for (const profile of ENCODING_PROFILES) {
         .filter((s) => !s.interlaced)
         .sort((a, b) => a.width * a.height - b.width * b.height)[0]
     : undefined;
-  for (const container of containers) CASES.push([`${profile} in ${container}`, 'ntsc', { container, encodingProfile: profile, ...(size ? scaled(size.width, size.height) : {}) }]);
+  for (const container of containers) CASES.push([`${profile} in ${container}`, 'ntsc', { container, encodingProfile: profile, ...(size ? resizedTo(size.width, size.height) : {}) }]);
 }
 // The shapes that changed what came out.
 CASES.push([
   '10-bit H.264 at an AVC-Intra size (960x720) in MOV',
   'ntsc',
-  { container: 'MOV', encodingConfiguration: { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 10 } }, ...scaled(960, 720) },
+  { container: 'MOV', encodingConfiguration: { codec: 'H264', pixelFormat: { yuv: '4:2:0', bitDepth: 10 } }, ...resizedTo(960, 720) },
 ]);
 for (const [what, options] of [
   ['H.264 in MP4', { container: 'MP4', encodingConfiguration: { codec: 'H264' } }],
@@ -113,7 +114,7 @@ for (const [what, options] of [
 }
 
 describe('appliedOptions.output is what the file is: every output codec, container and profile, judged by the output checker', function () {
-  this.timeout(300_000);
+  this.timeout(scaled(300_000));
   const verdicts: string[] = [];
   after(() => {
     if (verdicts.length) console.log(`      ${verdicts.join('\n      ')}`);
@@ -125,7 +126,7 @@ describe('appliedOptions.output is what the file is: every output codec, contain
       const s = await source(src);
       const plan = buildProcessingPlan(options, s.probe, { startMs: 0, endMs: s.probe.durationMs }, { capabilities: await capabilities(), encoderPreset: 'ultrafast' });
       const out = path.join(workDir, `truth-${CASES.findIndex((c) => c[0] === name)}${plan.fileExtension}`);
-      await runProcessing(b, s.file, out, plan, { durationMs: plan.output.durationMs, timeoutMs: 120_000 });
+      await runProcessing(b, s.file, out, plan, { durationMs: plan.output.durationMs, timeoutMs: scaled(120_000) });
       // The tags only (frame counts are the corpus's part: these sources last a few frames).
       const r = await checkOutput(await checker(), s.file, out, { ...checkerExpectation(plan.applied.output), timingChanged: true });
       const a = plan.applied.output;

@@ -15,6 +15,7 @@ import { buildProcessingPlan, runProcessing, type SegmentedProcessingPlan } from
 import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
 import { capabilities, processSplit, workDir } from './engine-fixtures';
+import { scaled } from '../helpers/timeouts';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 
@@ -54,7 +55,7 @@ async function readBack(file: string): Promise<{ tag: string; profile: string; d
 }
 
 describe('10-bit H.264 at AVC-Intra frame sizes keeps the plain AVC sample entry', function () {
-  this.timeout(300_000);
+  this.timeout(scaled(300_000));
 
   for (const shape of SHAPES) {
     const clean = { tag: 'avc1', profile: shape.profile, decodeErrors: '' };
@@ -75,7 +76,7 @@ describe('10-bit H.264 at AVC-Intra frame sizes keeps the plain AVC sample entry
         const name = `avc-intra-size-${shape.pixFmt}`;
         const whole = buildProcessingPlan(options, probe, range, env);
         const wholeFile = path.join(workDir, `${name}-whole${whole.fileExtension}`);
-        await runProcessing(b, source, wholeFile, whole, { durationMs: whole.output.durationMs, timeoutMs: 120_000 });
+        await runProcessing(b, source, wholeFile, whole, { durationMs: whole.output.durationMs, timeoutMs: scaled(120_000) });
         assert.deepEqual(await readBack(wholeFile), clean, 'whole');
 
         const split = buildProcessingPlan(options, probe, range, { ...env, segmentSeconds: shape.segmentSeconds }) as SegmentedProcessingPlan;

@@ -38,6 +38,7 @@ import { dnxhdFrameSizes, PROFILE_SPECS } from '../../src/processing-planner/enc
 import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
 import { capabilities, workDir } from './engine-fixtures';
+import { scaled } from '../helpers/timeouts';
 
 const SCANNINGS = ['AUTO', 'PROGRESSIVE', 'INTERLACED_TOP_FIRST', 'INTERLACED_BOTTOM_FIRST'] as const;
 const PIXEL_FORMATS: ({ yuv: ChromaSubsampling; bitDepth: BitDepth } | undefined)[] = [undefined];
@@ -173,7 +174,7 @@ interface Runs {
 async function runAlone(b: MediaBinaries, { label, source, plan }: Combination, output: string, runs: Runs): Promise<void> {
   runs.processes += plan.analysis ? 2 : 1;
   try {
-    const r = await runProcessing(b, source.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: 60_000 });
+    const r = await runProcessing(b, source.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: scaled(60_000) });
     if (!(r.bytes > 0)) runs.failures.push(`${label}: empty output`);
   } catch (err) {
     runs.failures.push(`${label}: ${(err as Error).message.slice(0, 400)}`);
@@ -193,7 +194,7 @@ async function runBatch(b: MediaBinaries, batch: Encode[], runs: Runs): Promise<
   runs.processes++;
   let whole = true;
   try {
-    await runMedia(b.ffmpeg, args, { tool: 'ffmpeg', timeoutMs: 60_000 });
+    await runMedia(b.ffmpeg, args, { tool: 'ffmpeg', timeoutMs: scaled(60_000) });
     for (const { output } of batch) if (!((await stat(output)).size > 0)) whole = false;
   } catch {
     whole = false;
@@ -203,7 +204,7 @@ async function runBatch(b: MediaBinaries, batch: Encode[], runs: Runs): Promise<
 }
 
 describe('Capability matrix: every accepted combination runs on this ffmpeg', function () {
-  this.timeout(900_000);
+  this.timeout(scaled(900_000));
 
   it('codec x profile x container x scanning x pixel format x source scanning: planned, and every accepted plan encoded', async function () {
     const caps = await capabilities();

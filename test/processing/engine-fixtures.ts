@@ -24,6 +24,7 @@ import {
 } from '../../src/processing-planner';
 import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
+import { scaled } from '../helpers/timeouts';
 
 export const run = promisify(execFile);
 export const workDir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-processing-'));
@@ -216,7 +217,7 @@ export async function processed(name: SourceName, options: ProcessingOptions, ou
   const plan = buildProcessingPlan(options, src.probe, r, { capabilities: await capabilities(), encoderPreset: 'ultrafast' });
   const output = path.join(workDir, outName + plan.fileExtension);
   const progress: ProcessingProgress[] = [];
-  const result = await runProcessing(b, src.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: 60_000, onProgress: (p) => progress.push(p) });
+  const result = await runProcessing(b, src.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: scaled(60_000), onProgress: (p) => progress.push(p) });
   const probe = await probeMedia(b, output, { detectScanning: true });
   return { plan, output, result, progress, probe, src };
 }
@@ -353,9 +354,9 @@ export async function processSplit(file: string, plan: SegmentedProcessingPlan, 
   const parts: string[] = [];
   for (const seg of plan.segmented.segments) {
     const f = `${out}.part${seg.index}${plan.segmented.segmentExtension}`;
-    await runSegment(b, file, f, plan, seg.index, { timeoutMs: 120_000 });
+    await runSegment(b, file, f, plan, seg.index, { timeoutMs: scaled(120_000) });
     parts.push(f);
   }
-  const audio = plan.segmented.audio && (await runAudioPass(b, file, `${out}.audio${plan.segmented.audio.extension}`, plan, { timeoutMs: 120_000 }));
-  await runJoin(b, parts, audio?.outputPath, out, plan, { timeoutMs: 120_000 });
+  const audio = plan.segmented.audio && (await runAudioPass(b, file, `${out}.audio${plan.segmented.audio.extension}`, plan, { timeoutMs: scaled(120_000) }));
+  await runJoin(b, parts, audio?.outputPath, out, plan, { timeoutMs: scaled(120_000) });
 }

@@ -5,6 +5,7 @@
 import { strict as assert } from 'node:assert';
 import type { ProcessingOptions } from '../../src/processing-planner';
 import { decodeYuv, firstFrameSideData, frameCount, lumaPsnr, processed, source, streamInfo, streamStart, type SourceName } from './engine-fixtures';
+import { scaled } from '../helpers/timeouts';
 
 /** ffprobe's mastering display values (`35400/50000`) as numbers. */
 const ratio = (v: string | number | undefined) => {
@@ -13,7 +14,7 @@ const ratio = (v: string | number | undefined) => {
 };
 
 describe('Processing fidelity with ffmpeg', function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
 
   describe("an HDR10 source's static metadata reaches the output", function () {
     const cases: [string, SourceName, ProcessingOptions, { maxLuminance: number; red: [number, number]; maxCll: number; maxFall: number }][] = [

@@ -7,6 +7,7 @@
 import { strict as assert } from 'node:assert';
 import type { GrainSize, ProcessingOptions } from '../../src/processing-planner';
 import { decodeYuv, lumaDifference, lumaPsnr, planeMean, processed, type DecodedVideo, type SourceName } from './engine-fixtures';
+import { scaled } from '../helpers/timeouts';
 
 const RANGE = { startMs: 0, endMs: 400 };
 const W = 320;
@@ -35,7 +36,7 @@ function assertColourKept(withGrain: DecodedVideo, without: DecodedVideo, what: 
 }
 
 describe('FILMGRAIN with ffmpeg', function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
 
   it('the reported job (H.264 MP4, MEDIUM, strength 30): colour and mean brightness kept, only luma grain added', async function () {
     const base: ProcessingOptions = { container: 'MP4', encodingConfiguration: { codec: 'H264' } };

@@ -22,6 +22,7 @@ import { encodeCached } from '../helpers/media-cache';
 import { bins } from '../media/fixtures';
 import { readCachingBins } from './cached-reads';
 import { capabilities, pinkNoise, processSplit, workDir } from './engine-fixtures';
+import { scaled } from '../helpers/timeouts';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 const video = (rate: string, seconds = 3) => ['-f', 'lavfi', '-i', `testsrc2=size=160x120:rate=${rate}:duration=${seconds}`];
@@ -195,7 +196,7 @@ async function judge(source: { file: string; probe: ProbeResult }, plan: Process
 }
 
 describe('Real-world-shaped sources, whole and split, judged by the output checker', function () {
-  this.timeout(600_000);
+  this.timeout(scaled(600_000));
   const table: string[] = [];
   after(() => {
     if (table.length) console.log(`      ${table.join('\n      ')}`);
@@ -212,7 +213,7 @@ describe('Real-world-shaped sources, whole and split, judged by the output check
           const split = buildProcessingPlan(o.options, src.probe, range, { ...env, segmentSeconds: 1 });
           const base = path.join(workDir, `${path.parse(s.file).name}-${OPTIONS.indexOf(o)}`);
           const wholeFile = `${base}-whole${whole.fileExtension}`;
-          await runProcessing(await bins(), src.file, wholeFile, whole, { durationMs: whole.output.durationMs, timeoutMs: 120_000 });
+          await runProcessing(await bins(), src.file, wholeFile, whole, { durationMs: whole.output.durationMs, timeoutMs: scaled(120_000) });
           const verdicts: [string, OutputCheckReport][] = [['whole', await judge(src, whole, wholeFile, !!s.timingChanged)]];
           if (s.oneJob) {
             assert.equal(split.segmented, undefined, 'one job');

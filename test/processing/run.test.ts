@@ -11,6 +11,7 @@ import { MediaAbortedError, type MediaBinaries, type ProbeResult } from '../../s
 import { buildProcessingPlan, estimateProcessing, runProcessing, type EngineCapabilities, type ProcessingPlan, type ProcessingProgress } from '../../src/processing-planner';
 import { bins } from '../media/fixtures';
 import { audioCodec, capabilities, processed, source, streamInfo, workDir as dir } from './engine-fixtures';
+import { scaled } from '../helpers/timeouts';
 
 let b: MediaBinaries;
 let caps: EngineCapabilities;
@@ -21,7 +22,7 @@ function assertDurationWithinOneFrame(probe: ProbeResult, plan: ProcessingPlan):
 }
 
 describe('Processing with ffmpeg', function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
 
   before(async function () {
     b = await bins();
@@ -186,7 +187,7 @@ describe('Processing with ffmpeg', function () {
     const src = await source('clip25');
     const plan = buildProcessingPlan({ container: 'MXF', encodingConfiguration: { codec: 'H264' } }, src.probe, { startMs: 0, endMs: 2000 }, { capabilities: caps, encoderPreset: 'medium' });
     const output = path.join(dir, `h264-mxf${plan.fileExtension}`);
-    await runProcessing(b, src.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: 60_000 });
+    await runProcessing(b, src.file, output, plan, { durationMs: plan.output.durationMs, timeoutMs: scaled(60_000) });
     const { stdout } = await promisify(execFile)(b.ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'frame=pts_time', '-of', 'csv=p=0', output]);
     const pts = stdout
       .split('\n')

@@ -26,6 +26,7 @@ import { bins } from '../media/fixtures';
 import { capabilities, pinkNoise, processSplit, run, workDir } from './engine-fixtures';
 import { readCachingBins } from './cached-reads';
 import { probeOf, type FakeSource } from './helpers';
+import { scaled } from '../helpers/timeouts';
 
 const L = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y'];
 const H264_MP4: ProcessingOptions = { container: 'MP4', encodingConfiguration: { codec: 'H264' } };
@@ -312,7 +313,7 @@ async function processBothWays(name: keyof typeof SOURCES, options: ProcessingOp
   assert.ok(split.segmented, `split: ${JSON.stringify(split.applied.notes)}`);
   const sp = split as SegmentedProcessingPlan;
   const unsplitFile = path.join(workDir, `${name}-unsplit${whole.fileExtension}`);
-  await runProcessing(b, src.file, unsplitFile, whole, { durationMs: whole.output.durationMs, timeoutMs: 120_000 });
+  await runProcessing(b, src.file, unsplitFile, whole, { durationMs: whole.output.durationMs, timeoutMs: scaled(120_000) });
   const splitFile = path.join(workDir, `${name}-split${whole.fileExtension}`);
   await processSplit(src.file, sp, splitFile);
   return { whole, split: sp, unsplitFile, splitFile, sourceFile: src.file, sourceFps: src.probe.fps };
@@ -362,7 +363,7 @@ async function assertSameAsUnsplit(name: string, r: Awaited<ReturnType<typeof pr
 }
 
 describe('Segmented processing with ffmpeg: split and unsplit give the same video', function () {
-  this.timeout(300_000);
+  this.timeout(scaled(300_000));
 
   it('progressive long-GOP H.264 with audio, scaled, to H.264 in MP4', async () => {
     const r = await processBothWays('progressiveLongGop', { ...H264_MP4, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'STANDARD_HD' } } });

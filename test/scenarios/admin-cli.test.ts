@@ -12,6 +12,7 @@ import { loadContract } from '../../src/composition';
 import { NAME_MAX_LENGTH } from '../../src/shared/names';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser } from '../helpers/harness';
+import { scaled } from '../helpers/timeouts';
 
 const ROOT = path.resolve(__dirname, '../..');
 /**
@@ -22,7 +23,7 @@ const ROOT = path.resolve(__dirname, '../..');
 const ADMIN = ['--import', 'tsx', 'scripts/admin.ts'];
 
 describe(`Admin CLI (${TEST_DIALECT})`, function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
   let h: Harness;
   let u: TestUser;
   let dataDir: string;

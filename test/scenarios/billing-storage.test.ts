@@ -10,6 +10,7 @@ import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
 import { storedVideo } from '../helpers/stored-video';
+import { scaled } from '../helpers/timeouts';
 
 const DAY = 24 * 3600_000;
 const MB = Buffer.alloc(1_000_000, 7);
@@ -192,7 +193,7 @@ describe(`Storage billing (${TEST_DIALECT})`, () => {
   });
 
   it('the totals of every month equal the price of its GB-months, rounded up once (random timelines over a month boundary)', async function () {
-    this.timeout(180_000);
+    this.timeout(scaled(180_000));
     const microsOf = (gbMonths: number) => gbMonths * 3000 * 1e6;
     await fc.assert(
       fc.asyncProperty(

@@ -6,6 +6,7 @@ import { ledgerReads, periodRows, toPeriod } from '../../src/features/billing/te
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser, linkTestAgreement } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
+import { scaled } from '../helpers/timeouts';
 
 describe(`Wallet billing (${TEST_DIALECT})`, () => {
   let h: Harness;
@@ -312,7 +313,7 @@ describe(`Wallet billing (${TEST_DIALECT})`, () => {
   });
 
   it('an adjustment or top-up that rounds to zero mills is refused, saying why (admin adjust --amount-usd=0.0004)', async function () {
-    this.timeout(60_000);
+    this.timeout(scaled(60_000));
     await assert.rejects(h.services.ledger.adjust(u.teamId, { amountMicros: 400, adjustmentType: 'MANUAL_ADJUSTMENT', reason: 'rounding', balance: 'processing' }), {
       status: 400,
       errorCode: 'INVALID_INPUT',

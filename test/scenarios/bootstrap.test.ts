@@ -11,6 +11,7 @@ import { createEmptyPostgresDatabase, TEST_DIALECT } from '../helpers/database';
 import { serverArgs } from '../helpers/entry-points';
 import { basic, createHarness, Harness } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
+import { scaled } from '../helpers/timeouts';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -84,7 +85,7 @@ describe(`First start (${TEST_DIALECT})`, () => {
 
   if (TEST_DIALECT === 'postgres') {
     it('processes starting together on an empty PostgreSQL database migrate it once between them (no "relation knex_migrations already exists", no "already locked")', async function () {
-      this.timeout(120_000);
+      this.timeout(scaled(120_000));
       // Four processes (each its own pool) on a new database. Before the lock, most of them failed
       // ("Migration table is already locked", or "relation knex_migrations already exists").
       const empty = await createEmptyPostgresDatabase();
@@ -105,7 +106,7 @@ describe(`First start (${TEST_DIALECT})`, () => {
   }
 
   it('npm start on an empty database prints the generated password once, in a framed block apart from the log lines, and never logs it', async function () {
-    this.timeout(120_000);
+    this.timeout(scaled(120_000));
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-first-start-'));
     try {
       const database = h.database.config;

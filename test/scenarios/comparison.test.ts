@@ -21,6 +21,7 @@ import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
 import { fixtureVideo } from '../helpers/media-fixtures';
+import { scaled } from '../helpers/timeouts';
 
 const SECONDS = 5;
 const FPS = 25;
@@ -100,7 +101,7 @@ function videoMaker(h: () => Harness, owner: () => TestUser) {
 }
 
 describe(`Compare with (${TEST_DIALECT})`, function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
   let h: Harness;
   let u: TestUser;
   const video = videoMaker(
@@ -329,7 +330,7 @@ describe(`Compare with (${TEST_DIALECT})`, function () {
 });
 
 describe(`Compare with: the page in chromium (${TEST_DIALECT})`, function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
   let h: Harness;
   let u: TestUser;
   let app: Express | undefined;

@@ -19,6 +19,7 @@ import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { apiRequests, waitFor } from '../helpers/scenario';
 import { storedVideo } from '../helpers/stored-video';
+import { scaled } from '../helpers/timeouts';
 
 /** Priced above zero even for a short source (output gigapixels of a 4K upscale). */
 const UPSCALE_4K = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'UHD_4K' } } };
@@ -33,7 +34,7 @@ function statuses(responses: { status: number }[]): Record<number, number> {
 }
 
 describe(`Money and limits under concurrency (${TEST_DIALECT})`, function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let server: RangeServer;
   let h: Harness;
   let u: TestUser;

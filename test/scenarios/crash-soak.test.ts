@@ -52,6 +52,7 @@ import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
 import { waitFor } from '../helpers/scenario';
 import { Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { scaled } from '../helpers/timeouts';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 /** Job lease of the processes (VIDMILL_JOB_LEASE_SECONDS): short, so takeovers come within seconds. */
@@ -141,7 +142,7 @@ const describeOnPostgres = TEST_DIALECT === 'postgres' ? describe : describe.ski
 describeOnPostgres(
   `Crash soak: 2 API and 3 worker processes on PostgreSQL and S3, workers killed with SIGKILL (${TEST_DIALECT === 'postgres' ? 'postgres' : 'skipped on SQLite: the scale-out shape needs PostgreSQL'})`,
   function () {
-    this.timeout(9 * 60_000);
+    this.timeout(scaled(9 * 60_000));
     // The committed seed (test/helpers/fuzz-seeds.ts) unless VIDMILL_SOAK_SEED names one or asks for `random`.
     const seed = fuzzRuns('crash-soak', 'VIDMILL_SOAK_SEED')[0]!.seed >>> 0;
     const random = seededRandom(seed);

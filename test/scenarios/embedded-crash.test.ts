@@ -26,12 +26,13 @@ import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { waitFor } from '../helpers/scenario';
 import { createApiKey, embeddedEnv, startVidmillProcess, VidmillProcess } from '../helpers/vidmill-process';
+import { scaled } from '../helpers/timeouts';
 
 const LEASE_SECONDS = 3;
 const OWNER = { email: 'owner@example.com', password: 'a-long-enough-password' };
 
 (TEST_DIALECT === 'sqlite' ? describe : describe.skip)('The embedded default killed with SIGKILL in the middle of a copy (SQLite only)', function () {
-  this.timeout(240_000);
+  this.timeout(scaled(240_000));
   let server: RangeServer;
   let dataDir: string;
   let db: Db | undefined;

@@ -17,6 +17,7 @@ const twice = (values: string[]) => values as unknown as string;
 import { waitFor } from '../helpers/scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
+import { scaled } from '../helpers/timeouts';
 
 const HOUR_MS = 3600_000;
 /** Priced above zero even for a short source (output gigapixels of a 4K upscale). */
@@ -277,7 +278,7 @@ describe(`Idempotent retries (${TEST_DIALECT})`, () => {
   });
 
   describe('a billed operation', function () {
-    this.timeout(120_000);
+    this.timeout(scaled(120_000));
     let server: RangeServer;
     before(async () => {
       server = await startRangeServer();

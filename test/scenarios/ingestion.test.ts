@@ -11,9 +11,10 @@ import { assertEtaQuality, assertStageError, createHarness, deliveryPayloads, ex
 import { apiRequests, waitFor } from '../helpers/scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
+import { scaled } from '../helpers/timeouts';
 
 describe(`Ingestion and the free clip (${TEST_DIALECT})`, function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let server: RangeServer;
   let h: Harness;
   let u: TestUser;

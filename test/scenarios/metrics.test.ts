@@ -32,6 +32,7 @@ import { Exposition, parseExposition } from '../helpers/prometheus';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { waitFor } from '../helpers/scenario';
 import { startReceiver } from '../helpers/webhook-receiver';
+import { scaled } from '../helpers/timeouts';
 
 const silent = pino({ level: 'silent' });
 const TOKEN = 'metrics-token-0123456789abcdef';
@@ -76,7 +77,7 @@ function endpointOf(h: Harness, cacheMs: number): supertest.Agent {
 }
 
 describe(`Metrics (${TEST_DIALECT})`, function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let h: Harness;
   let u: TestUser;
 
@@ -369,7 +370,7 @@ describe(`Metrics (${TEST_DIALECT})`, function () {
   });
 
   it('a worker process (VIDMILL_ROLE=worker) serves its own metrics on VIDMILL_METRICS_PORT', async function () {
-    this.timeout(60_000);
+    this.timeout(scaled(60_000));
     const dataDir = mkdtempSync(path.join(tmpdir(), 'vidmill-metrics-worker-'));
     const port = await new Promise<number>((resolve) => {
       const s = express().listen(0, '127.0.0.1', () => {

@@ -25,6 +25,7 @@ import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
 import { apiRequests, waitFor } from '../helpers/scenario';
 import { storedVideo } from '../helpers/stored-video';
+import { scaled } from '../helpers/timeouts';
 
 interface CountingProxy {
   port: number;
@@ -70,7 +71,7 @@ async function startHttpRangeOrigin(data: Buffer): Promise<http.Server> {
 }
 
 describe(`Outbound guard: URLs stored while private addresses were allowed are refused at connect time once they are not (${TEST_DIALECT})`, function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   const DATA = randomBytes(256 * 1024);
   let h: Harness;
   let u: TestUser;

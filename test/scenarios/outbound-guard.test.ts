@@ -16,6 +16,7 @@ import { LocationsService } from '../../src/features/locations';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { storedVideo } from '../helpers/stored-video';
+import { scaled } from '../helpers/timeouts';
 
 /** Every address form, as `host[:port]` with `PORT` standing for the listener's port. */
 const ADDRESS_FORMS: Array<{ form: string; host: string }> = [
@@ -53,7 +54,7 @@ const FIELDS = [
 type Field = (typeof FIELDS)[number];
 
 describe(`Outbound guard: a bucket endpoint at a non-public address is 400 INVALID_BUCKET_ENDPOINT before any connection (${TEST_DIALECT})`, function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
   let h: Harness;
   let u: TestUser;
   let listener: net.Server;

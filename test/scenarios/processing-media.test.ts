@@ -15,6 +15,7 @@ import { expectError, Harness, TestUser } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { processingScenario } from './processing-scenario';
+import { scaled } from '../helpers/timeouts';
 
 /** A widescreen PAL archive: 720x576 stored, anamorphic 16:9 (sample aspect 64:45), 50 fields/s top first, MPEG-2 in MPEG-TS. */
 const palInterlaced = (seconds: number) =>
@@ -28,7 +29,7 @@ const palInterlaced = (seconds: number) =>
   });
 
 describe('Processing: media end to end (one database)', function () {
-  this.timeout(180_000);
+  this.timeout(scaled(180_000));
   const s = processingScenario();
   let h: Harness;
   let u: TestUser;

@@ -13,6 +13,7 @@ import { assertStageError, expectError, Harness, TestUser, linkTestAgreement } f
 import { processingScenario } from './processing-scenario';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { recordStatements, type RecordedStatement } from '../helpers/statements';
+import { scaled } from '../helpers/timeouts';
 
 const H264_MP4 = { container: 'MP4', encodingConfiguration: { codec: 'H264' } };
 /**
@@ -31,7 +32,7 @@ const sqlOf = (statements: RecordedStatement[]) => statements.map((x) => x.sql);
 const UPSCALE_4K = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, filters: { scaler: 'SCALE' }, filterSettings: { resolution: { tag: 'UHD_4K' } } };
 
 describe(`Processing (${TEST_DIALECT})`, function () {
-  this.timeout(180_000);
+  this.timeout(scaled(180_000));
   const s = processingScenario();
   let h: Harness;
   let u: TestUser;

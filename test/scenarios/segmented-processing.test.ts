@@ -24,6 +24,7 @@ import { withLocalFile } from '../../src/storage/blob-files';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { scaled } from '../helpers/timeouts';
 
 /** 6 s with audio: three segments of 2 s, plus the audio pass. */
 const SOURCE = () => fixtureBytes({ seconds: 6, audio: true, video: ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '250'] });
@@ -31,7 +32,7 @@ const OPTIONS = { container: 'MP4', encodingConfiguration: { codec: 'H264' }, fi
 
 for (const storage of ['disk', 's3'] as const) {
   describe(`Segmented processing (${TEST_DIALECT}, ${storage} storage)`, function () {
-    this.timeout(180_000);
+    this.timeout(scaled(180_000));
     let server: RangeServer;
     let s3: LocalS3;
     let h: Harness;

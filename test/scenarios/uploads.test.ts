@@ -19,11 +19,12 @@ import { assertStageError, createHarness, expectError, Harness, TestUser } from 
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { apiRequests, waitFor } from '../helpers/scenario';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
+import { scaled } from '../helpers/timeouts';
 
 type Storage = 'disk' | 's3';
 
 describe(`Direct resumable uploads (${TEST_DIALECT})`, function () {
-  this.timeout(90_000);
+  this.timeout(scaled(90_000));
   let s3: LocalS3;
   let video: Buffer;
 

@@ -17,11 +17,12 @@ import { createHarness, Harness, TestUser } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { startVidmillProcess, VidmillProcess } from '../helpers/vidmill-process';
+import { scaled } from '../helpers/timeouts';
 
 const MIB = 1024 * 1024;
 
 describe(`A worker killed in the middle of a copy (${TEST_DIALECT})`, function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let server: RangeServer;
   let h: Harness;
   let u: TestUser;

@@ -16,11 +16,12 @@ import { assertStageError, createHarness, deliveryPayloads, expectError, Harness
 import { apiRequests, waitFor } from '../helpers/scenario';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
+import { scaled } from '../helpers/timeouts';
 
 const MIB = 1024 * 1024;
 
 describe(`Video in (${TEST_DIALECT})`, function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
   let server: RangeServer;
   let s3: LocalS3;
   let h: Harness;

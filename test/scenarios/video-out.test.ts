@@ -22,13 +22,14 @@ import { assertStageError, createHarness, deliveryPayloads, expectError, Harness
 import { apiRequests, waitFor } from '../helpers/scenario';
 import { LocalS3, randomKeyPair, S3KeyPair, startLocalS3 } from '../helpers/s3-server';
 import { storedVideo as storeVideo, StoredVideoOptions } from '../helpers/stored-video';
+import { scaled } from '../helpers/timeouts';
 
 const BUCKET = 'deliveries';
 /** Three parts of 8 MiB (the last one short). */
 const DATA = randomBytes(20 * MIB + 123);
 
 describe(`Video out (${TEST_DIALECT})`, function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
   let s3: LocalS3;
   let keys: S3KeyPair;
   let rotated: S3KeyPair;

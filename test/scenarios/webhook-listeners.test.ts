@@ -23,12 +23,13 @@ import { createHarness, expectError, Harness, subscribeWebhook, TestUser } from 
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { apiRequests } from '../helpers/scenario';
 import { startReceiver } from '../helpers/webhook-receiver';
+import { scaled } from '../helpers/timeouts';
 
 const LISTENERS = '/v1/webhooks/listeners';
 const MINUTE = 60_000;
 
 describe(`Webhook listeners (${TEST_DIALECT})`, function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
   let h: Harness;
   let u: TestUser;
 

@@ -10,6 +10,7 @@ import { loadContract } from '../../src/composition';
 import { TEST_DIALECT } from '../helpers/database';
 import { assertStageError, createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { scaled } from '../helpers/timeouts';
 
 const BASE = '/api/v1/webhooks';
 const MIN = 60_000;
@@ -380,7 +381,7 @@ describe(`Webhook delivery (${TEST_DIALECT})`, () => {
       await webhook({ url: slow.url, eventTypes: ['video_in.done'] });
       await webhook({ eventTypes: ['video_processing.done'] });
       for (let i = 0; i < 20; i++) await emit('video_in.done');
-      const loop = newWorker({ pollMs: 20, concurrency: 10, perWebhookConcurrency: 8, timeoutMs: 60_000 });
+      const loop = newWorker({ pollMs: 20, concurrency: 10, perWebhookConcurrency: 8, timeoutMs: scaled(60_000) });
       loop.start();
       try {
         await slow.waitFor(8, 2000);

@@ -14,6 +14,7 @@ import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';
 import { Received, Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { scaled } from '../helpers/timeouts';
 
 const KEYS = '/v1/webhooks/public-keys';
 const DAY = 24 * 3600_000;
@@ -142,7 +143,7 @@ describe(`Webhook signing keys and signatures (${TEST_DIALECT})`, () => {
   });
 
   it('a delivery verifies with Java Signature.getInstance("SHA256withECDSA"), using the key fetched through the API', async function () {
-    this.timeout(60_000);
+    this.timeout(scaled(60_000));
     writeFileSync(path.join(dir, 'VerifyWebhook.java'), JAVA_VERIFIER);
     execFileSync('javac', ['VerifyWebhook.java'], { cwd: dir, stdio: 'pipe' });
     const r = await deliverOne();

@@ -17,9 +17,10 @@ import { TEST_DIALECT } from '../helpers/database';
 import { startCliServer, type CliServer } from '../helpers/cli';
 import type { TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
+import { scaled } from '../helpers/timeouts';
 
 describe(`SDK end to end (${TEST_DIALECT})`, function () {
-  this.timeout(180_000);
+  this.timeout(scaled(180_000));
   let s: CliServer;
   let u: TestUser;
   let client: VidmillClient;
@@ -38,7 +39,7 @@ describe(`SDK end to end (${TEST_DIALECT})`, function () {
   afterEach(() => s.close());
 
   it('upload a file (tus) -> ingestion -> appraise -> accept -> processing -> download link -> the bytes announced', async () => {
-    const wait = { intervalMs: 100, timeoutMs: 150_000 };
+    const wait = { intervalMs: 100, timeoutMs: scaled(150_000) };
     const source = fixtureBytes({ seconds: 3, audio: true });
     const file = path.join(s.home, 'beach.mp4');
     writeFileSync(file, source);

@@ -8,12 +8,13 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { scaled } from '../helpers/timeouts';
 
 const SDK = path.resolve(__dirname, '../../sdk');
 const TSC = path.resolve(__dirname, '../../node_modules/typescript/bin/tsc');
 
 describe('SDK package', function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let dir: string;
   before(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-sdk-pack-'));

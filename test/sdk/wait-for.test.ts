@@ -14,9 +14,10 @@ import { createHarness, Harness, TestUser } from '../helpers/harness';
 import { fixtureBytes } from '../helpers/media-fixtures';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { sdkClient } from './sdk-harness';
+import { scaled } from '../helpers/timeouts';
 
 describe(`SDK waitFor (${TEST_DIALECT})`, function () {
-  this.timeout(120_000);
+  this.timeout(scaled(120_000));
   let server: RangeServer;
   let h: Harness;
   let u: TestUser;

@@ -8,6 +8,7 @@ import { BlobNotFoundError, BlobStore, choosePartSize, MAX_PARTS, MIB } from '..
 import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
+import { scaled } from '../helpers/timeouts';
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -69,7 +70,7 @@ function s3Stores(): StoreUnderTest {
 
 for (const sut of [diskStores(), s3Stores()]) {
   describe(`BlobStore: ${sut.name}`, function () {
-    this.timeout(60_000);
+    this.timeout(scaled(60_000));
     let store: BlobStore;
     const content = randomBytes(SIZE);
     let n = 0;

@@ -16,6 +16,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ChecksumMismatchError, CopyProgress, copyRanges } from '../../src/storage/copy-engine';
 import { RangeServer, startRangeServer } from '../helpers/range-server';
 import { LocalS3, startLocalS3 } from '../helpers/s3-server';
+import { scaled } from '../helpers/timeouts';
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -24,7 +25,7 @@ async function readAll(stream: Readable): Promise<Buffer> {
 }
 
 describe('Ranged parallel copy engine (HTTPS source with a self-signed certificate)', function () {
-  this.timeout(60_000);
+  this.timeout(scaled(60_000));
   let server: RangeServer;
   let agent: https.Agent;
   let root: string;

@@ -17,12 +17,13 @@ import { LocalDiskStore } from '../../src/storage/local-disk-store';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
 import { createTusStorage, type TusStorage } from '../../src/storage/tus-storage';
 import { startLocalS3, type LocalS3 } from '../helpers/s3-server';
+import { scaled } from '../helpers/timeouts';
 
 const SIZE = 300_000;
 
 for (const kind of ['disk', 's3'] as const) {
   describe(`tus upload storage on ${kind}`, function () {
-    this.timeout(60_000);
+    this.timeout(scaled(60_000));
     let s3: LocalS3 | undefined;
     let root: string;
     let storage: TusStorage;

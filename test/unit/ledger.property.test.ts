@@ -14,6 +14,7 @@ import { ledgerReads, periodRows, summaryFromAggregates } from '../../src/featur
 import { DEFAULT_PRICE_LIST, LedgerService, type ProductUse } from '../../src/features/billing';
 import { ManualClock } from '../../src/shared/clock';
 import { createTestDatabase, TEST_DIALECT, TestDatabase } from '../helpers/database';
+import { scaled } from '../helpers/timeouts';
 
 const product: fc.Arbitrary<ProductUse> = fc.oneof(
   fc.record({ productName: fc.constantFrom(...Object.keys(DEFAULT_PRICE_LIST.encoders)), category: fc.constant('ENCODER' as const), amount: fc.double({ min: 0, max: 2500, noNaN: true }) }),
@@ -44,7 +45,7 @@ const command: fc.Arbitrary<Cmd> = fc.oneof(
 );
 
 describe(`Ledger properties (${TEST_DIALECT})`, function () {
-  this.timeout(240_000);
+  this.timeout(scaled(240_000));
   let database: TestDatabase;
   before(async () => {
     database = await createTestDatabase();
