@@ -5,8 +5,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { crc32c } from '../../src/net/crc32c';
-import { insertVideo, OperationStatus, recordVideoFile } from '../../src/features/videos';
-import { videoStageWrites } from '../../src/features/videos/testing';
+import type { OperationStatus } from '../../src/features/videos';
+import { insertVideo, recordVideoFile, videoStageWrites } from '../../src/features/videos/testing';
 import type { Harness, TestUser } from './harness';
 
 export interface StoredVideoOptions {

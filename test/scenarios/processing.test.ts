@@ -24,6 +24,13 @@ const H264_MP4 = { container: 'MP4', encodingConfiguration: { codec: 'H264' } };
  * 24 statements on SQLite, 27 on PostgreSQL (the appraisal path, then the accept path in full).
  */
 const START_STATEMENTS = TEST_DIALECT === 'postgres' ? 20 : 18;
+/**
+ * Reads of a video row by id in one processing run and the ingestion of its result (issue 26):
+ * the processing job's of its video and source, the ingestion job's of its video, and the locked
+ * read of each of the 4 stage moves (processing started and done, ingestion started and done).
+ * 49 when issue 26 was filed; 8 before the output's finish reused the source the job had read.
+ */
+const RUN_VIDEO_READS = 7;
 /** Quoted as the dialect quotes names. */
 const q = (name: string) => (TEST_DIALECT === 'postgres' ? `"${name}"` : `\`${name}\``);
 const sqlOf = (statements: RecordedStatement[]) => statements.map((x) => x.sql);
@@ -251,6 +258,28 @@ describe(`Processing (${TEST_DIALECT})`, function () {
       const appraisal = await h.database.db('processing_appraisals').where({ source_video_id: source }).first();
       assert.equal(appraisal.accepted_video_id, started.body.videoId, 'the appraisal is written accepted');
       assert.equal((await waitStage(started.body.videoId, 'processing')).status, 'DONE');
+    });
+
+    it(`one processing run with the ingestion of its result reads video rows ${RUN_VIDEO_READS} times (each job's read of its video and source, each stage move's locked read) and writes the output's file in one statement`, async () => {
+      await h.services.ledger.topUp(u.teamId, 100_000_000);
+      const recorder = recordStatements(h.database.db);
+      try {
+        const started = await recorder.unrecorded(async () => await post(`/v1/videos/${source}/processing/start`, H264_MP4));
+        assert.equal(started.status, 202, JSON.stringify(started.body));
+        await recorder.unrecorded(async () => {
+          assert.equal((await waitStage(started.body.videoId, 'processing')).status, 'DONE');
+          assert.equal((await waitStage(started.body.videoId, 'ingestion')).status, 'DONE');
+        });
+      } finally {
+        recorder.stop();
+      }
+      // What the worker sent (its polls of the queue aside): reads of a video row by id, locked or not.
+      const sql = sqlOf(recorder.outside);
+      const reads = sql.filter((x) => x.startsWith(`select * from ${q('videos')} where ${q('id')} =`));
+      assert.equal(reads.length, RUN_VIDEO_READS, reads.join('\n'));
+      const fileWrites = sql.filter((x) => x.startsWith(`update ${q('videos')} set`) && x.includes(q('blob_key')));
+      assert.equal(fileWrites.length, 1, fileWrites.join('\n'));
+      assert.match(fileWrites[0]!, new RegExp(`${q('file_name')}.*${q('blob_key')}`), 'the description and the stored file together');
     });
 
     it('a start is all or nothing: a failure after the appraisal is written (the job cannot be enqueued) leaves no appraisal, video, charge or job', async () => {

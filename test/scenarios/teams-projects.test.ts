@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { loadContract } from '../../src/composition';
-import { insertVideo } from '../../src/features/videos';
+import { insertVideo } from '../../src/features/videos/testing';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { apiRequests } from '../helpers/scenario';

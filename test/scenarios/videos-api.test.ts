@@ -4,8 +4,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import { IngestionUpdate, NewVideo, videoStageWrites } from '../../src/features/videos/testing';
-import { findVideo, insertVideo, OperationStatus, PURGE_BLOBS_JOB, recordVideoFile } from '../../src/features/videos';
+import { IngestionUpdate, insertVideo, NewVideo, recordVideoFile, videoStageWrites } from '../../src/features/videos/testing';
+import { findVideo, OperationStatus, PURGE_BLOBS_JOB } from '../../src/features/videos';
 import { TEST_DIALECT } from '../helpers/database';
 import { createHarness, expectError, Harness, TestUser } from '../helpers/harness';
 import { waitFor } from '../helpers/scenario';

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import * as m013 from '../../src/db/migrations/013_stage_error_messages';
-import { findVideo, insertVideo, mediaStageError, stageError } from '../../src/features/videos';
-import { STAGE_ERRORS, videoStageWrites } from '../../src/features/videos/testing';
+import { findVideo, mediaStageError, stageError } from '../../src/features/videos';
+import { insertVideo, STAGE_ERRORS, videoStageWrites } from '../../src/features/videos/testing';
 import { MediaProcessError, MediaTimeoutError, UnsupportedMediaError } from '../../src/media';
 import { BadRequestError } from '../../src/shared/errors';
 import { TEST_DIALECT } from '../helpers/database';

@@ -41,7 +41,7 @@ import { mediaStageError, stageError } from '../videos';
 import { ingestionEventsFor, VideoEvents } from '../videos';
 import { ingestionStore } from './ingestion.store';
 import { recordVideoAsset, type AssetKind, type VideoAsset } from '../videos';
-import { findVideo, IngestionFacts, insertVideo, recordIngestionFacts, recordSourceRange, recordVideoFile, retriesLeft, StageError, Video, VideoStage, VideoStageName } from '../videos';
+import { findVideo, IngestionFacts, retriesLeft, StageError, Video, VideoStage, VideoStageName } from '../videos';
 import { TransactionalService } from '../../db/transactional';
 import { CLIP_JOB, INGEST_JOB } from './ingestion.jobs';
 
@@ -93,7 +93,7 @@ export class IngestionService extends TransactionalService {
   }
 
   /** The ingestion stage of videos, or (the free clip's cut) their processing stage. */
-  stage(name: Extract<VideoStageName, 'ingestion' | 'processing'>): VideoStage {
+  stage<S extends Extract<VideoStageName, 'ingestion' | 'processing'>>(name: S): VideoStage<S> {
     return new VideoStage(this.db, this.clock, name);
   }
 
@@ -158,8 +158,8 @@ export class IngestionService extends TransactionalService {
     const bins = await this.binaries.get();
     const id = video.id;
     const full = video.fullIngestion;
-    const update = (u: IngestionFacts) => recordIngestionFacts(this.db, id, u, this.clock.now());
     const stage = this.stage('ingestion');
+    const update = (u: IngestionFacts) => stage.recordFacts(id, u);
     // Steps: probe, scanning, then with full ingestion stills, web video, quality.
     let weights = [1];
     const reached = (step: number, fraction = 0) => eta.observe(weightedFraction(weights, step, fraction));
@@ -233,7 +233,7 @@ export class IngestionService extends TransactionalService {
     const durationMs = Number((master.ingestion?.metadata as { durationInMillis?: unknown } | undefined)?.durationInMillis ?? 0);
     const { startMs, durationMs: lengthMs } = clipWindow(durationMs, FREE_CLIP_MS);
     const clipId = randomUUID();
-    await insertVideo(trx, {
+    await this.stage('processing').create(trx, {
       id: clipId,
       kind: 'CLIP',
       teamId: master.teamId,
@@ -301,10 +301,10 @@ export class IngestionService extends TransactionalService {
         const file = cut.fellBack
           ? { ...master.file!, name: `${base}-clip.mkv`.slice(0, 255), type: 'video/x-matroska', containerName: 'Matroska' }
           : { ...master.file!, name: `${base}-clip${ext}`.slice(0, 255) };
-        await recordVideoFile(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size, file: { ...file, size: stored.size, lastModified: mtime } }, now);
+        await stage.recordFile(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size, file: { ...file, size: stored.size, lastModified: mtime } }, now);
         // The range shown is where the clip's frames really are (its first frame may fall up to
         // half a frame before the window's start).
-        await recordSourceRange(trx, videoId, { startMs: cut.startMs, endMs: cut.endMs }, now);
+        await stage.recordSourceRange(trx, videoId, { startMs: cut.startMs, endMs: cut.endMs }, now);
         await stage.done(trx, v, VideoEvents.clipProcessing.done, now);
         await this.begin(trx, { ...v, blobKey: key });
         await new StorageMeters(trx).sample(v.teamId, now);

@@ -28,7 +28,7 @@ import { priceStorage } from '../billing';
 import type { IngestionService } from '../ingestion';
 import type { MediaBinariesProvider } from '../../media';
 import { mediaStageError, stageError } from '../videos';
-import { findVideo, findVideoInScope, insertVideo, recordAppliedOptions, recordVideoFile, retriesLeft, StageError, Video, VideoStage } from '../videos';
+import { findVideo, findVideoInScope, retriesLeft, StageError, Video, VideoStage } from '../videos';
 import type { AppliedOptions, JobAppraisal } from '../videos';
 import { processingProducts } from './billing-products';
 import type { ConfigurationsService } from './configurations.service';
@@ -255,7 +255,7 @@ export class ProcessingService extends TransactionalService {
   /** The processed video an accepted appraisal describes (`processing` INITIAL, full ingestion) and its job, written in the caller's transaction. */
   private async createProcessedVideo(trx: Knex, userId: string, a: AppraisalRecord, source: Video, names: NewVideoNames, now: Date): Promise<Video> {
     const video: Video = { ...this.newVideo(a, source, names, now), userId };
-    await insertVideo(trx, {
+    await this.stage.create(trx, {
       id: video.id,
       kind: 'PROCESSED',
       teamId: video.teamId,
@@ -287,7 +287,7 @@ export class ProcessingService extends TransactionalService {
   }
 
   /** The processing stage of videos. */
-  get stage(): VideoStage {
+  get stage(): VideoStage<'processing'> {
     return new VideoStage(this.db, this.clock, 'processing');
   }
 
@@ -322,7 +322,7 @@ export class ProcessingService extends TransactionalService {
       const probe = probeOf(source!);
       const range = rangeOf(video, probe);
       const plan: EnginePlan = this.engine.plan(video.processing?.options ?? {}, probe, range);
-      await recordAppliedOptions(this.db, videoId, appliedOptionsOf(plan) as unknown as Record<string, unknown>, this.clock.now());
+      await this.stage.recordApplied(videoId, appliedOptionsOf(plan) as unknown as Record<string, unknown>);
       const segments = this.engine.segmentsOf(plan);
       if (segments) {
         // Split: the segment jobs (any worker) and then the join finish it (segmented-processing.ts).
@@ -340,7 +340,7 @@ export class ProcessingService extends TransactionalService {
         }),
       );
       await progress.stop();
-      await this.finish(videoId, plan, out, ctx.signal);
+      await this.finish(videoId, source, plan, out, ctx.signal);
       eta.finish();
     });
   };
@@ -364,15 +364,18 @@ export class ProcessingService extends TransactionalService {
     await this.stage.whenIn(videoId, ['IN_PROGRESS'], (trx, v) => this.fail(trx, v, error));
   }
 
-  /** The output file in platform storage and the processing DONE with its event, ingestion begun and storage sampled, in one transaction. */
-  async finish(videoId: string, plan: EnginePlan, out: string, signal: AbortSignal): Promise<void> {
+  /**
+   * The output file in platform storage and the processing DONE with its event, ingestion begun
+   * and storage sampled, in one transaction. `source` is the source as the job read it (only its
+   * kind is used, for the event's name: it does not change).
+   */
+  async finish(videoId: string, source: Video | undefined, plan: EnginePlan, out: string, signal: AbortSignal): Promise<void> {
     const key = `videos/${videoId}/file`;
     const stored = await storeFile(this.blobs, key, out, { signal });
     const { mtime } = await stat(out);
     await this.stage.whenIn(videoId, ['IN_PROGRESS'], async (trx, v, now) => {
-      const source = v.sourceVideoId ? await findVideo(trx, v.sourceVideoId) : undefined;
       const file = { name: fileNameFrom(v.name, plan.fileExtension), size: stored.size, type: plan.mimeType, containerName: plan.container, lastModified: mtime };
-      await recordVideoFile(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size, file }, now);
+      await this.stage.recordFile(trx, videoId, { blobKey: key, crc32c: stored.crc32c, size: stored.size, file }, now);
       await this.stage.done(trx, v, processingEvents(source).done, now);
       await this.ingestion.begin(trx, { ...v, blobKey: key });
       await new StorageMeters(trx).sample(v.teamId, now);

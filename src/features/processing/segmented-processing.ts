@@ -63,10 +63,10 @@ export function partsProgress(parts: Pick<SegmentRecord, 'kind' | 'durationMs' |
 
 /** What segmented processing uses of the processing service (processing.service.ts). */
 export interface ProcessingStageOwner {
-  readonly stage: VideoStage;
+  readonly stage: VideoStage<'processing'>;
   sourceAvailable(videoId: string, source: Video | undefined): Promise<boolean>;
   failAfterAttempt(videoId: string, err: unknown, ctx: JobContext): Promise<void>;
-  finish(videoId: string, plan: EnginePlan, out: string, signal: AbortSignal): Promise<void>;
+  finish(videoId: string, source: Video | undefined, plan: EnginePlan, out: string, signal: AbortSignal): Promise<void>;
 }
 
 export class SegmentedProcessing extends TransactionalService {
@@ -174,7 +174,7 @@ export class SegmentedProcessing extends TransactionalService {
         },
       );
       await progress.stop();
-      await this.processing.finish(videoId, plan, out, ctx.signal);
+      await this.processing.finish(videoId, source, plan, out, ctx.signal);
       eta.finish();
       await this.removeParts(videoId).catch((err: unknown) => ctx.log.warn({ err, videoId }, 'could not remove the segments of a joined video'));
     });

@@ -25,7 +25,7 @@ import type { Clock } from '../../shared/clock';
 import { ProgressEta, writeProgress } from '../../shared/progress-eta';
 import { StorageMeters } from '../billing';
 import { ChecksumMismatchError, CopyFailedError, CopyProgress, copyRanges } from '../../storage/copy-engine';
-import { findVideo, recordVideoFile, retriesLeft, RUNNING, stageError, StageError, Video, VideoEvents, VideoStage } from '../videos';
+import { findVideo, retriesLeft, RUNNING, stageError, StageError, Video, VideoEvents, VideoStage } from '../videos';
 import type { CopyJobPayload, VideoInService } from './video-in.service';
 import { VideoInOperation, videoInStore } from './video-in.store';
 
@@ -85,7 +85,7 @@ export function videoInJobs(deps: VideoInJobDeps): BoundJob[] {
  * ingestion and the free clip). Each step can run again after a crash: the move is idempotent
  * and DONE is written only from a running state. The tus bytes and info are removed after.
  */
-function finishUpload(deps: VideoInJobDeps, stage: VideoStage): JobHandler<CopyJobPayload> {
+function finishUpload(deps: VideoInJobDeps, stage: VideoStage<'upload'>): JobHandler<CopyJobPayload> {
   const { db, blobs, videoIn } = deps;
   return async ({ videoId }, ctx) => {
     const op = await videoInStore.byVideoId(db, videoId);
@@ -122,10 +122,10 @@ function finishUpload(deps: VideoInJobDeps, stage: VideoStage): JobHandler<CopyJ
 }
 
 /** DONE for a copied (or uploaded) file: recorded, `video_in.done`, ingestion started, storage sampled, in one transaction. */
-async function markCopied(deps: VideoInJobDeps, stage: VideoStage, videoId: string, crc32c: number, size: number): Promise<void> {
+async function markCopied(deps: VideoInJobDeps, stage: VideoStage<'upload'>, videoId: string, crc32c: number, size: number): Promise<void> {
   // A FAILED copy found whole (an earlier run completed it) is DONE as well.
   await stage.whenIn(videoId, ['INITIAL', 'IN_PROGRESS', 'FAILED'], async (trx, v, now) => {
-    await recordVideoFile(trx, videoId, { blobKey: videoFileKey(videoId), crc32c, size }, now);
+    await stage.recordFile(trx, videoId, { blobKey: videoFileKey(videoId), crc32c, size }, now);
     await videoInStore.forgetParts(trx, videoId);
     await stage.done(trx, v, VideoEvents.videoIn.done, now);
     await deps.onCopied(trx, { ...v, blobKey: videoFileKey(videoId), crc32c });
@@ -133,7 +133,7 @@ async function markCopied(deps: VideoInJobDeps, stage: VideoStage, videoId: stri
   });
 }
 
-function videoInCopy(deps: VideoInJobDeps, stage: VideoStage): JobHandler<CopyJobPayload> {
+function videoInCopy(deps: VideoInJobDeps, stage: VideoStage<'upload'>): JobHandler<CopyJobPayload> {
   const { db, clock, blobs, videoIn } = deps;
   return async ({ videoId }, ctx) => {
     const op = await videoInStore.byVideoId(db, videoId);

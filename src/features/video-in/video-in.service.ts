@@ -22,7 +22,7 @@ import { MAX_VIDEO_BYTES, VideoInSources, SourceSpec } from './video-in-sources'
 import { VideoInOperation, videoInStore } from './video-in.store';
 import { videoFileFromSource } from './video-file-info';
 import type { VideosService } from '../videos';
-import { derivedVideoIds, findVideo, findVideoInScope, insertVideo, lockVideo, RUNNING, stageError, Video, VideoEvents, VideoStage } from '../videos';
+import { derivedVideoIds, findVideo, findVideoInScope, lockVideo, RUNNING, stageError, Video, VideoEvents, VideoStage } from '../videos';
 import { TransactionalService } from '../../db/transactional';
 import { VIDEO_IN_COPY_JOB, VIDEO_IN_UPLOAD_FINISH_JOB, videoFileKey } from './video-in.jobs';
 
@@ -364,7 +364,7 @@ export class VideoInService extends TransactionalService {
     const videoId = opts.videoId ?? randomUUID();
     const now = this.clock.now();
     await this.transactional(async (trx) => {
-      await insertVideo(trx, {
+      await new VideoStage(this.db, this.clock, 'upload').create(trx, {
         id: videoId,
         kind: 'MASTER',
         teamId,

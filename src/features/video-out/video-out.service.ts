@@ -29,7 +29,7 @@ import type { LedgerService } from '../billing';
 import type { LocationsService } from '../locations';
 import { VideoOutOperation, videoOutStore } from './video-out.store';
 import { storedFileOf, VIDEO_OUT_ABORT_JOB, VIDEO_OUT_COPY_JOB } from './video-out.jobs';
-import { clearVideoOutput, findVideo, findVideoInScope, lockVideo, OperationStatus, Video, VideoStage } from '../videos';
+import { findVideo, findVideoInScope, lockVideo, OperationStatus, Video, VideoStage } from '../videos';
 
 export const DEFAULT_DOWNLOAD_MINUTES = 15;
 /** S3's longest object key, in UTF-8 bytes. */
@@ -113,7 +113,7 @@ export class VideoOutService extends TransactionalService {
   /** The outbound policy the copy jobs' bucket clients connect under. */
   readonly policy: OutboundPolicy;
   /** The output stage of videos (the copy jobs move it too). */
-  readonly output: VideoStage;
+  readonly output: VideoStage<'output'>;
 
   constructor(private readonly deps: VideoOutDeps) {
     super(deps.db);
@@ -197,7 +197,7 @@ export class VideoOutService extends TransactionalService {
       const op = await videoOutStore.byVideoId(trx, videoId);
       if (op) await this.releaseUpload(trx, op);
       await videoOutStore.delete(trx, videoId);
-      await clearVideoOutput(trx, videoId, this.clock.now());
+      await this.output.clearOutput(trx, videoId, this.clock.now());
     });
   }
 

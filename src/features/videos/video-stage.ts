@@ -3,6 +3,12 @@
  * job, output = video out) moved from state to state. Every move the spec names writes its
  * webhook event (`recordEvent`) in the transaction of the change, and only when the stage is
  * still in the state the caller expects, so a job run twice writes each change and event once.
+ *
+ * The stage is also the only writer of video rows outside this feature: the row a stage's work
+ * creates (`create`: an upload, a processing, the free clip's cut), the file it produced
+ * (`recordFile`), what ingestion learnt (`recordFacts`), what processing applied and showed
+ * (`recordApplied`, `recordSourceRange`), the output given up (`clearOutput`). Each is typed to
+ * the stages that write it (a `this` parameter), so ingestion cannot record a processing's options.
  */
 import type { Knex } from 'knex';
 import type { Db } from '../../db/database';
@@ -10,7 +16,7 @@ import { TransactionalService } from '../../db/transactional';
 import type { JobContext } from '../../jobs/worker';
 import type { Clock } from '../../shared/clock';
 import { recordEvent } from '../webhooks';
-import { OperationStatus, progressUpdate, StageError, Video, videosStore } from './videos.store';
+import { IngestionUpdate, NewVideo, OperationStatus, progressUpdate, StageError, StoredVideoFile, Video, videosStore } from './videos.store';
 
 export type VideoStageName = 'upload' | 'ingestion' | 'processing' | 'output';
 
@@ -37,17 +43,55 @@ const WRITE: Record<VideoStageName, (db: Knex, id: string, u: Update, now: Date)
 /** The time left a DONE stage shows: none for the copies, zero for the media stages. */
 const DONE_ETA: Record<VideoStageName, number | null> = { upload: null, ingestion: 0, processing: 0, output: null };
 
+/** What ingestion learnt of a video (metadata, the assets available, quality); the stage's state is written by the moves. */
+export type IngestionFacts = Omit<IngestionUpdate, 'status' | 'progress' | 'etaSeconds' | 'error'>;
+
 /**
  * A stage of videos over the `Db` it is built on (the pool, or a caller's transaction: `whenIn`
  * is then a savepoint of it).
  */
-export class VideoStage extends TransactionalService {
+export class VideoStage<S extends VideoStageName = VideoStageName> extends TransactionalService {
   constructor(
     db: Db,
     private readonly clock: Clock,
-    readonly stage: VideoStageName,
+    readonly stage: S,
   ) {
     super(db);
+  }
+
+  /** A new video whose work begins with this stage (video in's upload, a processing, the free clip's cut), in the caller's transaction. */
+  async create(this: VideoStage<'upload' | 'processing'>, trx: Knex, v: NewVideo): Promise<void> {
+    await videosStore.insert(trx, v);
+  }
+
+  /** The file this stage produced (a copy in, a processed video, a clip), in the caller's transaction. */
+  async recordFile(this: VideoStage<'upload' | 'processing'>, trx: Knex, id: string, stored: StoredVideoFile, now: Date): Promise<void> {
+    await videosStore.setStored(trx, id, stored, now);
+  }
+
+  /** What ingestion learnt of a video, as soon as it knows it (each fact on its own: a reader sees it before the stage is DONE). */
+  async recordFacts(this: VideoStage<'ingestion'>, id: string, facts: IngestionFacts): Promise<void> {
+    await videosStore.updateIngestion(this.db, id, facts, this.clock.now());
+  }
+
+  /** What a processing job applies, once it has planned (replaces what the appraisal planned). */
+  async recordApplied(this: VideoStage<'processing'>, id: string, appliedOptions: Record<string, unknown>): Promise<void> {
+    await videosStore.updateProcessing(this.db, id, { appliedOptions }, this.clock.now());
+  }
+
+  /**
+   * The source range a derived video really shows (`processing.sourceVideo`), in whole
+   * milliseconds rounded down: the time of its first frame, and of the source frame after its last
+   * (a range read again from these gives the same frames: from the first at or after its start,
+   * up to the last that starts before its end). In the caller's transaction.
+   */
+  async recordSourceRange(this: VideoStage<'processing'>, trx: Knex, id: string, range: { startMs: number; endMs: number }, now: Date): Promise<void> {
+    await videosStore.updateProcessing(trx, id, { range: { startMs: Math.floor(range.startMs + 1e-6), endMs: Math.floor(range.endMs + 1e-6) } }, now);
+  }
+
+  /** No copy out any more (a failed one was abandoned): the video shows no `output`. In the caller's transaction. */
+  async clearOutput(this: VideoStage<'output'>, trx: Knex, id: string, now: Date): Promise<void> {
+    await videosStore.clearOutput(trx, id, now);
   }
 
   /**

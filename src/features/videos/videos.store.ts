@@ -106,6 +106,14 @@ export interface Video {
   updatedAt: Date;
 }
 
+/** A stored file of a video: where it is in platform storage, its CRC-32C and size, and (when given) its description. */
+export interface StoredVideoFile {
+  blobKey: string;
+  crc32c?: number;
+  size?: number;
+  file?: VideoFileInfo;
+}
+
 export interface NewVideo {
   id: string;
   kind?: VideoKind;
@@ -426,16 +434,12 @@ export const videosStore = {
     return videoRows.one(row);
   },
 
-  async setFile(db: Knex, id: string, file: VideoFileInfo, now: Date): Promise<void> {
-    await db('videos')
-      .where({ id })
-      .update({ ...fileColumns(file), updated_at: now });
-  },
-
-  async setStored(db: Knex, id: string, stored: { blobKey: string; crc32c?: number; size?: number }, now: Date): Promise<void> {
+  /** A video's stored file (and its description, when given): one statement. */
+  async setStored(db: Knex, id: string, stored: StoredVideoFile, now: Date): Promise<void> {
     await db('videos')
       .where({ id })
       .update({
+        ...(stored.file ? fileColumns(stored.file) : {}),
         blob_key: stored.blobKey,
         ...(stored.crc32c !== undefined ? { file_crc32c: stored.crc32c } : {}),
         ...(stored.size !== undefined ? { file_size: stored.size } : {}),
