@@ -93,7 +93,8 @@ export default tseslint.config(
     // One way per concern (issue 26), as a rule of its own so that it adds to no-restricted-syntax
     // blocks instead of replacing them. Jobs: declared only with defineJob in a feature's
     // <feature>.jobs.ts and enqueued only through the definition (typed payload, its kind and
-    // attempts); src/jobs/ alone calls the queue's raw enqueue. After-commit: only
+    // attempts); src/jobs/ alone calls the queue's raw enqueue. Abort controllers: made by
+    // sharedAbortController (src/shared/abort.ts). After-commit: only
     // src/db/after-commit.ts reads a Knex transaction's executionPromise. Errors: a client's error
     // is one of the DomainError subclasses, never a DomainError built with a bare status.
     // Transactions: opened with a TransactionalService's this.transactional(fn); the free
@@ -138,6 +139,11 @@ function oneWayRule() {
       selector: "NewExpression[callee.name='DomainError']",
       allowedIn: /\/src\/shared\/errors\.ts$/,
       message: 'Throw one of the DomainError subclasses of src/shared/errors.ts (BadRequestError, ConflictError, TooManyRequestsError, ...): the status comes with the class.',
+    },
+    {
+      selector: "NewExpression[callee.name='AbortController']",
+      allowedIn: /\/src\/shared\/abort\.ts$/,
+      message: "Make it with sharedAbortController() (src/shared/abort.ts): its signal is shared by the operations in flight, one listener each, without Node's false memory-leak warning past ten.",
     },
     {
       selector: "MemberExpression[property.name='executionPromise']",

@@ -39,6 +39,7 @@ import { JobOutcome, recordJobAttempt, withStage } from '../shared/metrics';
 import { ClaimedJob, Job, JobQueue } from './job-queue';
 import { JobScratch } from './job-scratch';
 import { Loop } from './loop';
+import { sharedAbortController } from '../shared/abort';
 
 export type WorkerState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
@@ -326,7 +327,7 @@ export class Worker {
 
   private execute(job: ClaimedJob<unknown>): void {
     const handler = this.handlers.get(job.kind)!;
-    const abort = new AbortController();
+    const abort = sharedAbortController();
     const log = this.opts.log.child({ jobId: job.id, kind: job.kind, attempt: job.attempts });
     let lost = false;
     const beat = async (): Promise<boolean> => {

@@ -17,6 +17,7 @@ import { RangeSource, SourceChangedError, SourceInfo } from '../net/https-range-
 import { isNonPublicAddressRefusal } from '../net/outbound-url';
 import type { Upload } from './blob-store';
 import { recordBytesCopied } from '../shared/metrics';
+import { sharedAbortController } from '../shared/abort';
 
 export interface CopyProgress {
   bytesDone: number;
@@ -117,7 +118,7 @@ export async function copyRanges(opts: CopyOptions): Promise<CopyResult> {
   for (let n = 1; n <= upload.partCount; n++) if (!crcs.has(n)) todo.push(n);
   let retries = 0;
   // One failure stops the others: a changed source or an abort fails the whole copy at once.
-  const inner = new AbortController();
+  const inner = sharedAbortController();
   const onOuterAbort = () => inner.abort(signal?.reason);
   signal?.addEventListener('abort', onOuterAbort, { once: true });
   let firstError: unknown;

@@ -31,6 +31,7 @@ import { WebhookRateLimiter } from './delivery-rate-limiter';
 import { signRequest } from './signer';
 import type { SigningKeys } from './signing-keys';
 import { Loop, type LoopState } from '../../jobs/loop';
+import { sharedAbortController } from '../../shared/abort';
 
 export interface DeliveryOptions {
   /** Deliveries in flight at once in this process (VIDMILL_WEBHOOK_CONCURRENCY). */
@@ -101,7 +102,7 @@ export class DeliveryWorker extends TransactionalService {
   private readonly inFlightByWebhook = new Map<string, number>();
   private readonly loop: Loop;
   /** Aborted when `stop()`'s grace has run out: sends still in flight hand their leases back. */
-  private readonly stopping = new AbortController();
+  private readonly stopping = sharedAbortController();
   private stopped = false;
   private stopRequested = false;
 
