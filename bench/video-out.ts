@@ -1,8 +1,8 @@
 /**
  * Video-out benchmark (issue 6, "Benchmarks", second bullet): a 1 GiB result copied out to the
  * local S3-compatible server through Vidmill versus a bare `@aws-sdk/lib-storage` Upload of the
- * same file to the same server, interleaved in the same run. Target: Vidmill's throughput at
- * least 0.9x the bare upload's (median of the per-round ratios, BENCH_VIDEO_OUT_ROUNDS rounds,
+ * same file to the same server, interleaved in the same run. Target (issue 28; 0.9x before):
+ * Vidmill's throughput at least 1.0x the bare upload's (median of the per-round ratios, BENCH_VIDEO_OUT_ROUNDS rounds,
  * default 3).
  *
  * Setup (as bench/processing.ts: services and stores directly, SQLite in a temp dir): 1 GiB of
@@ -53,7 +53,8 @@ import { installCleanupHandlers, median, onExit, printTable, ROOT, spawnTracked,
 const MB = 1e6;
 const SIZE_MIB = Number(process.env.BENCH_VIDEO_OUT_MIB ?? 1024);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_VIDEO_OUT_ROUNDS ?? 3));
-const TARGET = 0.9;
+/** Issue 28 (0.9 before). */
+const TARGET = 1.0;
 const BUCKET = 'bench';
 const FILE_NAME = 'bench-result.mp4';
 

@@ -3,6 +3,8 @@
  * local keep-alive receiver answering 200, on SQLite and (when reachable) PostgreSQL; the
  * baseline is a bare fetch (undici) POST loop to the same receiver with the same concurrency.
  * Then the idle latency from event commit to receipt (p50, p95).
+ * Targets (issue 28), on each database: signed deliveries/s at least 0.8x the bare loop's, and
+ * the idle commit-to-receipt p50 under 5 ms. A missed target fails the run.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -21,6 +23,8 @@ import { createTestDatabase } from '../test/helpers/database';
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 4000);
 const WEBHOOKS = 4; // rateLimitPerSecond is at most 1000 per webhook
 const CONCURRENCY = 64;
+const TARGET_RATIO = 0.8;
+const TARGET_IDLE_P50_MS = 5;
 
 async function receiver() {
   let count = 0;
@@ -77,7 +81,8 @@ async function bareLoop(url: string, n: number): Promise<number> {
   return n / ((performance.now() - t0) / 1000);
 }
 
-async function runDialect(dialect: 'sqlite' | 'postgres') {
+/** Runs one database; true when both targets were met. */
+async function runDialect(dialect: 'sqlite' | 'postgres'): Promise<boolean> {
   process.env.VIDMILL_TEST_DB = dialect;
   const database = await createTestDatabase();
   const config = { ...loadConfig({}), database: database.config, allowPrivateUrls: true };
@@ -130,18 +135,26 @@ async function runDialect(dialect: 'sqlite' | 'postgres') {
     console.log(
       `webhooks ${dialect.padEnd(8)} signed deliveries/s ${signed.toFixed(0).padStart(6)} | bare POST loop/s ${bare.toFixed(0).padStart(6)} | ratio ${(signed / bare).toFixed(2)} | idle commit->receipt p50 ${pct(50).toFixed(1)} ms p95 ${pct(95).toFixed(1)} ms (each event to ${WEBHOOKS} webhooks)`,
     );
+    const ratioPass = signed / bare >= TARGET_RATIO;
+    const idlePass = pct(50) < TARGET_IDLE_P50_MS;
+    console.log(`${dialect}: signed deliveries/s vs bare POST loop  ${(signed / bare).toFixed(3)}x  (target >= ${TARGET_RATIO}x)  ${ratioPass ? 'PASS' : 'FAIL'}`);
+    console.log(`${dialect}: idle commit->receipt p50             ${pct(50).toFixed(1)} ms  (target < ${TARGET_IDLE_P50_MS} ms)  ${idlePass ? 'PASS' : 'FAIL'}`);
+    return ratioPass && idlePass;
   } finally {
     await r.close();
     await database.drop();
   }
 }
 
-export async function webhooksBenchmark(): Promise<void> {
+/** True when every database that ran met both targets. */
+export async function webhooksBenchmark(): Promise<boolean> {
   console.log(`webhooks: ${EVENTS} deliveries over ${WEBHOOKS} webhooks, concurrency ${CONCURRENCY}`);
-  await runDialect('sqlite');
+  let pass = await runDialect('sqlite');
   try {
-    await runDialect('postgres');
+    pass = (await runDialect('postgres')) && pass;
   } catch (err: any) {
     console.log(`webhooks postgres skipped: ${err?.message ?? err}`);
   }
+  console.log(`\nwebhooks: ${pass ? 'PASS' : 'FAIL (a target was missed)'}`);
+  return pass;
 }
