@@ -8,6 +8,7 @@
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import knex from 'knex';
 import { loadContract } from '../../src/composition';
 import { createHarness } from '../helpers/harness';
 
@@ -130,6 +131,35 @@ describe('declared patches of dependencies (patches/, patch-package)', () => {
       const compiled = compiledSchemas(sp.ajv);
       assert.ok(compiled.length < components / 4, `${compiled.length} of ${components} component schemas compiled`);
     });
+  });
+
+  it("knex's better-sqlite3 client prepares a statement once per connection and SQL text, and still answers each run with its own bindings, errors and safeIntegers", async () => {
+    const db = knex({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true, pool: { min: 1, max: 1 } });
+    try {
+      await db.schema.createTable('t', (t) => {
+        t.integer('id').primary();
+        t.bigInteger('n');
+      });
+      const conn = await db.client.acquireConnection();
+      const prepare = conn.prepare.bind(conn);
+      const prepared: string[] = [];
+      conn.prepare = (sql: string) => (prepared.push(sql), prepare(sql));
+      await db.client.releaseConnection(conn);
+      for (let id = 1; id <= 3; id++) await db('t').insert({ id, n: id * 10 });
+      await assert.rejects(db('t').insert({ id: 1, n: 0 }), /UNIQUE constraint failed/, 'a cached statement still fails on its own run');
+      assert.deepEqual(await db('t').where({ id: 2 }).select('n'), [{ n: 20 }]);
+      assert.deepEqual(await db('t').where({ id: 3 }).select('n'), [{ n: 30 }]);
+      assert.deepEqual(await db('t').where({ id: 3 }).select('n').options({ safeIntegers: true }), [{ n: 30n }]);
+      assert.deepEqual(await db('t').where({ id: 3 }).select('n'), [{ n: 30 }], 'safeIntegers does not stick to the cached statement');
+      await db.raw('explain query plan select * from t where id = ?', [1]);
+      await db.raw('explain query plan select * from t where id = ?', [1]);
+      const count = (sql: string) => prepared.filter((x) => x === sql).length;
+      assert.equal(count('insert into `t` (`id`, `n`) values (?, ?)'), 1, prepared.join('\n'));
+      assert.equal(count('select `n` from `t` where `id` = ?'), 2, 'once cached, once with safeIntegers');
+      assert.equal(count('explain query plan select * from t where id = ?'), 2, 'EXPLAIN is prepared each time');
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('the app validates and routes requests with the patched validator (literal routes before templated ones)', async () => {
