@@ -375,3 +375,33 @@ export function makeRandomFile(file: string, size: number): number {
   }
   return crc >>> 0;
 }
+
+/** The PostgreSQL server the benchmarks use: an admin URL (VIDMILL_TEST_PG_URL, as the tests). */
+export const PG_ADMIN_URL = process.env.VIDMILL_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * A new PostgreSQL database of its own for one benchmark run (`vidmill_bench_<tag>_<random>`),
+ * migrated; `drop()` removes it (also when the run fails: call it in a `finally`).
+ */
+export async function benchDatabase(tag: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const { default: knex } = await import('knex');
+  const { migrateToLatest, openDatabase } = await import('../src/db/database');
+  const admin = knex({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 1 } });
+  const name = `vidmill_bench_${tag}_${randomBytes(4).toString('hex')}`;
+  await admin.raw(`create database ${name}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  const setup = openDatabase({ client: 'pg', connectionString: url.toString() });
+  try {
+    await migrateToLatest(setup);
+  } finally {
+    await setup.destroy();
+  }
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.raw(`drop database if exists ${name} with (force)`).catch(() => undefined);
+      await admin.destroy();
+    },
+  };
+}

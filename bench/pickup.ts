@@ -8,16 +8,13 @@
  * notified, 100-400 ms polled), each timed from before its transaction to the worker's start.
  * Target: notified p50 < 50 ms; printed: p50 and p99 of both and their ratio.
  */
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import knex from 'knex';
-import { migrateToLatest, openDatabase } from '../src/db/database';
+import { openDatabase } from '../src/db/database';
 import { JobQueue } from '../src/jobs/job-queue';
 import { systemClock } from '../src/shared/clock';
-import { printTable, ROOT, sleep, spawnTracked, stopChild } from './lib';
+import { benchDatabase, printTable, ROOT, sleep, spawnTracked, stopChild } from './lib';
 
-const PG_ADMIN_URL = process.env.VIDMILL_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const TARGET_P50_MS = 50;
 
 function percentile(xs: number[], p: number): number {
@@ -66,15 +63,9 @@ async function measure(url: string, mode: { notify: boolean; jobs: number; gapMs
 }
 
 export async function pickupBenchmark(): Promise<boolean> {
-  const admin = knex({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 1 } });
-  const name = `vidmill_bench_pickup_${randomBytes(4).toString('hex')}`;
-  await admin.raw(`create database ${name}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
+  const database = await benchDatabase('pickup');
+  const url = new URL(database.url);
   try {
-    const setup = openDatabase({ client: 'pg', connectionString: url.toString() });
-    await migrateToLatest(setup);
-    await setup.destroy();
     const notified = await measure(url.toString(), { notify: true, jobs: 200, gapMs: [20, 60] });
     const commits = commitMs.splice(0);
     const polled = await measure(url.toString(), { notify: false, jobs: 20, gapMs: [100, 400] });
@@ -89,7 +80,6 @@ export async function pickupBenchmark(): Promise<boolean> {
     console.log(`notified enqueue-to-start p50           ${p50} ms  (target < ${TARGET_P50_MS} ms)  ${pass ? 'PASS' : 'FAIL'}`);
     return pass;
   } finally {
-    await admin.raw(`drop database if exists ${name} with (force)`).catch(() => undefined);
-    await admin.destroy();
+    await database.drop();
   }
 }

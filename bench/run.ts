@@ -49,6 +49,11 @@ const SELF_REPORTING: { name: string; description: string; run: () => Promise<vo
     description: 'issue 28: enqueue-to-start p50/p99 of a job enqueued by one process and run by a worker process (PostgreSQL): LISTEN/NOTIFY vs 2 s polling',
     run: async () => (await import('./pickup')).pickupBenchmark(),
   },
+  {
+    name: 'overhead',
+    description: "issue 28: a 4 s video's request-to-ingested time (this process requests, a worker process copies and ingests, PostgreSQL) against its ffmpeg steps",
+    run: async () => (await import('./overhead')).overheadBenchmark(),
+  },
   { name: 'ingest', description: 'video-in copy engine: 1 GiB vs curl, per-connection throttled source, peak RSS copying 2 GiB', run: async () => (await import('./ingest')).ingestBenchmark() },
 ];
 
