@@ -23,9 +23,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
-import knex from 'knex';
 import {
   autocannon,
+  benchDatabase,
   Benchmark,
   cpuCount,
   CpuUse,
@@ -59,7 +59,6 @@ const PAGE_SIZE = 20;
 const EXTRA_PROJECTS = 20;
 
 const DATABASES = (process.env.BENCH_API_DATABASES ?? 'sqlite,pg').split(',').map((d) => d.trim()) as Dialect[];
-const PG_ADMIN_URL = process.env.VIDMILL_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
 type Dialect = 'sqlite' | 'pg';
 
 const TARGET_THROUGHPUT = 0.85;
@@ -93,25 +92,6 @@ export const apiBenchmark: Benchmark = {
   },
 };
 
-/** A fresh PostgreSQL database for Vidmill (its URL) and its removal. */
-async function freshPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `vidmill_bench_api_${randomBytes(5).toString('hex')}`;
-  const admin = knex({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 1 } });
-  await admin.raw(`create database ${name}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      try {
-        await admin.raw(`drop database if exists ${name} with (force)`);
-      } finally {
-        await admin.destroy();
-      }
-    },
-  };
-}
-
 async function measure(dialect: Dialect): Promise<Result> {
   {
     const notes: string[] = [];
@@ -137,7 +117,7 @@ async function measure(dialect: Dialect): Promise<Result> {
     const errFile = path.join(tmp, 'vidmill.stderr');
     const baselineDb = path.join(tmp, 'baseline.sqlite');
     const cpuProfDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
-    const pg = dialect === 'pg' ? await freshPgDatabase() : undefined;
+    const pg = dialect === 'pg' ? await benchDatabase('api', { migrate: false }) : undefined;
 
     const vidmillPort = await freePort();
     const baselinePort = await freePort();

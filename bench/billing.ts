@@ -19,19 +19,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import knex, { Knex } from 'knex';
+import type { Knex } from 'knex';
 import { createServices } from '../src/composition';
 import { loadConfig } from '../src/config';
 import { migrateToLatest, openDatabase } from '../src/db/database';
 import { ManualClock } from '../src/shared/clock';
 import { LocalDiskStore } from '../src/storage/local-disk-store';
+import { benchDatabase } from './lib';
 
 // Not strict: under `npm run bench` the dispatcher's positional arguments are on the command line too.
 const { values } = parseArgs({ options: { rows: { type: 'string' }, iterations: { type: 'string' }, dialect: { type: 'string' } }, strict: false, allowPositionals: true });
 const ROWS = Number(values.rows ?? 100_000);
 const ITER = Number(values.iterations ?? 300);
 const DIALECT = values.dialect ?? 'both';
-const PG_ADMIN_URL = process.env.VIDMILL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CATS = ['ENCODER', 'FILTER', 'PROCESSING', 'STORAGE', 'DOWNLOAD_S3', 'DOWNLOAD_HTTPS', 'OTHER'];
 
 function pct(xs: number[], p: number): number {
@@ -109,22 +109,15 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<boolean | undefined>
   let database: { client: 'sqlite'; filename: string } | { client: 'pg'; connectionString: string };
   let cleanup: () => Promise<void>;
   if (dialect === 'postgres') {
-    const name = `vidmill_bench_${randomBytes(5).toString('hex')}`;
-    const admin = knex({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 1 } });
+    let pg: Awaited<ReturnType<typeof benchDatabase>>;
     try {
-      await admin.raw(`create database ${name}`);
+      pg = await benchDatabase('billing', { migrate: false });
     } catch (err) {
-      await admin.destroy();
       console.log(`postgres: skipped (${(err as Error).message})`);
       return undefined;
     }
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${name}`;
-    database = { client: 'pg', connectionString: url.toString() };
-    cleanup = async () => {
-      await admin.raw(`drop database if exists ${name} with (force)`);
-      await admin.destroy();
-    };
+    database = { client: 'pg', connectionString: pg.url };
+    cleanup = pg.drop;
   } else {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'vidmill-bench-'));
     database = { client: 'sqlite', filename: path.join(dir, 'bench.sqlite') };

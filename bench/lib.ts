@@ -381,9 +381,11 @@ export const PG_ADMIN_URL = process.env.VIDMILL_TEST_PG_URL || 'postgres://postg
 
 /**
  * A new PostgreSQL database of its own for one benchmark run (`vidmill_bench_<tag>_<random>`),
- * migrated; `drop()` removes it (also when the run fails: call it in a `finally`).
+ * migrated unless `migrate: false` (a Vidmill process started on it migrates it itself); `drop()`
+ * removes it (also when the run fails: call it in a `finally`). The split benchmark keeps its own
+ * psql-based one, whose drop must be synchronous (it runs from the exit handler).
  */
-export async function benchDatabase(tag: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function benchDatabase(tag: string, opts: { migrate?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   const { default: knex } = await import('knex');
   const { migrateToLatest, openDatabase } = await import('../src/db/database');
   const admin = knex({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 1 } });
@@ -391,11 +393,13 @@ export async function benchDatabase(tag: string): Promise<{ url: string; drop: (
   await admin.raw(`create database ${name}`);
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
-  const setup = openDatabase({ client: 'pg', connectionString: url.toString() });
-  try {
-    await migrateToLatest(setup);
-  } finally {
-    await setup.destroy();
+  if (opts.migrate !== false) {
+    const setup = openDatabase({ client: 'pg', connectionString: url.toString() });
+    try {
+      await migrateToLatest(setup);
+    } finally {
+      await setup.destroy();
+    }
   }
   return {
     url: url.toString(),
