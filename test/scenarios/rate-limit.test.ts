@@ -79,4 +79,10 @@ describe(`Rate limits (${TEST_DIALECT})`, () => {
     }
     assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
   });
+
+  it('PostgreSQL: the shared budgets are an unlogged table (no WAL flush per counted request; a crash or failover starts the minute afresh)', async function () {
+    if (TEST_DIALECT !== 'postgres') return this.skip();
+    const row = await h.database.db.raw("select relpersistence from pg_class where relname = 'rate_limits'");
+    assert.equal(row.rows[0].relpersistence, 'u');
+  });
 });

@@ -20,6 +20,7 @@ import * as m014 from './014_stage_eta';
 import * as m015 from './015_webhook_listeners';
 import * as m016 from './016_upload_sessions';
 import * as m017 from './017_processing_segments';
+import * as m018 from './018_unlogged_rate_limits';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_identity_projects_locations': m001,
@@ -39,6 +40,7 @@ const migrations: Record<string, Knex.Migration> = {
   '015_webhook_listeners': m015,
   '016_upload_sessions': m016,
   '017_processing_segments': m017,
+  '018_unlogged_rate_limits': m018,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
