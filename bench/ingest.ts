@@ -29,10 +29,9 @@ import { ChildProcess, execFileSync } from 'node:child_process';
 import { createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { crc32cUpdate } from '../src/net/crc32c';
 import type { CopyRun } from './ingest-copy';
-import { installCleanupHandlers, makeRandomFile, median, onExit, printTable, ROOT, spawnTracked, stopChild } from './lib';
+import { installCleanupHandlers, makeRandomFile, median, onExit, printTable, ROOT, spawnTracked, startRangeServerProcess, stopChild } from './lib';
 
 const MIB = 1024 * 1024;
 const MB = 1e6;
@@ -87,26 +86,6 @@ function syncDisks(): void {
 function nodeArgs(script: string): string[] {
   const prof = process.env.BENCH_CPU_PROF;
   return [...(prof && script.endsWith('ingest-copy.ts') ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(prof)}`] : []), '--import', 'tsx', path.join(ROOT, 'bench', script)];
-}
-
-async function firstLine(child: ChildProcess, what: string): Promise<string> {
-  const lines = createInterface({ input: child.stdout! });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code, signal) => reject(new Error(`${what} exited (code ${code}, signal ${signal}) before answering`))));
-  exited.catch(() => undefined); // it exits normally later, after answering
-  try {
-    return await Promise.race([new Promise<string>((resolve) => lines.once('line', resolve)), exited]);
-  } finally {
-    lines.close();
-  }
-}
-
-async function startServer(files: Record<string, string>, bytesPerSecondPerConnection?: number) {
-  const child = spawnTracked(process.execPath, [...nodeArgs('ingest-server.ts'), JSON.stringify({ files, bytesPerSecondPerConnection })], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const { origin, ca } = JSON.parse(await firstLine(child, 'range server')) as { origin: string; ca: string };
-  return { origin, ca, child };
 }
 
 function vmRss(pid: number): number | undefined {
@@ -220,9 +199,9 @@ export async function ingestBenchmark(): Promise<boolean> {
     >;
     console.log(`  wrote ${((sizes.copy + sizes.rss + sizes.throttled + sizes.single) / MIB).toFixed(0)} MiB of random source files in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
-    const fast = await startServer({ '/copy.bin': files.copy, '/rss.bin': files.rss });
+    const fast = await startRangeServerProcess({ '/copy.bin': files.copy, '/rss.bin': files.rss });
     servers.push(fast.child);
-    const slow = await startServer({ '/throttled.bin': files.throttled, '/single.bin': files.single }, RATE);
+    const slow = await startRangeServerProcess({ '/throttled.bin': files.throttled, '/single.bin': files.single }, RATE);
     servers.push(slow.child);
     const caFile = path.join(dir, 'ca.pem');
     writeFileSync(caFile, fast.ca);

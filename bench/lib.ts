@@ -8,6 +8,9 @@ import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import knex from 'knex';
+import { Db, migrateToLatest, openDatabase } from '../src/db/database';
 import { crc32cUpdate } from '../src/net/crc32c';
 
 export const ROOT = path.resolve(__dirname, '..');
@@ -386,8 +389,6 @@ export const PG_ADMIN_URL = process.env.VIDMILL_TEST_PG_URL || 'postgres://postg
  * psql-based one, whose drop must be synchronous (it runs from the exit handler).
  */
 export async function benchDatabase(tag: string, opts: { migrate?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
-  const { default: knex } = await import('knex');
-  const { migrateToLatest, openDatabase } = await import('../src/db/database');
   const admin = knex({ client: 'pg', connection: PG_ADMIN_URL, pool: { min: 0, max: 1 } });
   const name = `vidmill_bench_${tag}_${randomBytes(4).toString('hex')}`;
   await admin.raw(`create database ${name}`);
@@ -408,4 +409,62 @@ export async function benchDatabase(tag: string, opts: { migrate?: boolean } = {
       await admin.destroy();
     },
   };
+}
+
+/** Waits (bounded) until no job is running or due, e.g. the ingestion of a run's output. */
+export async function untilQueueIdle(db: Db, opts: { timeoutMs?: number; pollMs?: number } = {}): Promise<void> {
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const busy = await db('jobs')
+      .where('status', 'running')
+      .orWhere((q) => void q.where('status', 'queued').andWhere('run_at', '<=', new Date()))
+      .count({ n: '*' })
+      .first();
+    if (Number(busy?.n) === 0) return;
+    await sleep(opts.pollMs ?? 250);
+  }
+  throw new Error(`jobs still running or due after ${timeoutMs} ms`);
+}
+
+/** The first line a child process prints (a server's address), or the error of its exit before it. */
+export async function firstLine(child: ChildProcess, what: string): Promise<string> {
+  const lines = createInterface({ input: child.stdout! });
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code, signal) => reject(new Error(`${what} exited (code ${code}, signal ${signal}) before answering`))));
+  exited.catch(() => undefined); // it exits normally later, after answering
+  try {
+    return await Promise.race([new Promise<string>((resolve) => lines.once('line', resolve)), exited]);
+  } finally {
+    lines.close();
+  }
+}
+
+/** The test range server (HTTPS, self-signed) in a process of its own (bench/ingest-server.ts) serving `files` (URL path -> file). */
+export async function startRangeServerProcess(files: Record<string, string>, bytesPerSecondPerConnection?: number): Promise<{ origin: string; ca: string; child: ChildProcess }> {
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'ingest-server.ts'), JSON.stringify({ files, bytesPerSecondPerConnection })], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const { origin, ca } = JSON.parse(await firstLine(child, 'range server')) as { origin: string; ca: string };
+  return { origin, ca, child };
+}
+
+/**
+ * A worker process (`npm run worker`'s command, VIDMILL_ROLE=worker) with `env` on top of a clean
+ * environment, its output appended to `log`, on `core` when given (taskset); resolves once its
+ * /metrics answers, which the worker serves after its loop has started (src/main.ts).
+ */
+export async function startWorkerProcess(env: NodeJS.ProcessEnv, log: string, core?: number): Promise<ChildProcess> {
+  const start = productionStart('worker');
+  const port = await freePort();
+  const fd = openSync(log, 'a');
+  const [cmd, args] = core === undefined ? [process.execPath, start.args] : pinned(core, process.execPath, start.args);
+  const child = spawnTracked(cmd, args, {
+    cwd: ROOT,
+    stdio: ['ignore', fd, fd],
+    env: { ...cleanEnv(), ...start.env, ...env, VIDMILL_ROLE: 'worker', VIDMILL_METRICS_PORT: String(port), VIDMILL_METRICS_HOST: '127.0.0.1' },
+  });
+  closeSync(fd);
+  await waitForHttp(`http://127.0.0.1:${port}/metrics`, child, path.basename(log, '.log'), 60_000);
+  return child;
 }

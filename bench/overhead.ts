@@ -20,16 +20,15 @@
  * Knobs (env): BENCH_OVERHEAD_VIDEOS (5), BENCH_OVERHEAD_LOG_LEVEL (the worker's, warn), VIDMILL_TEST_PG_URL (an admin URL, a database of its
  * own is created and dropped), BENCH_KEEP=1 (keep the temp dir: the worker's log, the step log).
  */
-import { ChildProcess } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { ChildProcess, execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { setFreeClipEnabled } from '../src/features/ingestion/testing';
 import { findVideo } from '../src/features/videos';
 import { resolveMediaBinaries } from '../src/media';
 import { embeddedVidmill, EmbeddedVidmill } from './embedded-vidmill';
-import { benchDatabase, buildDist, cleanEnv, freePort, installCleanupHandlers, median, onExit, printTable, productionStart, ROOT, sleep, spawnTracked, stopChild, waitForHttp } from './lib';
+import { benchDatabase, buildDist, installCleanupHandlers, median, onExit, printTable, sleep, startRangeServerProcess, startWorkerProcess, stopChild, untilQueueIdle } from './lib';
 
 const VIDEOS = Number(process.env.BENCH_OVERHEAD_VIDEOS ?? 5);
 const TARGET_OVERHEAD = 0.15;
@@ -89,7 +88,7 @@ async function timeOne(v: EmbeddedVidmill, url: string, fullIngestion: boolean, 
   const ended = Date.now();
   const steps = stepsBetween(stepLog, started, ended);
   // Nothing of this video may run into the next one's time.
-  for (let idle = false; !idle; await sleep(20)) idle = Number((await v.db('jobs').where('status', 'running').count({ n: '*' }).first())?.n) === 0;
+  await untilQueueIdle(v.db, { pollMs: 20 });
   return { totalMs: ended - started, stepsMs: steps.coveredMs, runs: steps.runs, beforeMs: steps.firstStartMs - started, afterMs: ended - steps.lastEndMs };
 }
 
@@ -105,20 +104,14 @@ export async function overheadBenchmark(): Promise<boolean> {
     buildDist();
     const bins = await resolveMediaBinaries({});
     const source = path.join(dir, 'source-4s.mp4');
-    const { execFileSync } = await import('node:child_process');
     // prettier-ignore
     execFileSync(bins.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y',
       '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=25:duration=4', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=4',
       '-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
 
-    server = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/ingest-server.ts'), JSON.stringify({ files: { '/source-4s.mp4': source } })], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const { origin, ca } = await new Promise<{ origin: string; ca: string }>((resolve, reject) => {
-      createInterface({ input: server!.stdout! }).once('line', (line) => resolve(JSON.parse(line) as { origin: string; ca: string }));
-      server!.once('exit', (code) => reject(new Error(`the range server exited (${code})`)));
-    });
+    const range = await startRangeServerProcess({ '/source-4s.mp4': source });
+    server = range.child;
+    const { origin, ca } = range;
     const caFile = path.join(dir, 'ca.pem');
     writeFileSync(caFile, ca);
 
@@ -129,18 +122,9 @@ export async function overheadBenchmark(): Promise<boolean> {
     await setFreeClipEnabled(v.db, v.teamId, false);
     const stepLog = path.join(dir, 'steps.log');
     const wrappers = timingWrappers(dir, bins, stepLog);
-    const start = productionStart('worker');
-    const port = await freePort();
-    const logFile = path.join(dir, 'worker.log');
-    const fd = openSync(logFile, 'a');
-    worker = spawnTracked(process.execPath, start.args, {
-      cwd: ROOT,
-      stdio: ['ignore', fd, fd],
-      env: {
-        ...cleanEnv(),
-        ...start.env,
+    worker = await startWorkerProcess(
+      {
         NODE_ENV: 'production',
-        VIDMILL_ROLE: 'worker',
         VIDMILL_DATA_DIR: dataDir,
         VIDMILL_DATABASE_URL: database.url,
         VIDMILL_MASTER_KEY: v.masterKey.toString('base64'),
@@ -150,12 +134,9 @@ export async function overheadBenchmark(): Promise<boolean> {
         VIDMILL_EXTRA_CA_FILE: caFile,
         VIDMILL_FFMPEG_PATH: wrappers.ffmpeg,
         VIDMILL_FFPROBE_PATH: wrappers.ffprobe,
-        VIDMILL_METRICS_PORT: String(port),
-        VIDMILL_METRICS_HOST: '127.0.0.1',
       },
-    });
-    closeSync(fd);
-    await waitForHttp(`http://127.0.0.1:${port}/metrics`, worker, 'the worker', 60_000);
+      path.join(dir, 'worker.log'),
+    );
 
     const url = `${origin}/source-4s.mp4`;
     // One video of each mode first, not counted: the worker's first job loads what it needs.

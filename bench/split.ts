@@ -32,7 +32,7 @@
  * own is created and dropped), BENCH_KEEP=1 (keep the temp dir: worker logs, outputs).
  */
 import { ChildProcess, execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../src/config';
@@ -43,25 +43,7 @@ import { findVideo } from '../src/features/videos';
 import { MediaBinaries, probeMedia, ProbeResult, resolveMediaBinaries } from '../src/media';
 import { buildProcessingPlan, ProcessingOptions, X26xPreset } from '../src/processing-planner';
 import { EmbeddedVidmill, embeddedVidmill, ingestedMaster } from './embedded-vidmill';
-import {
-  buildDist,
-  Check,
-  cleanEnv,
-  cpuCount,
-  freePort,
-  hasTaskset,
-  installCleanupHandlers,
-  onExit,
-  pinned,
-  printTable,
-  productionStart,
-  report,
-  ROOT,
-  sleep,
-  spawnTracked,
-  stopChild,
-  waitForHttp,
-} from './lib';
+import { buildDist, Check, cpuCount, hasTaskset, installCleanupHandlers, onExit, printTable, report, sleep, startWorkerProcess, stopChild, untilQueueIdle } from './lib';
 
 const SECONDS = Number(process.env.BENCH_SPLIT_SECONDS || 240);
 const SEGMENT_SECONDS = Number(process.env.BENCH_SPLIT_SEGMENT_SECONDS || 60);
@@ -159,40 +141,13 @@ function processingSettings(segmentSeconds: number): Config['processing'] {
 
 /** N worker processes (`npm run worker`'s command), worker i on core i, ready when their /metrics answer. */
 async function startWorkers(n: number, env: NodeJS.ProcessEnv, logDir: string, tag: string): Promise<Worker[]> {
-  const start = productionStart('worker');
   const workers: Worker[] = [];
   for (let i = 0; i < n; i++) {
     const core = i % cpuCount();
-    const port = await freePort();
     const log = path.join(logDir, `${tag}-worker-${i}.log`);
-    const fd = openSync(log, 'a');
-    const [cmd, args] = pinned(core, process.execPath, start.args);
-    const child = spawnTracked(cmd, args, {
-      cwd: ROOT,
-      stdio: ['ignore', fd, fd],
-      env: { ...cleanEnv(), ...start.env, ...env, VIDMILL_ROLE: 'worker', VIDMILL_METRICS_PORT: String(port), VIDMILL_METRICS_HOST: '127.0.0.1' },
-    });
-    closeSync(fd);
-    workers.push({ child, core, log });
-    // The metrics server starts after the worker loop (src/main.ts): answering means polling jobs.
-    await waitForHttp(`http://127.0.0.1:${port}/metrics`, child, `worker ${i}`, 60_000);
+    workers.push({ child: await startWorkerProcess(env, log, core), core, log });
   }
   return workers;
-}
-
-/** Waits (bounded) until no job is running or due, e.g. the ingestion of a run's output. */
-async function untilQueueIdle(db: Db, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const busy = await db('jobs')
-      .where('status', 'running')
-      .orWhere((q) => void q.where('status', 'queued').andWhere('run_at', '<=', new Date()))
-      .count({ n: '*' })
-      .first();
-    if (Number(busy?.n) === 0) return;
-    await sleep(250);
-  }
-  throw new Error(`jobs still running or due after ${timeoutMs} ms`);
 }
 
 /** A worker's log (warn and above), one short line per distinct message with its count. */

@@ -12,4 +12,4 @@ export { toVideoDto, toVideoIngestion, toVideoOutput, toVideoProcessing, toVideo
 export { videosHandlers } from './videos.handlers';
 export { PURGE_BLOBS_JOB, videosJobs } from './videos.jobs';
 export { VideosService } from './videos.service';
-export type { OperationStatus, StageError, StoredVideoFile, Video, VideoFileInfo } from './videos.store';
+export type { OperationStatus, StageError, Video, VideoFileInfo } from './videos.store';
